@@ -1,0 +1,22 @@
+//go:build !darwin || !cgo
+
+package coreml
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// NewCoreML returns the Core ML backend. It fails on systems other than
+// macOS, and on macOS in binaries built without cgo.
+func NewCoreML() (Runtime, error) {
+	if runtime.GOOS == "darwin" {
+		return nil, fmt.Errorf("coreml: this binary was built with CGO_ENABLED=0: %w", ErrUnavailable)
+	}
+	return nil, fmt.Errorf("coreml: %w", ErrUnavailable)
+}
+
+// compileToTemp has no Core ML compiler to call here.
+func compileToTemp(src string) (string, error) {
+	return "", &Error{Op: "compile", Path: src, Err: ErrUnavailable}
+}

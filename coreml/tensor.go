@@ -1,0 +1,124 @@
+package coreml
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// NewTensor allocates a zeroed Go-heap tensor. Backends that need memory
+// outside the Go heap use Runtime.Alloc instead.
+func NewTensor(shape []int, dt DType) *Tensor {
+	return &Tensor{Shape: slices.Clone(shape), DType: dt, Data: make([]byte, NumElements(shape)*dt.Size())}
+}
+
+// NumElements is the product of the dimensions.
+func NumElements(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// Len is the number of elements of t.
+func (t *Tensor) Len() int { return NumElements(t.Shape) }
+
+// F16 returns element i of an fp16 tensor as raw bits.
+func (t *Tensor) F16(i int) uint16 { return binary.LittleEndian.Uint16(t.Data[2*i:]) }
+
+// SetF16 stores raw fp16 bits at element i.
+func (t *Tensor) SetF16(i int, h uint16) { binary.LittleEndian.PutUint16(t.Data[2*i:], h) }
+
+// I32 returns element i of an int32 tensor.
+func (t *Tensor) I32(i int) int32 { return int32(binary.LittleEndian.Uint32(t.Data[4*i:])) }
+
+// SetI32 stores v at element i of an int32 tensor.
+func (t *Tensor) SetI32(i int, v int32) { binary.LittleEndian.PutUint32(t.Data[4*i:], uint32(v)) }
+
+// F32 returns element i of an fp32 tensor.
+func (t *Tensor) F32(i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
+}
+
+// SetF32 stores v at element i of an fp32 tensor.
+func (t *Tensor) SetF32(i int, v float32) {
+	binary.LittleEndian.PutUint32(t.Data[4*i:], math.Float32bits(v))
+}
+
+// Float reads element i of any float dtype as float32.
+func (t *Tensor) Float(i int) float32 {
+	switch t.DType {
+	case Float16:
+		return F16ToF32(t.F16(i))
+	case Float32:
+		return t.F32(i)
+	case Int32:
+		return float32(t.I32(i))
+	}
+	return 0
+}
+
+// Check reports whether t matches spec (dtype, rank, each dimension within
+// its range). name is used in the error.
+func (s TensorSpec) Check(name string, t *Tensor) error {
+	if t == nil {
+		return fmt.Errorf("tensor %s: missing (want %s %v)", name, s.DType, s.Shape)
+	}
+	if t.DType != s.DType {
+		return fmt.Errorf("tensor %s: dtype %s, want %s", name, t.DType, s.DType)
+	}
+	if len(t.Shape) != len(s.Shape) {
+		return fmt.Errorf("tensor %s: shape %v, want %v", name, t.Shape, s.Shape)
+	}
+	for i, d := range t.Shape {
+		lo, hi := s.Shape[i], s.Shape[i]
+		if s.Ranges != nil {
+			lo, hi = s.Ranges[i][0], s.Ranges[i][1]
+		}
+		if d < lo || d > hi {
+			return fmt.Errorf("tensor %s: shape %v, want %s", name, t.Shape, s.ShapeString())
+		}
+	}
+	if len(t.Data) != t.Len()*t.DType.Size() {
+		return fmt.Errorf("tensor %s: %d data bytes for shape %v %s", name, len(t.Data), t.Shape, t.DType)
+	}
+	return nil
+}
+
+// ShapeString prints the shape with ranges, e.g. [1…16 2560].
+func (s TensorSpec) ShapeString() string {
+	if s.Ranges == nil {
+		return fmt.Sprint(s.Shape)
+	}
+	out := "["
+	for i, r := range s.Ranges {
+		if i > 0 {
+			out += " "
+		}
+		if r[0] == r[1] {
+			out += fmt.Sprint(r[0])
+		} else {
+			out += fmt.Sprintf("%d…%d", r[0], r[1])
+		}
+	}
+	return out + "]"
+}
+
+// CheckInputs validates every declared input of d against in, naming the
+// first offending tensor. Extra inputs are an error too: the real graphs
+// reject undeclared features.
+func (d Description) CheckInputs(in Features) error {
+	for name, spec := range d.Inputs {
+		if err := spec.Check(name, in[name]); err != nil {
+			return err
+		}
+	}
+	for name := range in {
+		if _, ok := d.Inputs[name]; !ok {
+			return fmt.Errorf("tensor %s: not an input of this model", name)
+		}
+	}
+	return nil
+}
