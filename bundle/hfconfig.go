@@ -1,0 +1,52 @@
+package bundle
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+// hfConfig fills geometry the family configs do not carry (heads, vocab)
+// from a Hugging Face config.json when the bundle ships one (root or
+// hf_model/), in its text_config or flat form. It never overrides.
+func (b *Bundle) hfConfig() {
+	for _, rel := range []string{"config.json", filepath.Join("hf_model", "config.json")} {
+		data, err := os.ReadFile(filepath.Join(b.Dir, rel))
+		if err != nil {
+			continue
+		}
+		var top struct {
+			Text *hfText `json:"text_config"`
+			hfText
+		}
+		if json.Unmarshal(data, &top) != nil {
+			continue
+		}
+		t := top.hfText
+		if top.Text != nil {
+			t = *top.Text
+		}
+		g := &b.Geometry
+		if g.Heads == 0 {
+			g.Heads = t.Heads
+		}
+		if g.Vocab == 0 {
+			g.Vocab = t.Vocab
+		}
+		if g.FirstShared == 0 && t.Layers > 0 && t.KVShared > 0 {
+			g.FirstShared = t.Layers - t.KVShared
+		}
+		if len(g.LayerTypes) == 0 {
+			g.LayerTypes = t.LayerTypes
+		}
+		return
+	}
+}
+
+type hfText struct {
+	Heads      int      `json:"num_attention_heads"`
+	Vocab      int      `json:"vocab_size"`
+	Layers     int      `json:"num_hidden_layers"`
+	KVShared   int      `json:"num_kv_shared_layers"`
+	LayerTypes []string `json:"layer_types"`
+}

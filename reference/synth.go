@@ -1,0 +1,192 @@
+package reference
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/sidecars"
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// SynthOptions selects what `orchard bundle synth` writes.
+type SynthOptions struct {
+	Family string // r1, v2, stateful3, stateful3-logits
+	Preset string // tiny, small
+	Seed   uint64
+	Out    string
+}
+
+// synth carries what every family writer needs.
+type synth struct {
+	o   SynthOptions
+	g   Geometry
+	w   *Weights
+	ple []float32 // [V, L·P] per-layer embedding table (HF embed_tokens_per_layer)
+	dir string    // where the bundle's files go (a subfolder for stateful3)
+}
+
+// Synthesize writes a complete synthetic bundle of a family: its real
+// manifest/config files, int8 sidecars with scales, .npy RoPE tables where
+// the family has them, a Gemma-4-like tokenizer.json, a Hugging Face
+// config.json and one reference twin folder per chunk holding that
+// chunk's Hugging Face–named weights. It is deterministic for a seed.
+// It returns the bundle folder (for stateful3, a subfolder of Out, as the
+// published repository lays it out).
+func Synthesize(o SynthOptions) (string, error) {
+	g, err := Preset(o.Preset, o.Family)
+	if err != nil {
+		return "", err
+	}
+	w, ple := RandomWeights(&g, o.Seed)
+	s := &synth{o: o, g: g, w: w, ple: ple, dir: o.Out}
+	if err := os.MkdirAll(o.Out, 0o700); err != nil {
+		return "", fmt.Errorf("synth: %w", err)
+	}
+	switch o.Family {
+	case "r1":
+		err = s.r1()
+	case "v2":
+		err = s.v2()
+	case "stateful3", "stateful3-logits":
+		err = s.stateful3(o.Family == "stateful3-logits")
+	default:
+		return "", fmt.Errorf("synth: unknown family %q (want r1, v2, stateful3 or stateful3-logits)", o.Family)
+	}
+	if err != nil {
+		return "", fmt.Errorf("synth %s: %w", o.Family, err)
+	}
+	return s.dir, nil
+}
+
+// writeJSON writes v indented, private to the user.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(path, append(data, '\n'))
+}
+
+// writeFile writes atomically (temp file, fsync, rename), mode 0600.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// common writes the files every family shares: tokenizer and HF config.
+func (s *synth) common(tokDir string) error {
+	tok, err := tokenizer.SynthesizeJSON(s.g.Vocab)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(tokDir, "tokenizer.json"), tok); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(tokDir, "config.json"), s.hfConfig())
+}
+
+// hfConfig is config.json in the Hugging Face Gemma 4 form (text_config).
+func (s *synth) hfConfig() map[string]any {
+	g := &s.g
+	return map[string]any{
+		"architectures": []string{"Gemma4ForConditionalGeneration"},
+		"model_type":    "gemma4",
+		"text_config": map[string]any{
+			"model_type": "gemma4_text", "vocab_size": g.Vocab, "hidden_size": g.Hidden,
+			"intermediate_size": g.Intermediate, "num_hidden_layers": g.Layers,
+			"num_attention_heads": g.Heads, "num_key_value_heads": g.KVHeads, "head_dim": g.HeadDim,
+			"global_head_dim": g.GlobalHeadDim, "layer_types": g.LayerTypes, "sliding_window": g.SlidingWindow,
+			"max_position_embeddings": g.Context, "rms_norm_eps": g.Eps, "final_logit_softcapping": g.Softcap,
+			"hidden_size_per_layer_input": g.PLEDim, "vocab_size_per_layer_input": g.Vocab,
+			"num_kv_shared_layers": g.KVShared, "use_double_wide_mlp": g.DoubleWideMLP,
+			"tie_word_embeddings": true, "hidden_activation": "gelu_pytorch_tanh",
+			"rope_parameters": map[string]any{
+				"sliding_attention": map[string]any{"rope_type": "default", "rope_theta": g.ThetaSliding},
+				"full_attention": map[string]any{"rope_type": "proportional", "rope_theta": g.ThetaFull,
+					"partial_rotary_factor": g.PartialFull},
+			},
+			"bos_token_id": 2, "eos_token_id": []int{1, 106}, "pad_token_id": 0,
+		},
+		"orchard_synthetic": map[string]any{"family": s.o.Family, "preset": s.o.Preset, "seed": s.o.Seed},
+	}
+}
+
+// invFreq is the RoPE inverse frequencies of one layer type: θ^(−2j/d)
+// for the rotating pairs, 0 (no rotation) past partial·d/2 pairs.
+func invFreq(theta float64, d int, partial float64) []float64 {
+	half := d / 2
+	rot := half
+	if partial > 0 && partial < 1 {
+		rot = int(partial * float64(half))
+	}
+	inv := make([]float64, half)
+	for j := range rot {
+		inv[j] = math.Pow(theta, -2*float64(j)/float64(d))
+	}
+	return inv
+}
+
+// scaled returns a copy of rows×cols values times f (√H or √P baked in).
+func scaled(v []float32, f float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) * f)
+	}
+	return out
+}
+
+// int8Table quantizes a [rows, cols] table and writes data and scales.
+func (s *synth) int8Table(data, scale string, vals []float32, cols int, st sidecars.ScaleType) error {
+	rows := len(vals) / cols
+	q, sc := sidecars.QuantizeInt8Scales(vals, rows, cols, st)
+	return sidecars.WriteInt8(filepath.Join(s.dir, data), filepath.Join(s.dir, scale), q, sc, st)
+}
+
+// twin writes one chunk folder: reference.json, the weights of its layers
+// plus the named model-level tensors, and a Core ML style metadata.json
+// generated from the model's own description.
+func (s *synth) twin(name string, t Twin, model []string) error {
+	dir := filepath.Join(s.dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	t.Format, t.Geometry, t.Weights = TwinFormat, s.g, "model.safetensors"
+	meta := map[string]string{"format": "pt", "orchard": TwinFormat}
+	if err := WriteWeights(filepath.Join(dir, t.Weights), &s.g, s.w, t.Layers[0], t.Layers[1], model, meta); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, TwinFile), t); err != nil {
+		return err
+	}
+	m, err := New().Load(dir, coreml.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(dir, "metadata.json"), coreMLMetadata(m.Description(), &t))
+}

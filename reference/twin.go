@@ -1,0 +1,85 @@
+package reference
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// TwinFormat marks a chunk folder written by orchard for the reference runtime.
+const TwinFormat = "orchard-reference-v1"
+
+// Model kinds a twin folder can hold.
+const (
+	KindR1Chunk  = "r1-chunk"
+	KindR1Head   = "r1-lmhead"
+	KindV2Chunk  = "v2-chunk"
+	KindV2Head   = "v2-lmhead"
+	KindS3Chunk1 = "stateful3-chunk1"
+	KindS3Chunk2 = "stateful3-chunk2"
+	KindS3Chunk3 = "stateful3-chunk3"
+)
+
+// Function roles.
+const (
+	RoleDecode = "decode" // r1 decode, T=1
+	RolePlain  = "plain"  // r1 plain prefill at position 0, [N,N] masks
+	RoleOffset = "offset" // r1 offset prefill / verify at any base
+	RoleRows   = "rows"   // fixed T rows (stateful3 infer/prefill_b8, r1 heads)
+	RoleRange  = "range"  // v2: S = 1…MaxS
+)
+
+// Function is one function of a twin: its role and row count.
+type Function struct {
+	Role string `json:"role"`
+	N    int    `json:"n,omitempty"`
+}
+
+// Twin is reference.json, the contract of one chunk folder: which model
+// kind it is, the layers it holds and its functions. It sits beside a
+// Core ML style metadata.json and the weights (model.safetensors).
+type Twin struct {
+	Format          string              `json:"format"`
+	Kind            string              `json:"kind"`
+	Layers          [2]int              `json:"layers"`
+	Geometry        Geometry            `json:"geometry"`
+	Functions       map[string]Function `json:"functions"`
+	DefaultFunction string              `json:"default_function"`
+	MaxS            int                 `json:"max_s,omitempty"`  // v2 sequence range upper bound
+	Logits          bool                `json:"logits,omitempty"` // stateful3 chunk_3 emits logits (cardbud)
+	Weights         string              `json:"weights"`
+}
+
+// TwinFile is the contract file name inside a chunk folder.
+const TwinFile = "reference.json"
+
+// ReadTwin reads dir/reference.json.
+func ReadTwin(dir string) (*Twin, error) {
+	data, err := os.ReadFile(filepath.Join(dir, TwinFile))
+	if err != nil {
+		return nil, fmt.Errorf("reference model %s: %w (not a synthetic bundle's chunk folder?)", dir, err)
+	}
+	var t Twin
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("reference model %s: %s: %w", dir, TwinFile, err)
+	}
+	if t.Format != TwinFormat {
+		return nil, fmt.Errorf("reference model %s: format %q, want %q", dir, t.Format, TwinFormat)
+	}
+	if err := t.Geometry.Validate(); err != nil {
+		return nil, fmt.Errorf("reference model %s: %w", dir, err)
+	}
+	return &t, nil
+}
+
+// FunctionNames lists the twin's functions, sorted.
+func (t *Twin) FunctionNames() []string {
+	var names []string
+	for n := range t.Functions {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
