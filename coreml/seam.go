@@ -126,8 +126,10 @@ type Model interface {
 	Description() Description
 	// NewState returns zero-initialised state buffers; an error for stateless models.
 	NewState() (State, error)
-	// Predict runs the model. st is nil for stateless models. Output tensors
-	// may be reused by the next Predict call of the same model.
+	// Predict runs the model. st is nil for stateless models. The returned
+	// tensors belong to the caller: a backend never writes into them again,
+	// so a driver may feed an output straight back as a later input (r1
+	// decode swaps its host caches this way, as the Swift runtime does).
 	Predict(in Features, st State) (Features, error)
 	Close() error
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // NewTensor allocates a zeroed Go-heap tensor. Backends that need memory
@@ -24,6 +25,16 @@ func NumElements(shape []int) int {
 
 // Len is the number of elements of t.
 func (t *Tensor) Len() int { return NumElements(t.Shape) }
+
+// U16 views an fp16 tensor's bytes as uint16 values without copying. Both
+// supported architectures are little-endian; tensor memory from make or
+// from a backend's Alloc is at least 2-byte aligned.
+func (t *Tensor) U16() []uint16 {
+	if len(t.Data) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), len(t.Data)/2)
+}
 
 // F16 returns element i of an fp16 tensor as raw bits.
 func (t *Tensor) F16(i int) uint16 { return binary.LittleEndian.Uint16(t.Data[2*i:]) }

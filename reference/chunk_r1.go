@@ -188,4 +188,3 @@ func (c *r1Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 	}
 	return out, nil
 }
-

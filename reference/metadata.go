@@ -27,8 +27,8 @@ func coreMLMetadata(d coreml.Description, t *Twin) []map[string]any {
 			}
 			e := map[string]any{
 				"name": n, "type": kind, "dataType": dtypeName(sp.DType),
-				"shape":         "[" + strings.Join(dims, ", ") + "]",
-				"formattedType": fmt.Sprintf("%s (%s %s)", kind, dtypeName(sp.DType), strings.Join(dims, " × ")),
+				"shape":               "[" + strings.Join(dims, ", ") + "]",
+				"formattedType":       fmt.Sprintf("%s (%s %s)", kind, dtypeName(sp.DType), strings.Join(dims, " × ")),
 				"hasShapeFlexibility": "0", "isOptional": "0",
 			}
 			if sp.Ranges != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
-	"unsafe"
 
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/safetensors"
@@ -22,7 +21,9 @@ type Runtime struct {
 func New() *Runtime { return &Runtime{weights: map[string]*Model{}} }
 
 // Alloc returns a zeroed Go-heap tensor (no cgo rules apply here).
-func (r *Runtime) Alloc(shape []int, dt coreml.DType) *coreml.Tensor { return coreml.NewTensor(shape, dt) }
+func (r *Runtime) Alloc(shape []int, dt coreml.DType) *coreml.Tensor {
+	return coreml.NewTensor(shape, dt)
+}
 
 // Load opens one function of a twin folder.
 func (r *Runtime) Load(path string, o coreml.LoadOptions) (coreml.Model, error) {
@@ -142,14 +143,8 @@ func WriteWeights(path string, g *Geometry, w *Weights, a, b int, model []string
 	return sw.Close(meta)
 }
 
-// f16s views an fp16 tensor's bytes as uint16 values (both supported
-// architectures are little-endian; tensors come from make, so aligned).
-func f16s(t *coreml.Tensor) []uint16 {
-	if len(t.Data) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), len(t.Data)/2)
-}
+// f16s views an fp16 tensor's bytes as uint16 values.
+func f16s(t *coreml.Tensor) []uint16 { return t.U16() }
 
 // spec is shorthand for a fixed-shape TensorSpec.
 func spec(dt coreml.DType, shape ...int) coreml.TensorSpec {
@@ -210,4 +205,48 @@ func oneHotSlot(t *coreml.Tensor, row, n int) int {
 		}
 	}
 	return -1
+}
+
+// LoadFull assembles the whole model from a bundle's twin folders (each
+// holds its chunk's layers; heads hold the embedding and final norm), for
+// the oracle.
+func LoadFull(dirs []string) (Geometry, *Weights, error) {
+	var full *Weights
+	var g Geometry
+	for _, d := range dirs {
+		t, err := ReadTwin(d)
+		if err != nil {
+			return g, nil, err
+		}
+		w, err := LoadWeights(filepath.Join(d, t.Weights), &t.Geometry, t.Layers[0], t.Layers[1])
+		if err != nil {
+			return g, nil, err
+		}
+		if full == nil {
+			g, full = t.Geometry, &Weights{Layers: make([]*LayerWeights, t.Geometry.Layers)}
+		}
+		for l, lw := range w.Layers {
+			if lw != nil {
+				full.Layers[l] = lw
+			}
+		}
+		for _, p := range []struct{ dst, src *[]float32 }{{&full.Embed, &w.Embed}, {&full.PLModelProj, &w.PLModelProj},
+			{&full.PLProjNorm, &w.PLProjNorm}, {&full.Norm, &w.Norm}} {
+			if *p.src != nil {
+				*p.dst = *p.src
+			}
+		}
+	}
+	if full == nil {
+		return g, nil, fmt.Errorf("no model folders")
+	}
+	for l, lw := range full.Layers {
+		if lw == nil {
+			return g, nil, fmt.Errorf("layer %d is in none of the model folders", l)
+		}
+	}
+	if full.Embed == nil || full.Norm == nil || full.PLModelProj == nil {
+		return g, nil, fmt.Errorf("the model folders lack the embedding, final norm or PLE projection")
+	}
+	return g, full, nil
 }

@@ -121,7 +121,9 @@ func RandomWeights(g *Geometry, seed uint64) (*Weights, []float32) {
 		lw.Scalar = roundBF16(float32(0.75 + 0.5*rng.Float64()))
 		w.Layers[l] = lw
 	}
-	w.Embed = normal(g.Vocab*H, 1)
+	// A small embedding keeps the residual stream from being dominated by
+	// x₀, whose own token would then win the tied head every step.
+	w.Embed = normal(g.Vocab*H, 0.05)
 	w.PLModelProj = normal(g.Layers*g.PLEDim*H, 1/math.Sqrt(float64(H)))
 	w.PLProjNorm = around(g.PLEDim, 1, 0.25)
 	w.Norm = around(H, 1, 0.25)

@@ -1,0 +1,161 @@
+// Package engine drives a bundle's chunk graphs through the coreml seam:
+// one Chain per family hides the graph plumbing (inputs, caches, states,
+// scheduling) behind a small interface the generation loop stands on.
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+)
+
+// Chain runs one bundle's graphs. Positions are absolute token positions;
+// every method that feeds tokens starts at Position().
+type Chain interface {
+	// Reset drops the cache; Position becomes 0.
+	Reset() error
+	// Prefill feeds tokens and returns the greedy prediction after the last.
+	Prefill(tokens []int) (int, error)
+	// Decode feeds one token and returns the greedy prediction after it.
+	Decode(token int) (int, error)
+	// Verify feeds tokens (the pending prediction first, then drafts) in
+	// one call and returns the greedy prediction after each of them. The
+	// position advances by len(tokens); the caller rewinds to keep only
+	// the accepted prefix. Only for chains whose Capabilities allow it.
+	Verify(tokens []int) ([]int, error)
+	// Rewind moves the position back to pos ≥ Capabilities().MinRewind.
+	// Stale cache rows past pos are hidden by masks and overwritten later.
+	Rewind(pos int) error
+	Position() int
+	Capabilities() Capabilities
+	// Logits returns the soft-capped logits of the last prediction, for
+	// bundles that emit them (nil otherwise). Valid until the next call.
+	Logits() []float32
+	Close() error
+}
+
+// Capabilities says what a chain can do now.
+type Capabilities struct {
+	Family        bundle.Family
+	Context       int   // positions the cache holds
+	VerifyWidths  []int // widths Verify accepts; empty = no speculation
+	PrefillWidths []int // batched prefill widths in use (1 = token by token)
+	Logits        bool  // predictions come with logits (sampling possible)
+	// MinRewind is the lowest position Rewind can reach from the current
+	// one: 0 for host/position-indexed caches; for a wrapped sliding ring,
+	// only one step back (stateful-3chunk doc §4.5).
+	MinRewind int
+	Notes     []string // capability probes that failed, in words
+}
+
+// MaxVerify is the widest Verify call, 0 when verification is impossible.
+func (c Capabilities) MaxVerify() int {
+	m := 0
+	for _, w := range c.VerifyWidths {
+		m = max(m, w)
+	}
+	return m
+}
+
+// Options tune how a chain is opened.
+type Options struct {
+	ComputeUnits coreml.ComputeUnits
+	// NoBatchedPrefill feeds prompts token by token (for tests and to
+	// measure the batched path against the plain one).
+	NoBatchedPrefill bool
+}
+
+// ErrContextFull is returned when a call would write past the context.
+var ErrContextFull = errors.New("context is full")
+
+// ErrNoVerify is returned by Verify on chains that cannot verify.
+var ErrNoVerify = errors.New("this bundle cannot verify drafts")
+
+// Open builds the chain of a bundle's family over a runtime.
+func Open(b *bundle.Bundle, rt coreml.Runtime, o Options) (Chain, error) {
+	host, err := NewHost(b)
+	if err != nil {
+		return nil, err
+	}
+	var c Chain
+	switch b.Family {
+	case bundle.R1:
+		c, err = openR1(b, rt, host, o)
+	case bundle.V2:
+		c, err = openV2(b, rt, host, o)
+	case bundle.Stateful3, bundle.Stateful3Logits:
+		c, err = openS3(b, rt, host, o)
+	default:
+		err = fmt.Errorf("engine: family %q has no chain", b.Family)
+	}
+	if err != nil {
+		host.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// graph is one loaded model with the feature map fed to it. Features are
+// filtered to what the model declares, and checked against its description
+// before its first prediction so a contract mismatch names the tensor.
+type graph struct {
+	name    string
+	m       coreml.Model
+	desc    coreml.Description
+	in      coreml.Features
+	checked bool
+}
+
+func loadGraph(rt coreml.Runtime, path, fn string, cu coreml.ComputeUnits) (*graph, error) {
+	m, err := rt.Load(path, coreml.LoadOptions{Function: fn, ComputeUnits: cu})
+	if err != nil {
+		return nil, err
+	}
+	label := path
+	if fn != "" {
+		label += " (" + fn + ")"
+	}
+	return &graph{name: label, m: m, desc: m.Description(), in: coreml.Features{}}, nil
+}
+
+// set feeds a tensor if the model declares it.
+func (g *graph) set(name string, t *coreml.Tensor) {
+	if _, ok := g.desc.Inputs[name]; ok {
+		g.in[name] = t
+	}
+}
+
+// has reports whether the model declares an input.
+func (g *graph) has(name string) bool { _, ok := g.desc.Inputs[name]; return ok }
+
+func (g *graph) predict(st coreml.State) (coreml.Features, error) {
+	if !g.checked {
+		if err := g.desc.CheckInputs(g.in); err != nil {
+			return nil, fmt.Errorf("%s: inputs do not match the model: %w", g.name, err)
+		}
+		g.checked = true
+	}
+	out, err := g.m.Predict(g.in, st)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", g.name, err)
+	}
+	return out, nil
+}
+
+// output returns a named output or an error naming the model.
+func (g *graph) output(out coreml.Features, name string) (*coreml.Tensor, error) {
+	t, ok := out[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: no output %q", g.name, name)
+	}
+	return t, nil
+}
+
+func (g *graph) close() error {
+	if g == nil {
+		return nil
+	}
+	return g.m.Close()
+}

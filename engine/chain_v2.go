@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/sidecars"
+)
+
+// v2Chain drives a coreml-stateful-chain-v2 bundle (okayuji doc §2.3): one
+// function per chunk with S = 1…maxS rows serves decode, verify and
+// prefill; own-KV chunks keep their cache in an MLState, KV-shared chunks
+// are stateless and get the store layers' k/v outputs of the same step.
+type v2Chain struct {
+	b    *bundle.Bundle
+	c    *bundle.V2Config
+	rt   coreml.Runtime
+	host *Host
+	o    Options
+
+	H, P, ctx, hd, ghd, sliding, maxS int
+	storeS, storeF                    int
+	neg                               uint16
+
+	chunks   []*graph
+	stateful []bool
+	states   []coreml.State
+	head     *graph
+	bufs     map[int]*v2Inputs // per S, allocated on first use
+	pos      int
+}
+
+// v2Inputs are the host tensors for one S.
+type v2Inputs struct {
+	embed, onehot          *coreml.Tensor
+	tokid                  []*coreml.Tensor // per chunk [S, b−a, P]
+	cosS, sinS, cosF, sinF *coreml.Tensor
+	maskS, maskF           *coreml.Tensor
+	headIn                 *coreml.Tensor // [1, H] last row for prefill
+}
+
+func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chain, error) {
+	c := b.V2
+	g := b.Geometry
+	ch := &v2Chain{b: b, c: c, rt: rt, host: host, o: o, H: g.Hidden, P: g.PLEDim, ctx: g.Context,
+		hd: g.HeadDim, ghd: g.GlobalHeadDim, sliding: g.SlidingWindow, maxS: c.SRange.Upper, neg: host.Neg,
+		bufs: map[int]*v2Inputs{}}
+	ch.storeS = c.StoreLayer("sliding_attention", g.FirstShared)
+	ch.storeF = c.StoreLayer("full_attention", g.FirstShared)
+	for _, chunk := range b.Chunks {
+		gr, err := loadGraph(rt, chunk.Path, "", o.ComputeUnits)
+		if err != nil {
+			ch.Close()
+			return nil, fmt.Errorf("load %s: %w", chunk.Name, err)
+		}
+		ch.chunks = append(ch.chunks, gr)
+		// A chunk that takes sks is stateless (shared KV); others own state.
+		ch.stateful = append(ch.stateful, !gr.has("sks"))
+	}
+	head, err := loadGraph(rt, b.Heads[0].Path, "", o.ComputeUnits)
+	if err != nil {
+		ch.Close()
+		return nil, fmt.Errorf("load %s: %w", b.Heads[0].Name, err)
+	}
+	ch.head = head
+	if err := ch.Reset(); err != nil {
+		ch.Close()
+		return nil, err
+	}
+	return ch, nil
+}
+
+func (c *v2Chain) Position() int      { return c.pos }
+func (c *v2Chain) Logits() []float32 { return nil }
+
+func (c *v2Chain) Capabilities() Capabilities {
+	caps := Capabilities{Family: bundle.V2, Context: c.ctx, PrefillWidths: []int{c.maxS, 1}}
+	for w := 2; w <= min(16, c.maxS); w++ {
+		caps.VerifyWidths = append(caps.VerifyWidths, w)
+	}
+	if c.o.NoBatchedPrefill {
+		caps.PrefillWidths = []int{1}
+	}
+	return caps
+}
+
+// Reset makes fresh, zero-filled states (as Core ML's newState does).
+func (c *v2Chain) Reset() error {
+	c.states = make([]coreml.State, len(c.chunks))
+	for i, g := range c.chunks {
+		if !c.stateful[i] {
+			continue
+		}
+		st, err := g.m.NewState()
+		if err != nil {
+			return fmt.Errorf("%s: new state: %w", g.name, err)
+		}
+		c.states[i] = st
+	}
+	c.pos = 0
+	return nil
+}
+
+func (c *v2Chain) Rewind(pos int) error {
+	if pos < 0 || pos > c.pos {
+		return fmt.Errorf("rewind to %d: position is %d", pos, c.pos)
+	}
+	c.pos = pos // rejected rows are masked, then overwritten at the same slots
+	return nil
+}
+
+func (c *v2Chain) inputs(S int) *v2Inputs {
+	if in, ok := c.bufs[S]; ok {
+		return in
+	}
+	a := func(shape ...int) *coreml.Tensor { return c.rt.Alloc(shape, coreml.Float16) }
+	in := &v2Inputs{embed: a(S, c.H), onehot: a(S, c.ctx), cosS: a(S, c.hd), sinS: a(S, c.hd),
+		cosF: a(S, c.ghd), sinF: a(S, c.ghd), maskS: a(S, c.ctx), maskF: a(S, c.ctx), headIn: a(1, c.H)}
+	for _, ch := range c.b.Chunks {
+		in.tokid = append(in.tokid, a(S, ch.Layers[1]-ch.Layers[0], c.P))
+	}
+	c.bufs[S] = in
+	return in
+}
+
+// forward runs S tokens at the current position through every chunk and
+// returns the last chunk's hidden [S, H].
+func (c *v2Chain) forward(toks []int) (*coreml.Tensor, error) {
+	S, p := len(toks), c.pos
+	if p+S > c.ctx {
+		return nil, ErrContextFull
+	}
+	in := c.inputs(S)
+	emb := in.embed.U16()
+	for i, t := range toks {
+		if err := c.host.Embed(t, emb[i*c.H:(i+1)*c.H]); err != nil {
+			return nil, err
+		}
+		for ci, ch := range c.b.Chunks {
+			a, b := ch.Layers[0], ch.Layers[1]
+			w := (b - a) * c.P
+			if err := c.host.PLESlice(t, a, b, c.P, in.tokid[ci].U16()[i*w:(i+1)*w]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	cs, ss, cf, sf := in.cosS.U16(), in.sinS.U16(), in.cosF.U16(), in.sinF.U16()
+	ms, mf := in.maskS.U16(), in.maskF.U16()
+	for r := range S {
+		if err := c.host.Rope(p+r, cs[r*c.hd:(r+1)*c.hd], ss[r*c.hd:(r+1)*c.hd], cf[r*c.ghd:(r+1)*c.ghd], sf[r*c.ghd:(r+1)*c.ghd]); err != nil {
+			return nil, err
+		}
+		sidecars.MaskRow(ms[r*c.ctx:(r+1)*c.ctx], p+r, c.sliding, c.neg)
+		sidecars.MaskRow(mf[r*c.ctx:(r+1)*c.ctx], p+r, 0, c.neg)
+	}
+	sidecars.OneHot(in.onehot.U16(), p, S, S, c.ctx)
+	hidden := in.embed // chunk 0's hidden_in is the very embedding buffer
+	var sks, svs, skf, svf *coreml.Tensor
+	for i, g := range c.chunks {
+		g.set("hidden_in", hidden)
+		g.set("inputs_embeds", in.embed)
+		g.set("tokid", in.tokid[i])
+		g.set("onehot", in.onehot)
+		g.set("cos_s", in.cosS)
+		g.set("sin_s", in.sinS)
+		g.set("cos_f", in.cosF)
+		g.set("sin_f", in.sinF)
+		g.set("mask_s", in.maskS)
+		g.set("mask_f", in.maskF)
+		if !c.stateful[i] {
+			if sks == nil || skf == nil {
+				return nil, fmt.Errorf("%s: the store layers %d/%d were not emitted by an earlier chunk", g.name, c.storeS, c.storeF)
+			}
+			g.set("sks", sks)
+			g.set("svs", svs)
+			g.set("skf", skf)
+			g.set("svf", svf)
+		}
+		out, err := g.predict(c.states[i])
+		if err != nil {
+			return nil, err
+		}
+		if t, ok := out[fmt.Sprintf("k_%d_out", c.storeS)]; ok {
+			sks, svs = t, out[fmt.Sprintf("v_%d_out", c.storeS)]
+		}
+		if t, ok := out[fmt.Sprintf("k_%d_out", c.storeF)]; ok {
+			skf, svf = t, out[fmt.Sprintf("v_%d_out", c.storeF)]
+		}
+		if hidden, err = g.output(out, "hidden"); err != nil {
+			return nil, err
+		}
+	}
+	c.pos = p + S
+	return hidden, nil
+}
+
+// heads runs the argmax head on hidden [rows, H].
+func (c *v2Chain) heads(hidden *coreml.Tensor, rows int) ([]int, error) {
+	c.head.set("hidden", hidden)
+	out, err := c.head.predict(nil)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.head.output(out, "token")
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int, rows)
+	for i := range ids {
+		ids[i] = int(t.I32(i))
+	}
+	return ids, nil
+}
+
+func (c *v2Chain) Decode(tok int) (int, error) {
+	hidden, err := c.forward([]int{tok})
+	if err != nil {
+		return 0, err
+	}
+	ids, err := c.heads(hidden, 1)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// Prefill feeds blocks of up to maxS rows (the tail block is the remainder,
+// no padding); the head runs once, on the last row.
+func (c *v2Chain) Prefill(tokens []int) (int, error) {
+	n := len(tokens)
+	if n == 0 {
+		return 0, fmt.Errorf("prefill: no tokens")
+	}
+	if c.pos+n > c.ctx {
+		return 0, fmt.Errorf("prefill of %d tokens at position %d: %w (%d positions)", n, c.pos, ErrContextFull, c.ctx)
+	}
+	block := c.maxS
+	if c.o.NoBatchedPrefill {
+		block = 1
+	}
+	var hidden *coreml.Tensor
+	var last int
+	for idx := 0; idx < n; {
+		S := min(block, n-idx)
+		var err error
+		if hidden, err = c.forward(tokens[idx : idx+S]); err != nil {
+			return 0, err
+		}
+		idx += S
+		last = S
+	}
+	in := c.inputs(last)
+	copy(in.headIn.Data, hidden.Data[(last-1)*c.H*2:last*c.H*2])
+	ids, err := c.heads(in.headIn, 1)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// Verify runs the drafts as one S-row call and reads every row's argmax.
+func (c *v2Chain) Verify(tokens []int) ([]int, error) {
+	S := len(tokens)
+	if S < 1 || S > min(16, c.maxS) {
+		return nil, fmt.Errorf("verify: %d tokens, widths are 1…%d", S, min(16, c.maxS))
+	}
+	hidden, err := c.forward(tokens)
+	if err != nil {
+		return nil, err
+	}
+	return c.heads(hidden, S)
+}
+
+func (c *v2Chain) Close() error {
+	for _, g := range c.chunks {
+		g.close()
+	}
+	c.head.close()
+	return c.host.Close()
+}

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/sidecars"
+)
+
+// Host is the host-side work of a family: dequantized embedding and PLE
+// rows and RoPE rows, computed exactly as that family's runtime does
+// (okayuji doc §2.1, §3; stateful-3chunk doc §4.2, §5). It also serves the
+// reference oracle, so the oracle is fed the same bits as the chunks.
+type Host struct {
+	Family     bundle.Family
+	Hidden, LP int
+	HeadDim    int
+	GHeadDim   int
+	Neg        uint16 // fp16 mask fill
+	embed, ple *sidecars.Table
+	invS, invF []float64
+	ropeF32    bool             // v2: angles in float32
+	npy        [4]*sidecars.NPY // stateful3: cos_s, sin_s, cos_f, sin_f
+}
+
+// NewHost memory-maps a bundle's sidecars.
+func NewHost(b *bundle.Bundle) (*Host, error) {
+	g := b.Geometry
+	h := &Host{Family: b.Family, Hidden: g.Hidden, LP: g.Layers * g.PLEDim, HeadDim: g.HeadDim, GHeadDim: g.GlobalHeadDim}
+	var err error
+	path := func(f string) string { return filepath.Join(b.Dir, f) }
+	switch b.Family {
+	case bundle.R1:
+		c := b.R1
+		h.invS, h.invF, h.Neg = c.HostIO.InvSlide, c.HostIO.InvFull, sidecars.NegF16(c.HostIO.NEG)
+		stage, st := c.Stage(b.Manifest.SidecarStage)
+		if st == nil || st.PLE == nil {
+			return nil, fmt.Errorf("bundle %s: sidecar stage %q is absent", b.Dir, stage)
+		}
+		if h.embed, err = openTable(b.Dir, st.Embed, stage == "int8", float32(math.Sqrt(st.Embed.RuntimeMult(c.Hidden))), false); err != nil {
+			return nil, err
+		}
+		if h.ple, err = openTable(b.Dir, *st.PLE, stage == "int8", float32(math.Sqrt(st.PLE.RuntimeMult(c.PLEDim))), true); err != nil {
+			h.Close()
+			return nil, err
+		}
+	case bundle.V2:
+		c := b.V2
+		h.invS, h.invF, h.Neg, h.ropeF32 = c.HostIO.InvSlide, c.HostIO.InvFull, sidecars.NegF16(c.NEG), true
+		if h.embed, err = openTable(b.Dir, c.Sidecars.Embed, c.Sidecars.Embed.DType == "int8", 1, false); err != nil {
+			return nil, err
+		}
+		if c.Sidecars.PLE != nil {
+			if h.ple, err = openTable(b.Dir, *c.Sidecars.PLE, c.Sidecars.PLE.DType == "int8", 1, true); err != nil {
+				h.Close()
+				return nil, err
+			}
+		}
+	case bundle.Stateful3, bundle.Stateful3Logits:
+		c := b.S3
+		h.Neg = 0xfbff // −65504, the stateful engine's fill
+		if h.embed, err = sidecars.OpenInt8(path(bundle.S3Embed), path(bundle.S3EmbedScales), g.Vocab, g.Hidden, sidecars.ScaleF16, float32(c.EmbedMult())); err != nil {
+			return nil, err
+		}
+		if h.ple, err = sidecars.OpenInt8(path(bundle.S3PLE), path(bundle.S3PLEScales), g.Vocab, h.LP, sidecars.ScaleF16, float32(c.PLEMult())); err != nil {
+			h.Close()
+			return nil, err
+		}
+		for i, n := range []string{bundle.S3CosSliding, bundle.S3SinSliding, bundle.S3CosFull, bundle.S3SinFull} {
+			if h.npy[i], err = sidecars.OpenNPY(path(n)); err != nil {
+				h.Close()
+				return nil, err
+			}
+		}
+	default:
+		return nil, fmt.Errorf("engine: no host inputs for family %q", b.Family)
+	}
+	return h, nil
+}
+
+// openTable opens an r1/v2 sidecar: int8 with f32 scales, or raw fp16.
+func openTable(dir string, f bundle.SidecarFile, int8 bool, mult float32, ple bool) (*sidecars.Table, error) {
+	if int8 {
+		return sidecars.OpenInt8(filepath.Join(dir, f.File), filepath.Join(dir, f.ScaleFile(ple)), f.Shape[0], f.Shape[1], sidecars.ScaleF32, mult)
+	}
+	return sidecars.OpenF16(filepath.Join(dir, f.File), f.Shape[0], f.Shape[1])
+}
+
+// Embed writes token tok's x₀ row (fp16 bits).
+func (h *Host) Embed(tok int, dst []uint16) error { return h.embed.Row(tok, dst) }
+
+// PLE writes token tok's raw per-layer row [L·P] (zeros when the bundle has none).
+func (h *Host) PLE(tok int, dst []uint16) error {
+	if h.ple == nil {
+		clear(dst)
+		return nil
+	}
+	return h.ple.Row(tok, dst)
+}
+
+// PLESlice writes layers [a, b) of the per-layer row (v2 feeds per-chunk slices).
+func (h *Host) PLESlice(tok, a, b, P int, dst []uint16) error {
+	if h.ple == nil {
+		clear(dst)
+		return nil
+	}
+	return h.ple.RowSlice(tok, a*P, (b-a)*P, dst)
+}
+
+// Rope writes the RoPE rows of an absolute position.
+func (h *Host) Rope(pos int, cosS, sinS, cosF, sinF []uint16) error {
+	switch {
+	case h.npy[0] != nil:
+		for i, dst := range [][]uint16{cosS, sinS, cosF, sinF} {
+			if err := h.npy[i].Row(pos, dst); err != nil {
+				return fmt.Errorf("RoPE table row %d: %w", pos, err)
+			}
+		}
+	case h.ropeF32:
+		sidecars.RopeRowF32(h.invS, pos, cosS, sinS)
+		sidecars.RopeRowF32(h.invF, pos, cosF, sinF)
+	default:
+		sidecars.RopeRowF64(h.invS, pos, cosS, sinS)
+		sidecars.RopeRowF64(h.invF, pos, cosF, sinF)
+	}
+	return nil
+}
+
+// Close unmaps every table.
+func (h *Host) Close() error {
+	var first error
+	for _, t := range []*sidecars.Table{h.embed, h.ple} {
+		if t != nil {
+			if err := t.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	for _, n := range h.npy {
+		if n != nil {
+			if err := n.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
