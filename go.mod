@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/daulet/tokenizers v1.24.0 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 )

@@ -140,7 +140,7 @@ func (c *r1Chain) bind(g *graph, in *r1Inputs) {
 	g.set("mask_f", in.maskF)
 }
 
-func (c *r1Chain) Position() int      { return c.pos }
+func (c *r1Chain) Position() int     { return c.pos }
 func (c *r1Chain) Logits() []float32 { return nil }
 
 func (c *r1Chain) Capabilities() Capabilities {

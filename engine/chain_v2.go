@@ -71,7 +71,7 @@ func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chai
 	return ch, nil
 }
 
-func (c *v2Chain) Position() int      { return c.pos }
+func (c *v2Chain) Position() int     { return c.pos }
 func (c *v2Chain) Logits() []float32 { return nil }
 
 func (c *v2Chain) Capabilities() Capabilities {
