@@ -160,7 +160,7 @@ func Preset(name, family string) (Geometry, error) {
 	var g Geometry
 	switch name {
 	case "tiny":
-		g = Geometry{Vocab: 512, Hidden: 64, Heads: 4, HeadDim: 16, GlobalHeadDim: 32, Intermediate: 128,
+		g = Geometry{Vocab: 512, Hidden: 32, Heads: 4, HeadDim: 8, GlobalHeadDim: 16, Intermediate: 64,
 			PLEDim: 8, SlidingWindow: 16, Context: 128}
 	case "small":
 		g = Geometry{Vocab: 4096, Hidden: 256, Heads: 4, HeadDim: 64, GlobalHeadDim: 128, Intermediate: 512,

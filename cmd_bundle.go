@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/reference"
+)
+
+func runBundle(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "orchard bundle: want synth, inspect or forward\n\n"+usage)
+		return 2
+	}
+	switch args[0] {
+	case "synth":
+		return bundleSynth(args[1:], stdout, stderr)
+	case "inspect":
+		return bundleInspect(args[1:], stdout, stderr)
+	case "forward":
+		return bundleForward(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "orchard bundle: unknown command %q (want synth, inspect or forward)\n", args[0])
+	return 2
+}
+
+// parseFlags parses fs over args, allowing flags after positional
+// arguments (orchard bundle inspect DIR --json); it returns the positionals.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func bundleSynth(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard bundle synth", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	family := fs.String("family", "", "r1, v2, stateful3 or stateful3-logits")
+	preset := fs.String("preset", "tiny", "tiny (tests) or small (demo)")
+	seed := fs.Uint64("seed", 1, "weights seed")
+	out := fs.String("out", "", "folder to create (must not exist or be empty)")
+	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	if _, ok := bundle.ParseFamily(*family); !ok || *out == "" {
+		fmt.Fprintln(stderr, "orchard bundle synth: --family (r1, v2, stateful3, stateful3-logits) and --out are required")
+		return 2
+	}
+	if ents, err := os.ReadDir(*out); err == nil && len(ents) > 0 {
+		fmt.Fprintf(stderr, "orchard bundle synth: %s is not empty; choose a new folder so no existing files are overwritten\n", *out)
+		return 2
+	}
+	dir, err := reference.Synthesize(reference.SynthOptions{Family: *family, Preset: *preset, Seed: *seed, Out: *out})
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard bundle synth:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, dir)
+	return 0
+}
+
+func bundleInspect(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard bundle inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "orchard bundle inspect: want one bundle folder")
+		return 2
+	}
+	b, err := bundle.Open(pos[0])
+	if b == nil {
+		fmt.Fprintln(stderr, "orchard bundle inspect:", err)
+		return 2
+	}
+	r := b.Report(err)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(r)
+	} else {
+		r.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard bundle inspect:", err)
+		return 2
+	}
+	return 0
+}
+
+// topEntry is one (id, logit) pair of `bundle forward`.
+type topEntry struct {
+	ID    int     `json:"id"`
+	Logit float32 `json:"logit"`
+}
+
+type forwardRow struct {
+	Position int        `json:"position"`
+	Token    int        `json:"token"`
+	Top      []topEntry `json:"top"`
+}
+
+func bundleForward(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard bundle forward", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	idsFlag := fs.String("ids", "", "comma-separated token ids")
+	top := fs.Int("top", 5, "how many (id, logit) pairs per position")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 || *idsFlag == "" || *top < 1 {
+		fmt.Fprintln(stderr, "orchard bundle forward: want DIR --ids 2,105,... [--top K ≥ 1]")
+		return 2
+	}
+	var ids []int
+	for _, s := range strings.Split(*idsFlag, ",") {
+		id, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			fmt.Fprintf(stderr, "orchard bundle forward: --ids: %q is not a token id\n", s)
+			return 2
+		}
+		ids = append(ids, id)
+	}
+	b, err := bundle.Open(pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard bundle forward:", err)
+		return 2
+	}
+	for _, id := range ids {
+		if id < 0 || id >= b.Geometry.Vocab {
+			fmt.Fprintf(stderr, "orchard bundle forward: token id %d outside the vocabulary (0…%d)\n", id, b.Geometry.Vocab-1)
+			return 2
+		}
+	}
+	if len(ids) > b.Geometry.Context {
+		fmt.Fprintf(stderr, "orchard bundle forward: %d ids exceed the context of %d\n", len(ids), b.Geometry.Context)
+		return 2
+	}
+	o, host, err := engine.NewOracle(b)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("%w\n(forward runs the reference weights of a synthetic bundle; published .mlmodelc graphs cannot run here)", err)
+		}
+		fmt.Fprintln(stderr, "orchard bundle forward:", err)
+		return 2
+	}
+	defer host.Close()
+	rows := make([]forwardRow, 0, len(ids))
+	for p, id := range ids {
+		logits, next, err := o.Feed(id)
+		if err != nil {
+			fmt.Fprintln(stderr, "orchard bundle forward:", err)
+			return 1
+		}
+		idx := make([]int, len(logits))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
+		row := forwardRow{Position: p, Token: next}
+		for _, i := range idx[:min(*top, len(idx))] {
+			row.Top = append(row.Top, topEntry{ID: i, Logit: logits[i]})
+		}
+		rows = append(rows, row)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rows); err != nil {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,50 @@
+// Command orchard is a terminal chat workstation for Gemma 4 models
+// converted to Apple Core ML. On Linux it runs synthetic bundles on its
+// pure-Go reference runtime.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+const usage = `orchard — chat with Gemma 4 Core ML bundles
+
+usage:
+  orchard --demo [--prompt TEXT]     run the demo bundle (synthetic weights, made on first use)
+  orchard bundle synth --family F --preset tiny|small --seed N --out DIR
+  orchard bundle inspect DIR [--json]
+  orchard bundle forward DIR --ids 2,105,... [--top K]
+  orchard tokenize --tokenizer FILE [--decode] [--json] [--bench]
+
+families: r1, v2, stateful3, stateful3-logits
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches a command line; it returns the process exit code
+// (0 ok, 1 runtime failure, 2 bad usage or invalid input).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "--demo", "demo":
+		return runDemo(args[1:], stdout, stderr)
+	case "bundle":
+		return runBundle(args[1:], stdout, stderr)
+	case "tokenize":
+		return tokenizer.RunCLI(args[1:], stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
