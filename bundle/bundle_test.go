@@ -127,7 +127,9 @@ func TestSidecarErrorsNameFileAndSizes(t *testing.T) {
 		{"r1", "ple_scale_f32.bin", os.Remove, []string{"ple_scale_f32.bin", "missing"}},
 		{"v2", "embed_scale.bin", func(p string) error { return os.Truncate(p, 8) }, []string{"embed_scale.bin", "size 8 bytes", "want 2048"}},
 		{"stateful3", "embed_tokens_per_layer_q8.bin", func(p string) error { return os.Truncate(p, 1) }, []string{"embed_tokens_per_layer_q8.bin", "want 61440"}},
-		{"stateful3", "cos_full.npy", func(p string) error { return os.WriteFile(p, []byte("\x93NUMPY\x01\x00\x10\x00{'descr': '<f4'}"), 0o600) }, []string{"cos_full.npy"}},
+		{"stateful3", "cos_full.npy", func(p string) error {
+			return os.WriteFile(p, []byte("\x93NUMPY\x01\x00\x10\x00{'descr': '<f4'}"), 0o600)
+		}, []string{"cos_full.npy"}},
 		{"stateful3", "sin_sliding.npy", os.Remove, []string{"sin_sliding.npy"}},
 		{"stateful3", "chunk_2.mlmodelc", os.RemoveAll, []string{"chunk_2.mlmodelc", "missing"}},
 		{"r1", "lmhead_v4.mlmodelc", os.RemoveAll, []string{"lmhead_v4.mlmodelc", "missing"}},

@@ -7,6 +7,9 @@ import (
 	"runtime"
 )
 
+// coreMLBuilt reports whether this build has the Core ML backend.
+const coreMLBuilt = false
+
 // NewCoreML returns the Core ML backend. It fails on systems other than
 // macOS, and on macOS in binaries built without cgo.
 func NewCoreML() (Runtime, error) {
