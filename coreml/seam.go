@@ -118,6 +118,9 @@ type Description struct {
 // Runtime loads models and allocates tensors the backend can wrap without copying.
 type Runtime interface {
 	Load(path string, o LoadOptions) (Model, error)
+	// Alloc returns zeroed memory the backend wraps without copying. It
+	// lives as long as the returned *Tensor is reachable: keep the Tensor,
+	// not only its Data.
 	Alloc(shape []int, dt DType) *Tensor
 }
 
@@ -126,17 +129,22 @@ type Model interface {
 	Description() Description
 	// NewState returns zero-initialised state buffers; an error for stateless models.
 	NewState() (State, error)
-	// Predict runs the model. st is nil for stateless models. The returned
-	// tensors belong to the caller: a backend never writes into them again,
-	// so a driver may feed an output straight back as a later input (r1
-	// decode swaps its host caches this way, as the Swift runtime does).
+	// Predict runs the model. st is nil for stateless models. Output
+	// tensors are the model's own buffers, rewritten by its next Predict
+	// (and freed by Close): keep one across calls of the same model only by
+	// copying it or by feeding it back as that model's input, which is safe
+	// because results are written only after the inputs have been read (r1
+	// decode swaps its host caches this way). Passing an output to another
+	// model needs no copy.
 	Predict(in Features, st State) (Features, error)
 	Close() error
 }
 
 // State is a model's mutable state (MLState). Read returns a copy; Write
-// replaces the named buffer with t (same shape and dtype). Used by checkpoints.
+// replaces the named buffer with t (same shape and dtype). Used by
+// checkpoints. Close releases the buffers now rather than at collection.
 type State interface {
 	Read(name string) (*Tensor, error)
 	Write(name string, t *Tensor) error
+	Close() error
 }

@@ -142,6 +142,7 @@ func (c *s3Chain) minRewind() int {
 
 // Reset drops the states and makes fresh zero-filled ones.
 func (c *s3Chain) Reset() error {
+	c.closeStates()
 	var err error
 	if c.s1, err = c.infer[0].m.NewState(); err != nil {
 		return fmt.Errorf("%s: new state: %w", c.infer[0].name, err)
@@ -294,7 +295,18 @@ func (c *s3Chain) argmax(t *coreml.Tensor) int {
 	return best
 }
 
+// closeStates releases the MLStates now (24 MiB on E2B).
+func (c *s3Chain) closeStates() {
+	for _, st := range []coreml.State{c.s1, c.s2} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	c.s1, c.s2 = nil, nil
+}
+
 func (c *s3Chain) Close() error {
+	c.closeStates()
 	for _, g := range c.infer {
 		g.close()
 	}

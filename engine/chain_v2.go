@@ -87,6 +87,7 @@ func (c *v2Chain) Capabilities() Capabilities {
 
 // Reset makes fresh, zero-filled states (as Core ML's newState does).
 func (c *v2Chain) Reset() error {
+	c.closeStates()
 	c.states = make([]coreml.State, len(c.chunks))
 	for i, g := range c.chunks {
 		if !c.stateful[i] {
@@ -272,7 +273,18 @@ func (c *v2Chain) Verify(tokens []int) ([]int, error) {
 	return c.heads(hidden, S)
 }
 
+// closeStates releases the MLStates now (they hold the whole KV cache).
+func (c *v2Chain) closeStates() {
+	for _, st := range c.states {
+		if st != nil {
+			st.Close()
+		}
+	}
+	c.states = nil
+}
+
 func (c *v2Chain) Close() error {
+	c.closeStates()
 	for _, g := range c.chunks {
 		g.close()
 	}

@@ -17,11 +17,12 @@ type r1Chunk struct {
 	fn   Function
 	own  bool
 	desc coreml.Description
+	out  outputs
 }
 
 func newR1Chunk(m *Model, t *Twin, fn Function) (*r1Chunk, error) {
 	g := &t.Geometry
-	c := &r1Chunk{m: m, a: t.Layers[0], b: t.Layers[1], fn: fn}
+	c := &r1Chunk{m: m, a: t.Layers[0], b: t.Layers[1], fn: fn, out: outputs{}}
 	fs := g.FirstShared()
 	if c.a < fs && c.b > fs {
 		return nil, fmt.Errorf("r1 chunk [%d,%d) straddles the first shared layer %d", c.a, c.b, fs)
@@ -116,8 +117,16 @@ func (c *r1Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 		if c.fn.Role == RolePlain {
 			slots = N
 		}
-		k := coreml.NewTensor([]int{1, slots, d}, coreml.Float16)
-		v := coreml.NewTensor([]int{1, slots, d}, coreml.Float16)
+		var k, v *coreml.Tensor
+		if c.fn.Role == RoleDecode {
+			// decode returns the whole updated cache in its output buffers,
+			// which may be the very tensors the driver fed back as k_in.
+			k = c.out.get(fmt.Sprintf("k_%d_out", l), coreml.Float16, 1, slots, d)
+			v = c.out.get(fmt.Sprintf("v_%d_out", l), coreml.Float16, 1, slots, d)
+		} else {
+			k = coreml.NewTensor([]int{1, slots, d}, coreml.Float16)
+			v = coreml.NewTensor([]int{1, slots, d}, coreml.Float16)
+		}
 		if c.fn.Role != RolePlain {
 			copy(k.Data, in[fmt.Sprintf("k_%d_in", l)].Data)
 			copy(v.Data, in[fmt.Sprintf("v_%d_in", l)].Data)
@@ -164,7 +173,7 @@ func (c *r1Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 		view := views[g.Producer(l)]
 		c.m.runLayer(l, b, view)
 	}
-	hid := coreml.NewTensor(c.desc.Outputs["hidden"].Shape, coreml.Float16)
+	hid := c.out.get("hidden", coreml.Float16, c.desc.Outputs["hidden"].Shape...)
 	for t := range N {
 		putRow(hid, t, b.x[t])
 	}
@@ -173,8 +182,10 @@ func (c *r1Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 		for l := c.a; l < c.b; l++ {
 			d := g.HeadDimOf(l)
 			view := views[l]
-			k := coreml.NewTensor([]int{1, N, d}, coreml.Float16)
-			v := coreml.NewTensor([]int{1, N, d}, coreml.Float16)
+			k := c.out.get(fmt.Sprintf("k_%d_out", l), coreml.Float16, 1, N, d)
+			v := c.out.get(fmt.Sprintf("v_%d_out", l), coreml.Float16, 1, N, d)
+			clear(k.Data)
+			clear(v.Data)
 			for t := range N {
 				s := b.rows[t].slotS
 				if s < 0 || s >= view.Slots {

@@ -22,11 +22,12 @@ type s3Chunk struct {
 	desc   coreml.Description
 	slotOf map[int]int // own layer → index among the chunk's own layers of its type
 	ns, nf int
+	out    outputs
 }
 
 func newS3Chunk(m *Model, t *Twin, fn Function) (*s3Chunk, error) {
 	g := &t.Geometry
-	c := &s3Chunk{m: m, kind: t.Kind, a: t.Layers[0], b: t.Layers[1], T: fn.N, logits: t.Logits, slotOf: map[int]int{}}
+	c := &s3Chunk{m: m, kind: t.Kind, a: t.Layers[0], b: t.Layers[1], T: fn.N, logits: t.Logits, slotOf: map[int]int{}, out: outputs{}}
 	if c.T < 1 || c.T > g.SlidingWindow {
 		return nil, fmt.Errorf("stateful3 chunk: T=%d outside 1…%d", c.T, g.SlidingWindow)
 	}
@@ -168,35 +169,35 @@ func (c *s3Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 	out := coreml.Features{}
 	switch c.kind {
 	case KindS3Chunk1, KindS3Chunk2:
-		hid := coreml.NewTensor([]int{1, T, H}, coreml.Float16)
+		hid := c.out.get("hidden_states_out", coreml.Float16, 1, T, H)
 		for t := range T {
 			putRow(hid, t, b.x[t])
 		}
 		out["hidden_states_out"] = hid
 		if c.kind == KindS3Chunk1 {
-			ple := coreml.NewTensor([]int{1, T, LP}, coreml.Float16)
+			ple := c.out.get("per_layer_combined_out", coreml.Float16, 1, T, LP)
 			for t := range T {
 				putRow(ple, t, b.ple[t])
 			}
 			out["per_layer_combined_out"] = ple
 		} else {
-			out["kv13_k"], out["kv13_v"] = sliceView(views[g.StoreLayer(Sliding)], hd)
-			out["kv14_k"], out["kv14_v"] = sliceView(views[g.StoreLayer(Full)], ghd)
+			out["kv13_k"], out["kv13_v"] = c.sliceView(views[g.StoreLayer(Sliding)], hd, "kv13")
+			out["kv14_k"], out["kv14_v"] = c.sliceView(views[g.StoreLayer(Full)], ghd, "kv14")
 		}
 	case KindS3Chunk3:
 		// The head reads only the last row (prefill_b8 emits one token).
 		logits := make([]float32, g.Vocab)
 		normed, tok := c.m.head(b.x[T-1], logits)
 		if c.logits {
-			lt := coreml.NewTensor([]int{1, 1, g.Vocab}, coreml.Float16)
+			lt := c.out.get("logits", coreml.Float16, 1, 1, g.Vocab)
 			putRow(lt, 0, logits)
 			out["logits"] = lt
 		} else {
-			id := coreml.NewTensor([]int{1}, coreml.Int32)
+			id := c.out.get("token_id", coreml.Int32, 1)
 			id.SetI32(0, int32(tok))
-			tl := coreml.NewTensor([]int{1}, coreml.Float16)
+			tl := c.out.get("token_logit", coreml.Float16, 1)
 			tl.SetF16(0, coreml.F32ToF16(logits[tok]))
-			hn := coreml.NewTensor([]int{1, 1, H}, coreml.Float16)
+			hn := c.out.get("hidden_normed", coreml.Float16, 1, 1, H)
 			putRow(hn, 0, normed)
 			out["token_id"], out["token_logit"], out["hidden_normed"] = id, tl, hn
 		}
@@ -206,9 +207,9 @@ func (c *s3Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 
 // sliceView copies a producer's cache, dropping the padding past d, into a
 // contiguous [1, HKV, slots, d] tensor (kv13 is sliced to 256 on E2B).
-func sliceView(v kvView, d int) (*coreml.Tensor, *coreml.Tensor) {
-	k := coreml.NewTensor([]int{1, v.Heads, v.Slots, d}, coreml.Float16)
-	vv := coreml.NewTensor([]int{1, v.Heads, v.Slots, d}, coreml.Float16)
+func (c *s3Chunk) sliceView(v kvView, d int, name string) (*coreml.Tensor, *coreml.Tensor) {
+	k := c.out.get(name+"_k", coreml.Float16, 1, v.Heads, v.Slots, d)
+	vv := c.out.get(name+"_v", coreml.Float16, 1, v.Heads, v.Slots, d)
 	kd, vd := f16s(k), f16s(vv)
 	for h := range v.Heads {
 		for s := range v.Slots {

@@ -17,11 +17,12 @@ type v2Chunk struct {
 	a, b int
 	own  bool
 	desc coreml.Description
+	out  outputs
 }
 
 func newV2Chunk(m *Model, t *Twin, _ Function) *v2Chunk {
 	g := &t.Geometry
-	c := &v2Chunk{m: m, a: t.Layers[0], b: t.Layers[1], own: t.Layers[0] < g.FirstShared()}
+	c := &v2Chunk{m: m, a: t.Layers[0], b: t.Layers[1], own: t.Layers[0] < g.FirstShared(), out: outputs{}}
 	c.desc = v2Description(g, c.a, c.b, t.MaxS)
 	return c
 }
@@ -123,7 +124,7 @@ func (c *v2Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 	for l := c.a; l < c.b; l++ {
 		c.m.runLayer(l, b, views[g.Producer(l)])
 	}
-	hid := coreml.NewTensor([]int{S, H}, coreml.Float16)
+	hid := c.out.get("hidden", coreml.Float16, S, H)
 	for t := range S {
 		putRow(hid, t, b.x[t])
 	}
@@ -136,8 +137,10 @@ func (c *v2Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 		var l int
 		var kv byte
 		fmt.Sscanf(name, "%c_%d_out", &kv, &l)
-		src, _ := s.Read(fmt.Sprintf("%c_cache_%d", kv, l))
-		out[name] = src
+		src := s.bufs[fmt.Sprintf("%c_cache_%d", kv, l)]
+		dst := c.out.get(name, coreml.Float16, src.Shape...)
+		copy(dst.Data, src.Data)
+		out[name] = dst
 	}
 	return out, nil
 }

@@ -12,11 +12,12 @@ type head struct {
 	stateless
 	m    *Model
 	desc coreml.Description
+	out  outputs
 }
 
 func newHead(m *Model, t *Twin, fn Function) *head {
 	H := t.Geometry.Hidden
-	h := &head{m: m}
+	h := &head{m: m, out: outputs{}}
 	switch {
 	case t.Kind == KindV2Head:
 		h.desc = coreml.Description{
@@ -46,7 +47,7 @@ func (h *head) Predict(in coreml.Features, st coreml.State) (coreml.Features, er
 	g := &h.m.G
 	hid := in["hidden"]
 	rows := hid.Len() / g.Hidden
-	out := coreml.NewTensor([]int{rows}, coreml.Int32)
+	out := h.out.get("token", coreml.Int32, rows)
 	logits := make([]float32, g.Vocab)
 	for r := range rows {
 		_, tok := h.m.head(rowF32(hid, r, g.Hidden), logits)

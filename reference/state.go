@@ -58,3 +58,6 @@ func stateOf(st coreml.State, specs map[string]coreml.TensorSpec) (*state, error
 	}
 	return s, nil
 }
+
+// Close releases nothing: the buffers are Go memory.
+func (s *state) Close() error { return nil }

@@ -1,0 +1,158 @@
+//go:build darwin && cgo
+
+package coreml
+
+// These tests need a Mac. The model test runs against a real chunk:
+//
+//	ORCHARD_COREML_MODEL=~/models/gemma-4-e2b-stateful/chunk_1.mlmodelc \
+//	ORCHARD_COREML_FUNCTION=prefill_b8 ORCHARD_COREML_UNITS=cpuAndNeuralEngine \
+//	go test ./coreml -run CoreML -v
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestCoreMLAlloc(t *testing.T) {
+	rt, err := NewCoreML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rt.Alloc([]int{1, 3, 5}, Float16)
+	if len(a.Data) != 30 || a.Len() != 15 || slices.ContainsFunc(a.Data, func(b byte) bool { return b != 0 }) {
+		t.Fatalf("Alloc = %v %s, %d bytes, want 30 zero bytes", a.Shape, a.DType, len(a.Data))
+	}
+	if !rt.(*coreMLRuntime).mem.owns(a.Data) || rt.(*coreMLRuntime).mem.owns(make([]byte, 30)) {
+		t.Error("arena ownership is wrong")
+	}
+	a.SetF16(14, F32ToF16(1.5))
+	if a.Float(14) != 1.5 {
+		t.Error("Alloc'd memory does not hold a value")
+	}
+}
+
+func TestCoreMLReadMemory(t *testing.T) {
+	m, err := ReadMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Physical < 4<<30 || m.Footprint == 0 || m.Resident == 0 || m.Wired == 0 || m.Available == 0 || m.Available > m.Physical {
+		t.Errorf("implausible ledger: %+v", m)
+	}
+	if !slices.Contains([]string{"nominal", "fair", "serious", "critical"}, m.Thermal) {
+		t.Errorf("Thermal = %q", m.Thermal)
+	}
+	t.Logf("%+v", m)
+}
+
+func TestCoreMLModel(t *testing.T) {
+	path := os.Getenv("ORCHARD_COREML_MODEL")
+	if path == "" {
+		t.Skip("set ORCHARD_COREML_MODEL to a .mlmodelc folder to run a real chunk")
+	}
+	units, err := ParseComputeUnits(os.Getenv("ORCHARD_COREML_UNITS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := NewCoreML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := LoadOptions{Function: os.Getenv("ORCHARD_COREML_FUNCTION"), ComputeUnits: units}
+	m, err := rt.Load(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d := m.Description()
+	for _, kind := range []struct {
+		name  string
+		specs map[string]TensorSpec
+	}{{"input", d.Inputs}, {"output", d.Outputs}, {"state", d.States}} {
+		for _, name := range slices.Sorted(maps.Keys(kind.specs)) {
+			s := kind.specs[name]
+			t.Logf("%s %s: %s %s", kind.name, name, s.DType, s.ShapeString())
+		}
+	}
+
+	in := make(Features)
+	for name, s := range d.Inputs {
+		in[name] = rt.Alloc(s.Shape, s.DType) // zeros at the default shape
+	}
+	var st State
+	if len(d.States) > 0 {
+		if st, err = m.NewState(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for step := range 2 {
+		out, err := m.Predict(in, st)
+		if err != nil {
+			t.Fatalf("predict %d: %v", step, err)
+		}
+		for name, s := range d.Outputs {
+			if err := s.Check(name, out[name]); err != nil {
+				t.Errorf("predict %d: %v", step, err)
+			}
+		}
+	}
+	for name, s := range d.States {
+		a, err := st.Read(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.SetF16(0, F32ToF16(0.5))
+		if err := st.Write(name, a); err != nil {
+			t.Fatal(err)
+		}
+		b, err := st.Read(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a.Data, b.Data) || s.DType != b.DType {
+			t.Errorf("state %s: write then read differs", name)
+		}
+	}
+	if st != nil {
+		if _, err := st.Read("orchard_no_such_state"); err == nil {
+			t.Error("reading an unknown state succeeded")
+		}
+	}
+
+	_, err = rt.Load(path, LoadOptions{Function: "orchard_no_such_function", ComputeUnits: units})
+	if !errors.Is(err, ErrFunctionUnavailable) {
+		t.Errorf("loading a missing function: %v, want ErrFunctionUnavailable", err)
+	}
+	t.Log(err)
+}
+
+func TestCoreMLCompile(t *testing.T) {
+	src := os.Getenv("ORCHARD_COREML_PACKAGE")
+	if src == "" {
+		t.Skip("set ORCHARD_COREML_PACKAGE to a .mlpackage to compile one")
+	}
+	pkg := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := copyTree(pkg, src); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := CompileModel(pkg, func(msg string) { t.Log(msg) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "coremldata.bin")); err != nil {
+		t.Errorf("compiled model: %v", err)
+	}
+	rt, err := NewCoreML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := rt.Load(dst, LoadOptions{ComputeUnits: CPUOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+}

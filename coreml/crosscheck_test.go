@@ -1,0 +1,269 @@
+package coreml
+
+// This file holds crossCheck, a type checker for files this machine cannot
+// compile: darwin-only cgo files on Linux, or files behind a build tag whose
+// C dependencies are not installed. go/packages lists the import graph for
+// the target platform (no cgo preprocessing, so no C toolchain is needed)
+// and go/types checks every package of it from source with FakeImportC, so
+// cgo's C.x references pass unchecked while every Go identifier, method,
+// argument and assignment is checked exactly as the real compiler would.
+//
+// Other packages can be checked from a test in this package, e.g. the
+// tokenizer's hftokenizers backend:
+//
+//	crossCheck("..", crossTarget{GOOS: "linux", GOARCH: "amd64", Tags: []string{"hftokenizers"}}, "./tokenizer/...")
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// crossTarget is the platform the packages are checked for.
+type crossTarget struct {
+	GOOS, GOARCH string
+	Tags         []string // extra build tags
+	Tests        bool     // also check the _test.go files of the matched packages
+}
+
+// crossPackage is one package of the matched set, checked with function bodies.
+type crossPackage struct {
+	Pkg   *packages.Package
+	Types *types.Package
+	Info  *types.Info
+	Files []*ast.File
+}
+
+// crossResult is the outcome of crossCheck.
+type crossResult struct {
+	Fset     *token.FileSet
+	Packages []*crossPackage // the packages matched by the patterns (test variants included)
+	Errors   []types.Error   // type errors in the matched packages
+	Checked  int             // packages type-checked, dependencies included
+}
+
+// crossCheck loads patterns, relative to dir, for target and type-checks the
+// whole import graph from source. Function bodies are checked only in the
+// matched packages; dependencies are checked for their declarations, which is
+// all their importers can see. Type errors in matched packages are returned in
+// the result; a load failure or a type error in a dependency is an error.
+func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResult, error) {
+	env := append(os.Environ(),
+		"GOOS="+target.GOOS, "GOARCH="+target.GOARCH,
+		"CGO_ENABLED=1", // keep the cgo files; go list does not run cgo without -compiled
+	)
+	var flags []string
+	if len(target.Tags) > 0 {
+		flags = append(flags, "-tags="+strings.Join(target.Tags, ","))
+	}
+	cfg := &packages.Config{
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule,
+		Dir:        dir,
+		Env:        env,
+		BuildFlags: flags,
+		Tests:      target.Tests,
+		Context:    context.Background(),
+	}
+	roots, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("listing %v for %s/%s: %w", patterns, target.GOOS, target.GOARCH, err)
+	}
+	var listErrs []error
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		for _, e := range p.Errors {
+			listErrs = append(listErrs, fmt.Errorf("%s: %s", p.ID, e))
+		}
+	})
+	if len(listErrs) > 0 {
+		return nil, fmt.Errorf("listing %v for %s/%s: %w", patterns, target.GOOS, target.GOARCH, errors.Join(listErrs...))
+	}
+
+	matched := make(map[string]bool)
+	for _, p := range roots {
+		if strings.HasSuffix(p.ID, ".test") && p.Name == "main" {
+			continue // the generated test main holds nothing of ours
+		}
+		matched[p.ID] = true
+	}
+	for id := range matched {
+		if i := strings.Index(id, " ["); i > 0 {
+			delete(matched, id[:i]) // the test variant holds every file of the package
+		}
+	}
+	sizes := types.SizesFor("gc", target.GOARCH)
+	if sizes == nil {
+		return nil, fmt.Errorf("no type sizes for GOARCH %s", target.GOARCH)
+	}
+
+	c := &checker{
+		fset:    token.NewFileSet(),
+		sizes:   sizes,
+		matched: matched,
+		done:    make(map[string]chan struct{}),
+		out:     make(map[string]*crossPackage),
+		sem:     make(chan struct{}, runtime.GOMAXPROCS(0)),
+	}
+	var all []*packages.Package
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		all = append(all, p)
+		c.done[p.ID] = make(chan struct{})
+	})
+	var wg sync.WaitGroup
+	for _, p := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.check(p)
+		}()
+	}
+	wg.Wait()
+
+	res := &crossResult{Fset: c.fset, Checked: len(all)}
+	var depErrs []error
+	for _, p := range all {
+		cp := c.out[p.ID]
+		if matched[p.ID] {
+			res.Packages = append(res.Packages, cp)
+			continue
+		}
+		for _, e := range c.errs[p.ID] {
+			depErrs = append(depErrs, fmt.Errorf("dependency %s: %w", p.ID, e))
+		}
+	}
+	for _, p := range res.Packages {
+		for _, e := range c.errs[p.Pkg.ID] {
+			var te types.Error
+			if errors.As(e, &te) {
+				res.Errors = append(res.Errors, te)
+			} else {
+				depErrs = append(depErrs, fmt.Errorf("%s: %w", p.Pkg.ID, e))
+			}
+		}
+	}
+	slices.SortFunc(res.Packages, func(a, b *crossPackage) int { return strings.Compare(a.Pkg.ID, b.Pkg.ID) })
+	if len(depErrs) > 0 {
+		return res, errors.Join(depErrs...)
+	}
+	return res, nil
+}
+
+// checker type-checks a package graph concurrently, each package after its imports.
+type checker struct {
+	fset    *token.FileSet
+	sizes   types.Sizes
+	matched map[string]bool
+	done    map[string]chan struct{} // closed when the package is checked; read-only after setup
+	sem     chan struct{}            // bounds the parallelism
+
+	mu   sync.Mutex
+	out  map[string]*crossPackage
+	errs map[string][]error
+}
+
+func (c *checker) check(p *packages.Package) {
+	defer close(c.done[p.ID])
+	for _, imp := range p.Imports {
+		<-c.done[imp.ID]
+	}
+	c.sem <- struct{}{}
+	defer func() { <-c.sem }()
+
+	full := c.matched[p.ID]
+	var errs []error
+	mode := parser.SkipObjectResolution | parser.ParseComments
+	var files []*ast.File
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(c.fset, name, nil, mode)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, f)
+	}
+	conf := types.Config{
+		Importer:         importerFor(c, p),
+		FakeImportC:      true,
+		IgnoreFuncBodies: !full,
+		Sizes:            c.sizes,
+		Error:            func(err error) { errs = append(errs, err) },
+	}
+	if p.Module != nil && p.Module.GoVersion != "" {
+		conf.GoVersion = "go" + p.Module.GoVersion
+	}
+	var info *types.Info
+	if full {
+		info = &types.Info{
+			Types: make(map[ast.Expr]types.TypeAndValue),
+			Defs:  make(map[*ast.Ident]types.Object),
+			Uses:  make(map[*ast.Ident]types.Object),
+		}
+	}
+	tp, _ := conf.Check(p.PkgPath, c.fset, files, info) // errors arrive through conf.Error
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out[p.ID] = &crossPackage{Pkg: p, Types: tp, Info: info, Files: files}
+	if len(errs) > 0 {
+		if c.errs == nil {
+			c.errs = make(map[string][]error)
+		}
+		c.errs[p.ID] = errs
+	}
+}
+
+// importerFor resolves p's imports to the packages checked before it.
+func importerFor(c *checker, p *packages.Package) types.Importer {
+	return importerFunc(func(path string) (*types.Package, error) {
+		if path == "unsafe" {
+			return types.Unsafe, nil
+		}
+		imp, ok := p.Imports[path]
+		if !ok {
+			return nil, fmt.Errorf("%s does not import %q", p.ID, path)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		cp := c.out[imp.ID]
+		if cp == nil || cp.Types == nil {
+			return nil, fmt.Errorf("%s: import %q was not checked", p.ID, path)
+		}
+		return cp.Types, nil
+	})
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// requireModule makes sure module path, at the version the build list
+// selects, is in the module cache, downloading it if need be, and returns
+// its directory.
+func requireModule(path string) (dir string, err error) {
+	out, err := exec.Command("go", "mod", "download", "-json", path).Output()
+	var m struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &m); jerr != nil && err == nil {
+		err = jerr
+	}
+	switch {
+	case m.Error != "":
+		return "", fmt.Errorf("go mod download %s: %s", path, m.Error)
+	case err != nil:
+		return "", fmt.Errorf("go mod download %s: %w", path, err)
+	case m.Dir == "":
+		return "", fmt.Errorf("go mod download %s: no directory", path)
+	}
+	return m.Dir, nil
+}

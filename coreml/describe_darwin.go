@@ -1,0 +1,112 @@
+//go:build darwin && cgo
+
+package coreml
+
+import (
+	"errors"
+	"fmt"
+
+	ml "github.com/progrium/darwinkit/macos/coreml"
+	"github.com/progrium/darwinkit/macos/foundation"
+	"github.com/progrium/darwinkit/objc"
+)
+
+// featureTypeState is MLFeatureTypeState (macOS 15), which darwinkit v0.5.0 lacks.
+const featureTypeState ml.FeatureType = 8
+
+// describe reads what m declares from its modelDescription: the inputs and
+// outputs with their multi-array constraints (dtype, default shape, range or
+// enumerated shapes) and the states (macOS 15). Call inside a pool.
+func describe(m ml.Model) (Description, error) {
+	d := m.ModelDescription()
+	if d.IsNil() {
+		return Description{}, errors.New("model has no description")
+	}
+	ins, err := featureSpecs("input", d.InputDescriptionsByName())
+	if err != nil {
+		return Description{}, err
+	}
+	outs, err := featureSpecs("output", d.OutputDescriptionsByName())
+	if err != nil {
+		return Description{}, err
+	}
+	states := make(map[string]TensorSpec)
+	sel := objc.Sel("stateDescriptionsByName")
+	if d.RespondsToSelector(sel) {
+		for name, fd := range objc.Call[map[string]ml.FeatureDescription](d, sel) {
+			sc := objc.Call[objc.Object](fd, objc.Sel("stateConstraint"))
+			if sc.IsNil() {
+				return Description{}, fmt.Errorf("state %s: no state constraint", name)
+			}
+			dt, err := dtypeOf(int(objc.Call[ml.MultiArrayDataType](sc, objc.Sel("dataType"))))
+			if err != nil {
+				return Description{}, fmt.Errorf("state %s: %w", name, err)
+			}
+			states[name] = TensorSpec{DType: dt, Shape: ints(objc.Call[objc.Object](sc, objc.Sel("bufferShape")))}
+		}
+	}
+	return Description{Inputs: ins, Outputs: outs, States: states}, nil
+}
+
+// featureSpecs maps input or output feature descriptions to tensor specs.
+func featureSpecs(kind string, fds map[string]ml.FeatureDescription) (map[string]TensorSpec, error) {
+	out := make(map[string]TensorSpec, len(fds))
+	for name, fd := range fds {
+		switch t := fd.Type(); t {
+		case ml.FeatureTypeMultiArray:
+		case featureTypeState:
+			continue // described by stateDescriptionsByName
+		default:
+			return nil, fmt.Errorf("%s %s: feature type %d, but orchard exchanges only multi-arrays", kind, name, t)
+		}
+		c := fd.MultiArrayConstraint()
+		if c.IsNil() {
+			return nil, fmt.Errorf("%s %s: no multi-array constraint", kind, name)
+		}
+		dt, err := dtypeOf(int(c.DataType()))
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", kind, name, err)
+		}
+		ranges, err := shapeRanges(c.ShapeConstraint())
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", kind, name, err)
+		}
+		spec, err := newTensorSpec(dt, ints(objc.Call[objc.Object](c, objc.Sel("shape"))), ranges)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", kind, name, err)
+		}
+		out[name] = spec
+	}
+	return out, nil
+}
+
+// shapeRanges reads the flexible dimensions of a shape constraint: nil when
+// the shape is fixed. Only the list matching the constraint's type is read.
+func shapeRanges(sc ml.MultiArrayShapeConstraint) ([][2]int, error) {
+	if sc.IsNil() {
+		return nil, nil
+	}
+	switch sc.Type() {
+	case ml.MultiArrayShapeConstraintTypeRange:
+		arr := objc.Call[objc.Object](sc, objc.Sel("sizeRangeForDimension"))
+		n := objc.Call[int](arr, objc.Sel("count"))
+		if n == 0 {
+			return nil, nil
+		}
+		out := make([][2]int, n)
+		for i := range out {
+			r := objc.Call[foundation.Value](arr, objc.Sel("objectAtIndex:"), i).RangeValue()
+			out[i] = dimRange(r.Location, r.Length)
+		}
+		return out, nil
+	case ml.MultiArrayShapeConstraintTypeEnumerated:
+		arr := objc.Call[objc.Object](sc, objc.Sel("enumeratedShapes"))
+		n := objc.Call[int](arr, objc.Sel("count"))
+		shapes := make([][]int, n)
+		for i := range shapes {
+			shapes[i] = ints(objc.Call[objc.Object](arr, objc.Sel("objectAtIndex:"), i))
+		}
+		return envelope(shapes)
+	}
+	return nil, nil
+}

@@ -1,0 +1,39 @@
+package coreml
+
+import (
+	"fmt"
+	"os"
+)
+
+// ReadMemory reads the ledger from /proc. Linux has no phys_footprint, so
+// Footprint is the resident set.
+func ReadMemory() (Memory, error) {
+	status, err := readKB("/proc/self/status", "VmRSS")
+	if err != nil {
+		return Memory{}, err
+	}
+	info, err := readKB("/proc/meminfo", "MemTotal", "MemAvailable", "Unevictable")
+	if err != nil {
+		return Memory{}, err
+	}
+	return Memory{
+		Footprint: status["VmRSS"],
+		Resident:  status["VmRSS"],
+		Wired:     info["Unevictable"],
+		Available: info["MemAvailable"],
+		Physical:  info["MemTotal"],
+	}, nil
+}
+
+func readKB(path string, keys ...string) (map[string]uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("coreml: memory ledger: %w", err)
+	}
+	defer f.Close()
+	m, err := parseKB(f, keys...)
+	if err != nil {
+		return nil, fmt.Errorf("coreml: memory ledger: %s: %w", path, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,39 @@
+package coreml
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestReadMemoryLinux reads the real /proc and checks the ledger moves when
+// this process touches memory.
+func TestReadMemoryLinux(t *testing.T) {
+	before, err := ReadMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Physical < 256<<20 || before.Available == 0 || before.Available > before.Physical {
+		t.Errorf("implausible system memory: %+v", before)
+	}
+	if before.Footprint == 0 || before.Footprint != before.Resident || before.Footprint > before.Physical {
+		t.Errorf("implausible process memory: %+v", before)
+	}
+	if before.Thermal != "" {
+		t.Errorf("Thermal = %q on Linux", before.Thermal)
+	}
+
+	const grow = 64 << 20
+	b := make([]byte, grow)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	after, err := ReadMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Footprint < before.Footprint+grow/2 {
+		t.Errorf("footprint %d → %d after touching %d bytes", before.Footprint, after.Footprint, grow)
+	}
+	runtime.KeepAlive(b)
+	t.Logf("physical %d MiB, available %d MiB, footprint %d → %d MiB", before.Physical>>20, before.Available>>20, before.Footprint>>20, after.Footprint>>20)
+}

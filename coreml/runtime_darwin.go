@@ -1,0 +1,131 @@
+//go:build darwin && cgo
+
+package coreml
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"unsafe"
+
+	ml "github.com/progrium/darwinkit/macos/coreml"
+	"github.com/progrium/darwinkit/macos/foundation"
+	"github.com/progrium/darwinkit/objc"
+)
+
+// coreMLBuilt reports whether this build has the Core ML backend.
+const coreMLBuilt = true
+
+// coreMLRuntime runs compiled models with Apple Core ML through darwinkit.
+type coreMLRuntime struct {
+	mem *arena
+}
+
+// NewCoreML returns the Core ML backend. Models are loaded with
+// MLModelConfiguration (compute units, and a function name on macOS 15) and
+// predicted with MLMultiArrays over memory outside the Go heap.
+func NewCoreML() (Runtime, error) {
+	var ok bool
+	objc.WithAutoreleasePool(func() {
+		ok = objc.GetClass("MLModel").Ptr() != nil && objc.GetClass("MLMultiArray").Ptr() != nil
+	})
+	if !ok {
+		return nil, fmt.Errorf("coreml: the Core ML framework did not load: %w", ErrUnavailable)
+	}
+	return &coreMLRuntime{mem: &arena{}}, nil
+}
+
+// Alloc returns a zeroed tensor in page-aligned memory outside the Go heap,
+// which Predict wraps without copying. The memory is freed once the *Tensor
+// is unreachable: keep the *Tensor, not only its Data, for as long as Data
+// is used. Allocation failure panics, as it does for Go memory.
+func (r *coreMLRuntime) Alloc(shape []int, dt DType) *Tensor {
+	if dt.Size() == 0 || slices.ContainsFunc(shape, func(d int) bool { return d < 0 }) {
+		panic(fmt.Sprintf("coreml: Alloc(%v, %s): invalid shape or dtype", shape, dt))
+	}
+	n := NumElements(shape) * dt.Size()
+	p, err := r.mem.alloc(n)
+	if err != nil {
+		panic(err)
+	}
+	t := &Tensor{Shape: slices.Clone(shape), DType: dt, Data: bytesAt(p, n)}
+	runtime.AddCleanup(t, r.mem.free, p)
+	return t
+}
+
+// Load loads one function of a compiled model folder (.mlmodelc). A function
+// that fails to load is reported as an *Error wrapping ErrFunctionUnavailable.
+func (r *coreMLRuntime) Load(path string, o LoadOptions) (Model, error) {
+	path = filepath.Clean(path)
+	fail := func(err error) error { return &Error{Op: "load", Path: path, Function: o.Function, Err: err} }
+	units, err := mlComputeUnits(o.ComputeUnits)
+	if err != nil {
+		return nil, fail(err)
+	}
+	switch fi, err := os.Stat(path); {
+	case err != nil:
+		return nil, fail(err)
+	case strings.EqualFold(filepath.Ext(path), ".mlpackage"):
+		return nil, fail(fmt.Errorf("a .mlpackage must be compiled first (it will be cached as %s)", CompiledPath(path)))
+	case !fi.IsDir():
+		return nil, fail(errors.New("not a compiled model folder (.mlmodelc)"))
+	}
+
+	var obj ml.Model
+	var desc Description
+	err = withPool(func() error {
+		cfg := ml.NewModelConfiguration()
+		cfg.SetComputeUnits(ml.ComputeUnits(units))
+		if o.Function != "" {
+			sel := objc.Sel("setFunctionName:")
+			if !cfg.RespondsToSelector(sel) { // before macOS 15 the call would abort the process
+				return fail(fmt.Errorf("%w: choosing a model function needs macOS 15 or later", ErrFunctionUnavailable))
+			}
+			objc.Call[objc.Void](cfg, sel, o.Function)
+		}
+		var e foundation.Error
+		m := ml.Model_ModelWithContentsOfURLConfigurationError(foundation.URL_FileURLWithPath(path), cfg, unsafe.Pointer(&e))
+		if m.IsNil() {
+			var sentinel error
+			if o.Function != "" {
+				sentinel = ErrFunctionUnavailable
+			}
+			return nsError("load", path, o.Function, e, sentinel)
+		}
+		d, err := describe(m)
+		if err != nil {
+			return fail(err)
+		}
+		m.Retain() // the model outlives this pool; Close releases it
+		obj, desc = m, d
+		return nil
+	})
+	if err != nil {
+		return nil, asError(err, "load", path, o.Function)
+	}
+	m := &model{
+		path:    path,
+		opts:    o,
+		desc:    desc,
+		mem:     r.mem,
+		res:     &modelResources{ref: objcRef{obj: obj.Object}, mem: r.mem},
+		obj:     obj,
+		outputs: make(map[string]*output),
+		scratch: make(map[string]*buffer),
+	}
+	runtime.AddCleanup(m, (*modelResources).release, m.res)
+	return m, nil
+}
+
+// asError gives err the operation and model context of an *Error, unless
+// it is one already.
+func asError(err error, op, path, function string) error {
+	if e, ok := err.(*Error); ok && e.Op != "" {
+		return err
+	}
+	return &Error{Op: op, Path: path, Function: function, Err: err}
+}
