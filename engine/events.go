@@ -1,0 +1,230 @@
+package engine
+
+import "time"
+
+// Event is what the engine goroutine reports. Deltas may be coalesced when
+// the consumer is slow; every other event is always delivered, in order.
+type Event interface{ event() }
+
+// Started: a turn began (the user message is in the conversation).
+type Started struct {
+	Turn         int // index of the user message in the conversation
+	PromptTokens int // whole rendered conversation, reused tokens included
+	ReusedTokens int // longest common prefix kept from the cache
+}
+
+// PrefillProgress reports prompt tokens fed so far.
+type PrefillProgress struct{ Done, Total int }
+
+// Delta is newly generated text. Tokens and FromDraft are parallel:
+// FromDraft[i] says whether token i was accepted from a speculative draft
+// (the TUI can highlight them). Coalesced deltas concatenate.
+type Delta struct {
+	Text      string
+	Tokens    []int
+	FromDraft []bool
+	Live      Live // running figures after this delta
+}
+
+// Live are the figures a status bar shows while a turn streams.
+type Live struct {
+	Generated      int
+	DecodeTokPerS  float64 // over the decode phase so far
+	LastTokenMs    float64
+	ContextUsed    int
+	ContextLimit   int
+	SpecState      SpecState
+	AcceptanceRate float64 // this turn, incl. the prediction token
+}
+
+// Finished: the turn ended normally (EOS, token cap, context full).
+type Finished struct {
+	Reply   string
+	Metrics TurnMetrics
+}
+
+// Cancelled: the turn was stopped; the partial reply is kept in the
+// conversation and the cache matches the committed tokens.
+type Cancelled struct {
+	Partial string
+	Metrics TurnMetrics
+}
+
+// Failed: the turn or command could not run; the conversation is as it
+// was before it (a message, never a panic).
+type Failed struct {
+	Op  string // "send", "save", "load", ...
+	Err error
+}
+
+// Notice is information for the user: context trimmed, speculation
+// paused, a capability missing, a setting refused.
+type Notice struct {
+	Text string
+}
+
+// SettingsChanged reports the settings in force after a change.
+type SettingsChanged struct{ Settings Settings }
+
+// Checkpoints reports the result of a checkpoint operation and the list
+// after it.
+type Checkpoints struct {
+	Op   string // save, load, delete, rename, fork, list
+	Name string
+	List []CheckpointInfo
+}
+
+// Cleared: the conversation was reset (/clear, a loaded checkpoint, a fork).
+type Cleared struct {
+	Messages []Message // the conversation now shown (empty after /clear)
+}
+
+func (Started) event()         {}
+func (PrefillProgress) event() {}
+func (Delta) event()           {}
+func (Finished) event()        {}
+func (Cancelled) event()       {}
+func (Failed) event()          {}
+func (Notice) event()          {}
+func (SettingsChanged) event() {}
+func (Checkpoints) event()     {}
+func (Cleared) event()         {}
+
+// Message is one turn of the conversation as the user sees it.
+type Message struct {
+	Role    string // "user" or "model"
+	Content string
+}
+
+// CheckpointInfo is one saved conversation in the store.
+type CheckpointInfo struct {
+	Name       string
+	Created    time.Time
+	Turns      int
+	Tokens     int
+	Bytes      int64
+	Bundle     string // bundle name it was made with
+	BundleID   string
+	Compatible bool // made for the bundle now loaded
+}
+
+// SpecState is the speculation state a user sees.
+type SpecState string
+
+const (
+	SpecOff         SpecState = "off"         // disabled by the user or impossible for the bundle
+	SpecOn          SpecState = "on"          // drafting every round it can
+	SpecAdaptive    SpecState = "adaptive"    // on, watched by the break-even policy
+	SpecPaused      SpecState = "paused"      // the adaptive policy stopped drafting; will probe again
+	SpecUnsupported SpecState = "unsupported" // the bundle cannot verify
+)
+
+// TurnMetrics are the figures of one turn; JSON names follow the okayuji
+// metrics.jsonl records so existing analysis scripts keep working.
+type TurnMetrics struct {
+	PromptTokens     int       `json:"promptTokens"`
+	ReusedTokens     int       `json:"reusedTokens"`
+	GeneratedTokens  int       `json:"generatedTokens"`
+	FinishReason     string    `json:"finishReason"` // eos, cap, contextFull, cancelled, error
+	TTFTSeconds      float64   `json:"ttftSeconds"`
+	PrefillSeconds   float64   `json:"prefillSeconds"`
+	PrefillTokPerSec float64   `json:"prefillTokPerSec"`
+	DecodeTokPerSec  float64   `json:"decodeTokPerSec"`
+	PerTokenMillis   []float64 `json:"perTokenMillis,omitempty"`
+	PerTokenMinMs    float64   `json:"perTokenMinMs"`
+	PerTokenMedianMs float64   `json:"perTokenMedianMs"`
+	PerTokenMaxMs    float64   `json:"perTokenMaxMs"`
+	PerTokenMeanMs   float64   `json:"perTokenMeanMs"`
+	ContextUsed      int       `json:"contextUsed"`
+	ContextLimit     int       `json:"contextLength"`
+	DroppedTurns     int       `json:"droppedTurns,omitempty"`
+	Spec             SpecStats `json:"spec"`
+	Memory           Memory    `json:"memory"`
+}
+
+// SpecStats are the speculation figures under both published definitions.
+type SpecStats struct {
+	Enabled        bool      `json:"specEnabled"`
+	State          SpecState `json:"specState"`
+	Rounds         int       `json:"specRounds"`
+	Drafted        int       `json:"specDrafted"`        // Σ drafted incl. the prediction token
+	Accepted       int       `json:"specAccepted"`       // Σ accepted incl. the prediction token
+	FallbackRounds int       `json:"specFallbackRounds"` // rounds with no draft (plain decode)
+	// AcceptanceRate = Accepted/Drafted (corellm-chat's "draft acceptance").
+	AcceptanceRate float64 `json:"specAcceptanceRate"`
+	// PLDRate = Σ(accepted−1)/Σ copied, excluding the prediction token.
+	PLDRate float64 `json:"pldAcceptRate"`
+	// MeanAccepted is the mean number of tokens a verify round commits.
+	MeanAccepted float64 `json:"meanAcceptedPerVerify"`
+}
+
+// Memory is one sample of the three ledgers, each with its peak.
+type Memory struct {
+	FootprintBytes     uint64 `json:"footprintBytes"`     // the process (phys_footprint / RSS)
+	FootprintPeakBytes uint64 `json:"peakFootprintBytes"` // peak of the above
+	ModelBytes         uint64 `json:"modelBytes"`         // held outside it: mapped sidecars, wired Core ML weights
+	ModelPeakBytes     uint64 `json:"peakModelBytes"`
+	AvailableBytes     uint64 `json:"availableMemoryBytes"` // the machine's available memory
+	AvailableLowBytes  uint64 `json:"lowestAvailableBytes"`
+}
+
+// Settings are the generation settings of a session.
+type Settings struct {
+	System        string
+	Thinking      bool
+	MaxTokens     int      // 0 = until EOS or the context ends
+	Speculation   SpecMode // on, off, auto
+	DraftLen      int      // tokens copied per draft (bounded by the verify width)
+	NGramMin      int
+	NGramMax      int
+	Sampling      Sampling
+	ContextPolicy ContextPolicy
+}
+
+// SpecMode is the user's speculation choice.
+type SpecMode string
+
+const (
+	SpecModeOn   SpecMode = "on"
+	SpecModeOff  SpecMode = "off"
+	SpecModeAuto SpecMode = "auto" // on, with the adaptive break-even policy
+)
+
+// Sampling parameters; the zero value is greedy.
+type Sampling struct {
+	Temperature       float64
+	TopK              int
+	TopP              float64
+	MinP              float64
+	RepetitionPenalty float64
+	Seed              uint64
+}
+
+// Greedy reports whether these settings pick the argmax.
+func (s Sampling) Greedy() bool { return s.Temperature == 0 }
+
+// ContextPolicy says what happens when the conversation fills the context.
+type ContextPolicy string
+
+const (
+	ContextStop       ContextPolicy = "stop"        // refuse with a clear message
+	ContextDropOldest ContextPolicy = "drop-oldest" // drop the oldest turns (never the system prompt), re-prefill
+)
+
+// DefaultSettings are the built-in defaults.
+func DefaultSettings() Settings {
+	return Settings{Speculation: SpecModeAuto, DraftLen: 4, NGramMin: 2, NGramMax: 3, ContextPolicy: ContextStop,
+		Sampling: Sampling{TopP: 1}}
+}
+
+// ModelInfo is the static description the model header shows.
+type ModelInfo struct {
+	Name         string
+	Family       string
+	ComputeUnits string
+	Context      int
+	VerifyWidths []int // empty: the bundle cannot speculate
+	Logits       bool  // sampling possible
+	Runtime      string
+	Notes        []string
+}
