@@ -33,6 +33,9 @@ type Chain interface {
 	// Logits returns the soft-capped logits of the last prediction, for
 	// bundles that emit them (nil otherwise). Valid until the next call.
 	Logits() []float32
+	// Snapshot and Restore move the cache in and out for checkpoints.
+	Snapshot() (*CacheState, error)
+	Restore(*CacheState) error
 	Close() error
 }
 
