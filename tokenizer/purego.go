@@ -1,0 +1,5 @@
+//go:build !hftokenizers
+
+package tokenizer
+
+func open(path string) (Codec, error) { return Load(path) }

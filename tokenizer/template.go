@@ -1,0 +1,327 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Role is who speaks a Message.
+type Role string
+
+// Roles of the Gemma chat format. "assistant" is accepted as RoleModel.
+const (
+	RoleSystem Role = "system"
+	RoleUser   Role = "user"
+	RoleModel  Role = "model"
+)
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    Role
+	Content string
+}
+
+// Conversation is what a Template renders: an optional system prompt, the
+// thinking switch, and the turns so far, usually ending with the user's.
+type Conversation struct {
+	System   string
+	Thinking bool
+	Messages []Message
+}
+
+// ManifestPrompt holds the prompt strings a bundle's manifest.json may
+// carry (camelCase keys promptPrefix, promptSuffix, assistantSuffix,
+// promptSuffixThinking).
+type ManifestPrompt struct {
+	PromptPrefix         string `json:"promptPrefix,omitempty"`
+	PromptSuffix         string `json:"promptSuffix,omitempty"`
+	AssistantSuffix      string `json:"assistantSuffix,omitempty"`
+	PromptSuffixThinking string `json:"promptSuffixThinking,omitempty"`
+}
+
+// Default spellings of Gemma 4's control tokens. Only the spellings are
+// fixed; ids always come from the tokenizer.
+const (
+	turnOpen     = "<|turn>"
+	turnClose    = "<turn|>"
+	thinkToken   = "<|think|>"
+	channelOpen  = "<|channel>"
+	channelClose = "<channel|>"
+)
+
+// Template renders conversations in the Gemma 4 chat format,
+//
+//	<bos><|turn>system\n[<|think|>\n]{system}<turn|>\n
+//	<|turn>user\n{text}<turn|>\n
+//	<|turn>model\n{text}<turn|>\n
+//	<|turn>model\n
+//
+// or, for bundles whose manifest sets them, with the manifest's prompt
+// strings. Thought blocks (<|channel>…<channel|>) are removed from model
+// turns. Both forms start with exactly one BOS.
+type Template struct {
+	tok      *Tokenizer
+	bos      string // BOS token text; "" when the tokenizer has none
+	manifest *ManifestPrompt
+	assist   string // assistant suffix of a manifest template
+	gemma4   bool   // the tokenizer has <|turn> and <turn|>
+}
+
+// NewTemplate returns the canonical Gemma 4 template. The tokenizer must
+// have the <|turn> and <turn|> tokens.
+func NewTemplate(t *Tokenizer) (*Template, error) {
+	tp := newTemplate(t)
+	if !tp.gemma4 {
+		return nil, fmt.Errorf("tokenizer: chat template: the tokenizer has no %s and %s tokens", turnOpen, turnClose)
+	}
+	return tp, nil
+}
+
+// NewManifestTemplate returns a template built from a manifest's prompt
+// strings: a user turn is PromptPrefix+text+PromptSuffix and a model turn
+// text+AssistantSuffix. An empty AssistantSuffix is derived from the
+// other two: the part of PromptSuffix before the role-open marker (the
+// text before "user" in PromptPrefix) followed by "model". A manifest
+// without PromptPrefix and PromptSuffix gets the canonical template.
+func NewManifestTemplate(t *Tokenizer, p ManifestPrompt) (*Template, error) {
+	if p.PromptPrefix == "" && p.PromptSuffix == "" {
+		return NewTemplate(t)
+	}
+	if p.PromptPrefix == "" || p.PromptSuffix == "" {
+		return nil, errors.New("tokenizer: chat template: manifest sets only one of promptPrefix and promptSuffix")
+	}
+	tp := newTemplate(t)
+	tp.manifest = &p
+	tp.assist = p.AssistantSuffix
+	if tp.assist == "" {
+		tp.assist = deriveAssistantSuffix(p.PromptPrefix, p.PromptSuffix)
+	}
+	return tp, nil
+}
+
+func newTemplate(t *Tokenizer) *Template {
+	tp := &Template{tok: t}
+	if id, ok := t.BOS(); ok {
+		tp.bos, _ = t.Token(id)
+	}
+	_, hasOpen := t.TokenID(turnOpen)
+	_, hasClose := t.TokenID(turnClose)
+	tp.gemma4 = hasOpen && hasClose
+	return tp
+}
+
+func deriveAssistantSuffix(prefix, suffix string) string {
+	if i := strings.Index(prefix, "user"); i > 0 {
+		if j := strings.Index(suffix, prefix[:i]+"model"); j >= 0 {
+			return suffix[:j]
+		}
+	}
+	return suffix
+}
+
+// segment is a piece of rendered text; user text is literal, so that
+// special-token spellings in it stay text when encoded.
+type segment struct {
+	text    string
+	literal bool
+}
+
+// Render returns the prompt text, ending with the generation prompt.
+func (tp *Template) Render(c Conversation) (string, error) {
+	segs, err := tp.segments(c)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, s := range segs {
+		b.WriteString(s.text)
+	}
+	return b.String(), nil
+}
+
+// Encode returns the prompt's token ids: the ids of Render's text, except
+// that special-token spellings inside message text are encoded as plain
+// text rather than as control tokens.
+func (tp *Template) Encode(c Conversation) ([]int, error) {
+	segs, err := tp.segments(c)
+	if err != nil {
+		return nil, err
+	}
+	return tp.tok.encodeSegments(segs), nil
+}
+
+func (tp *Template) segments(c Conversation) ([]segment, error) {
+	msgs := c.Messages
+	system := c.System
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
+		if system != "" {
+			return nil, errors.New("tokenizer: chat template: system prompt given twice")
+		}
+		system, msgs = msgs[0].Content, msgs[1:]
+	}
+	for i := range msgs {
+		switch msgs[i].Role {
+		case RoleUser, RoleModel:
+		case "assistant":
+			msgs = append([]Message(nil), msgs...)
+			msgs[i].Role = RoleModel
+		default:
+			return nil, fmt.Errorf("tokenizer: chat template: message %d has role %q", i, msgs[i].Role)
+		}
+	}
+	if c.Thinking && !tp.gemma4 && (tp.manifest == nil || tp.manifest.PromptSuffixThinking == "") {
+		return nil, errors.New("tokenizer: chat template: thinking needs a tokenizer with Gemma 4 turn tokens or a manifest promptSuffixThinking")
+	}
+	if c.Thinking && tp.usesTurnTokens() {
+		if _, ok := tp.tok.TokenID(thinkToken); !ok {
+			return nil, fmt.Errorf("tokenizer: chat template: thinking needs the %s token", thinkToken)
+		}
+	}
+
+	var segs []segment
+	markup := func(s string) { segs = append(segs, segment{text: s}) }
+	text := func(s string) { segs = append(segs, segment{text: s, literal: true}) }
+
+	if tp.bos != "" && (tp.manifest == nil || !strings.HasPrefix(tp.manifest.PromptPrefix, tp.bos)) {
+		markup(tp.bos)
+	}
+	if tp.usesTurnTokens() && (system != "" || c.Thinking) {
+		markup(turnOpen + "system\n")
+		if c.Thinking {
+			markup(thinkToken + "\n")
+		}
+		text(strings.TrimSpace(system))
+		markup(turnClose + "\n")
+		system = ""
+	}
+
+	if tp.manifest == nil {
+		for _, m := range msgs {
+			content := m.Content
+			if m.Role == RoleModel {
+				content = StripThoughts(content)
+			}
+			markup(turnOpen + string(m.Role) + "\n")
+			text(strings.TrimSpace(content))
+			markup(turnClose + "\n")
+		}
+		markup(turnOpen + "model\n")
+		return segs, nil
+	}
+
+	// The manifest form ends with the user's prompt and its suffix, which
+	// opens the model's turn.
+	p := tp.manifest
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != RoleUser {
+		return nil, errors.New("tokenizer: chat template: a manifest template needs a conversation that ends with a user message")
+	}
+	for i, m := range msgs {
+		if m.Role == RoleModel {
+			text(StripThoughts(m.Content))
+			markup(tp.assist)
+			continue
+		}
+		content := m.Content
+		if system != "" {
+			// Without a system turn (Gemma 3 style), the system prompt
+			// leads the first user message.
+			content = strings.TrimSpace(system) + "\n\n" + content
+			system = ""
+		}
+		markup(p.PromptPrefix)
+		text(content)
+		if i == len(msgs)-1 && c.Thinking && p.PromptSuffixThinking != "" {
+			markup(p.PromptSuffixThinking)
+		} else {
+			markup(p.PromptSuffix)
+		}
+	}
+	return segs, nil
+}
+
+// usesTurnTokens reports whether system turns are written with Gemma 4's
+// turn tokens: always for the canonical template, and for a manifest whose
+// prefix opens turns with <|turn>.
+func (tp *Template) usesTurnTokens() bool {
+	if !tp.gemma4 {
+		return false
+	}
+	return tp.manifest == nil || strings.Contains(tp.manifest.PromptPrefix, turnOpen)
+}
+
+// StopIDs returns the tokens that end a model turn and that the tokenizer
+// has: <turn|> (Gemma 4), <end_of_turn> (Gemma 3) and <eos>, in id order.
+// A bundle's config may name more.
+func (tp *Template) StopIDs() []int {
+	var ids []int
+	for _, s := range []string{"<eos>", turnClose, "<end_of_turn>"} {
+		if id, ok := tp.tok.TokenID(s); ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// StripThoughts removes thought blocks, <|channel>…<channel|>, from model
+// output before it is kept in the history. An unterminated block runs to
+// the end of the text.
+func StripThoughts(s string) string {
+	if !strings.Contains(s, channelOpen) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, channelOpen)
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		rest := s[i+len(channelOpen):]
+		j := strings.Index(rest, channelClose)
+		if j < 0 {
+			break
+		}
+		s = rest[j+len(channelClose):]
+	}
+	return b.String()
+}
+
+// encodeSegments encodes rendered segments as Encode would encode their
+// concatenation, except that literal segments match no special tokens.
+// Text between added tokens is joined across segment boundaries first, so
+// that BPE sees the same words as for the whole string.
+func (t *Tokenizer) encodeSegments(segs []segment) []int {
+	sc := t.scratches.Get().(*encodeScratch)
+	defer t.scratches.Put(sc)
+	var (
+		out     []int
+		pending strings.Builder
+		literal bool
+		pieces  []piece
+	)
+	flush := func() {
+		if pending.Len() > 0 {
+			out = t.appendEncoded(out, pending.String(), literal, sc)
+			pending.Reset()
+			literal = false
+		}
+	}
+	for _, s := range segs {
+		pieces = t.added.split(t.added.raw, s.text, s.literal, pieces[:0])
+		for _, p := range pieces {
+			if p.id >= 0 {
+				flush()
+				out = append(out, p.id)
+				continue
+			}
+			pending.WriteString(p.text)
+			literal = literal || s.literal
+		}
+	}
+	flush()
+	return out
+}
