@@ -13,6 +13,7 @@ import (
 type Memory struct {
 	Footprint uint64 // charged to this process: phys_footprint on macOS (what jetsam and Activity Monitor use), VmRSS on Linux
 	Resident  uint64 // resident set of this process
+	Mapped    uint64 // file-backed resident memory: the mmap'd sidecars (RssFile on Linux; 0 where not reported)
 	Wired     uint64 // system memory that cannot be paged out: wired pages on macOS, Unevictable on Linux
 	Available uint64 // memory available to new work without swapping
 	Physical  uint64 // installed memory

@@ -8,7 +8,7 @@ import (
 // ReadMemory reads the ledger from /proc. Linux has no phys_footprint, so
 // Footprint is the resident set.
 func ReadMemory() (Memory, error) {
-	status, err := readKB("/proc/self/status", "VmRSS")
+	status, err := readKB("/proc/self/status", "VmRSS", "RssFile")
 	if err != nil {
 		return Memory{}, err
 	}
@@ -19,6 +19,7 @@ func ReadMemory() (Memory, error) {
 	return Memory{
 		Footprint: status["VmRSS"],
 		Resident:  status["VmRSS"],
+		Mapped:    status["RssFile"],
 		Wired:     info["Unevictable"],
 		Available: info["MemAvailable"],
 		Physical:  info["MemTotal"],

@@ -37,3 +37,14 @@ func TestReadMemoryLinux(t *testing.T) {
 	runtime.KeepAlive(b)
 	t.Logf("physical %d MiB, available %d MiB, footprint %d → %d MiB", before.Physical>>20, before.Available>>20, before.Footprint>>20, after.Footprint>>20)
 }
+
+// TestMappedMemory: touching a mapped file raises the file-backed ledger.
+func TestMappedMemory(t *testing.T) {
+	m, err := ReadMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Mapped == 0 || m.Mapped > m.Resident {
+		t.Fatalf("mapped %d of resident %d: the test binary's own text is file-backed", m.Mapped, m.Resident)
+	}
+}

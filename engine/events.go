@@ -156,6 +156,35 @@ type SpecStats struct {
 	PLDRate float64 `json:"pldAcceptRate"`
 	// MeanAccepted is the mean number of tokens a verify round commits.
 	MeanAccepted float64 `json:"meanAcceptedPerVerify"`
+
+	pldCopied, pldAccepted int // Σ copied drafts and Σ(accepted−1), for PLDRate
+}
+
+// finish computes the rates from the counts.
+func (s *SpecStats) finish() {
+	s.AcceptanceRate, s.PLDRate, s.MeanAccepted = 0, 0, 0
+	if s.Drafted > 0 {
+		s.AcceptanceRate = float64(s.Accepted) / float64(s.Drafted)
+	}
+	if s.pldCopied > 0 {
+		s.PLDRate = float64(s.pldAccepted) / float64(s.pldCopied)
+	}
+	if s.Rounds > 0 {
+		s.MeanAccepted = float64(s.Accepted) / float64(s.Rounds)
+	}
+}
+
+// add accumulates another turn's counts.
+func (s *SpecStats) add(o SpecStats) {
+	s.Enabled = s.Enabled || o.Enabled
+	s.State = o.State
+	s.Rounds += o.Rounds
+	s.Drafted += o.Drafted
+	s.Accepted += o.Accepted
+	s.FallbackRounds += o.FallbackRounds
+	s.pldCopied += o.pldCopied
+	s.pldAccepted += o.pldAccepted
+	s.finish()
 }
 
 // Memory is one sample of the three ledgers, each with its peak.

@@ -126,6 +126,7 @@ func deriveAssistantSuffix(prefix, suffix string) string {
 type segment struct {
 	text    string
 	literal bool
+	reply   bool // the content of a model message
 }
 
 // Render returns the prompt text, ending with the generation prompt.
@@ -183,6 +184,7 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 	var segs []segment
 	markup := func(s string) { segs = append(segs, segment{text: s}) }
 	text := func(s string) { segs = append(segs, segment{text: s, literal: true}) }
+	reply := func(s string) { segs = append(segs, segment{text: s, literal: true, reply: true}) }
 
 	if tp.bos != "" && (tp.manifest == nil || !strings.HasPrefix(tp.manifest.PromptPrefix, tp.bos)) {
 		markup(tp.bos)
@@ -204,7 +206,11 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 				content = StripThoughts(content)
 			}
 			markup(turnOpen + string(m.Role) + "\n")
-			text(strings.TrimSpace(content))
+			if m.Role == RoleModel {
+				reply(strings.TrimSpace(content))
+			} else {
+				text(strings.TrimSpace(content))
+			}
 			markup(turnClose + "\n")
 		}
 		markup(turnOpen + "model\n")
@@ -219,7 +225,7 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 	}
 	for i, m := range msgs {
 		if m.Role == RoleModel {
-			text(StripThoughts(m.Content))
+			reply(StripThoughts(m.Content))
 			markup(tp.assist)
 			continue
 		}
@@ -324,4 +330,23 @@ func (t *Tokenizer) encodeSegments(segs []segment) []int {
 	}
 	flush()
 	return out
+}
+
+// EncodeAfterReply returns the ids of everything the conversation renders
+// after the content of its last model message: the end of that turn and
+// the new turns. A session appends them to the tokens its cache already
+// holds for the reply, so the generated ids are reused as they are rather
+// than re-tokenized from text (which can differ, and would cost a
+// re-prefill). ok is false when the conversation has no model message.
+func (tp *Template) EncodeAfterReply(c Conversation) (ids []int, ok bool, err error) {
+	segs, err := tp.segments(c)
+	if err != nil {
+		return nil, false, err
+	}
+	for i := len(segs) - 1; i >= 0; i-- {
+		if segs[i].reply {
+			return tp.tok.encodeSegments(segs[i+1:]), true, nil
+		}
+	}
+	return nil, false, nil
 }

@@ -248,3 +248,35 @@ func TestStripThoughts(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeAfterReply(t *testing.T) {
+	tok := synthTokenizer(t, 512)
+	tp, err := NewTemplate(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := Conversation{System: "sys", Messages: []Message{{Role: RoleUser, Content: "hello there"},
+		{Role: RoleModel, Content: " general kenobi "}, {Role: RoleUser, Content: "you <turn|> are bold"}}}
+	ids, ok, err := tp.EncodeAfterReply(conv)
+	if err != nil || !ok {
+		t.Fatalf("EncodeAfterReply: %v %v", ok, err)
+	}
+	full, _ := tp.Render(conv)
+	i := strings.Index(full, "general kenobi") + len("general kenobi")
+	if got := tok.Decode(ids, false); got != full[i:] {
+		t.Fatalf("ids decode to %q, want %q", got, full[i:])
+	}
+	turnClose, _ := tok.TokenID("<turn|>")
+	n := 0
+	for _, id := range ids {
+		if id == turnClose {
+			n++
+		}
+	}
+	if n != 2 { // closing the reply and the new user turn; the user's literal stays text
+		t.Fatalf("%d <turn|> ids, want 2", n)
+	}
+	if _, ok, _ := tp.EncodeAfterReply(Conversation{Messages: []Message{{Role: RoleUser, Content: "x"}}}); ok {
+		t.Fatal("a conversation without a model message has no reply to continue")
+	}
+}

@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// Session owns one chain, the tokenizer and the conversation, and runs
+// turns: it renders the template, reuses the longest prefix the cache
+// holds, prefills the difference and decodes — with lossless prompt-lookup
+// speculation where the bundle can verify — until a stop token, the token
+// cap or the end of the context. Its methods run on one goroutine (the
+// Engine's); only Cancel may be called from another.
+type Session struct {
+	b     *bundle.Bundle
+	chain Chain
+	tok   *tokenizer.Tokenizer
+	tmpl  *tokenizer.Template
+	stops []int
+	set   Settings
+	caps  Capabilities
+
+	msgs      []Message
+	committed []int // tokens the cache holds (== chain.Position())
+	pending   int   // first token not fed to the chain, −1 when none
+	// Continuation: after a clean turn the cache holds the prompt plus the
+	// reply's ids; the next prompt is those ids plus the rendering after the
+	// reply, as long as the conversation still renders with prevPrompt first.
+	contOK     bool
+	prevPrompt string
+	unfed      []int // reply tokens emitted but not fed (the last one at a cap)
+	lastPrompt []int // the ids of the last turn's prompt, as fed
+
+	// Drafter proposes tokens; PromptLookup by default. Tests swap it.
+	Drafter Drafter
+	policy  adaptive
+	total   SpecStats // the whole session's speculation figures
+	emitted int       // tokens generated in the session (paces the policy)
+	turn    int
+
+	sampler     *sampler
+	samplerTurn int
+
+	// Memory samples the ledgers; nil disables them.
+	Memory func() (coreml.Memory, error)
+	peak   Memory
+	// Metrics receives one record per turn (metrics.jsonl); nil disables it.
+	Metrics func(TurnMetrics) error
+
+	cancel atomic.Bool
+	now    func() time.Time
+}
+
+// ErrCancelled is returned when a turn was stopped by Cancel.
+var ErrCancelled = errors.New("cancelled")
+
+// NewSession prepares a session over an open chain.
+func NewSession(b *bundle.Bundle, chain Chain, tok *tokenizer.Tokenizer, set Settings) (*Session, error) {
+	tmpl, err := templateFor(b, tok)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{b: b, chain: chain, tok: tok, tmpl: tmpl, caps: chain.Capabilities(), pending: -1,
+		Memory: coreml.ReadMemory, now: time.Now}
+	s.stops = stopSet(b, tmpl)
+	if err := s.SetSettings(set); err != nil {
+		return nil, err
+	}
+	s.Drafter = PromptLookup{MinN: s.set.NGramMin, MaxN: s.set.NGramMax}
+	return s, nil
+}
+
+// templateFor is the bundle's manifest template, else Gemma 4's.
+func templateFor(b *bundle.Bundle, tok *tokenizer.Tokenizer) (*tokenizer.Template, error) {
+	var p tokenizer.ManifestPrompt
+	str := func(x *string) string {
+		if x == nil {
+			return ""
+		}
+		return *x
+	}
+	p.PromptPrefix, p.PromptSuffix = str(b.Template.PromptPrefix), str(b.Template.PromptSuffix)
+	p.AssistantSuffix, p.PromptSuffixThinking = str(b.Template.AssistantSuffix), str(b.Template.PromptSuffixThinking)
+	return tokenizer.NewManifestTemplate(tok, p)
+}
+
+// stopSet is config EOS ∪ manifest EOS ∪ the tokenizer's turn enders.
+func stopSet(b *bundle.Bundle, tmpl *tokenizer.Template) []int {
+	ids := slices.Clone(b.EOS)
+	for _, id := range tmpl.StopIDs() {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Settings returns the settings in force.
+func (s *Session) Settings() Settings { return s.set }
+
+// SetSettings validates and applies settings. Asking an argmax bundle for
+// sampling is refused with the reason rather than silently ignored.
+func (s *Session) SetSettings(n Settings) error {
+	switch n.Speculation {
+	case SpecModeOn, SpecModeOff, SpecModeAuto:
+	case "":
+		n.Speculation = SpecModeAuto
+	default:
+		return fmt.Errorf("speculation %q: want on, off or auto", n.Speculation)
+	}
+	switch n.ContextPolicy {
+	case ContextStop, ContextDropOldest:
+	case "":
+		n.ContextPolicy = ContextStop
+	default:
+		return fmt.Errorf("context policy %q: want stop or drop-oldest", n.ContextPolicy)
+	}
+	sm := n.Sampling
+	switch {
+	case n.DraftLen < 0 || n.DraftLen > 16:
+		return fmt.Errorf("draft length %d: want 1…16", n.DraftLen)
+	case n.MaxTokens < 0:
+		return fmt.Errorf("max tokens %d: want 0 (no cap) or more", n.MaxTokens)
+	case sm.Temperature < 0 || sm.TopK < 0 || sm.TopP < 0 || sm.TopP > 1 || sm.MinP < 0 || sm.MinP > 1 || sm.RepetitionPenalty < 0:
+		return fmt.Errorf("sampling %+v: temperature, top-k, top-p (≤ 1), min-p (≤ 1) and repetition penalty must not be negative", sm)
+	case !s.caps.Logits && (sm.Temperature > 0 || sm.RepetitionPenalty > 0 && sm.RepetitionPenalty != 1):
+		return fmt.Errorf("this %s bundle emits argmax token ids only, so it always decodes greedily; sampling (temperature, repetition penalty) needs a bundle with logits such as stateful3-logits", s.b.Family)
+	}
+	if n.DraftLen == 0 {
+		n.DraftLen = 4
+	}
+	if n.NGramMin <= 0 {
+		n.NGramMin = 2
+	}
+	if n.NGramMax < n.NGramMin {
+		n.NGramMax = max(3, n.NGramMin)
+	}
+	if s.Drafter != nil {
+		if _, ok := s.Drafter.(PromptLookup); ok {
+			s.Drafter = PromptLookup{MinN: n.NGramMin, MaxN: n.NGramMax}
+		}
+	}
+	s.set = n
+	return nil
+}
+
+// Messages returns a copy of the conversation.
+func (s *Session) Messages() []Message { return slices.Clone(s.msgs) }
+
+// Committed returns a copy of the tokens the cache holds.
+func (s *Session) Committed() []int { return slices.Clone(s.committed) }
+
+// Capabilities of the chain.
+func (s *Session) Capabilities() Capabilities { return s.chain.Capabilities() }
+
+// Cancel stops the running turn after the chain call in flight.
+func (s *Session) Cancel() { s.cancel.Store(true) }
+
+// Clear forgets the conversation and the cache.
+func (s *Session) Clear() error {
+	s.msgs, s.committed, s.pending, s.contOK, s.unfed = nil, nil, -1, false, nil
+	s.policy = adaptive{}
+	return s.chain.Reset()
+}
+
+// conversation renders msgs with the session's system prompt.
+func (s *Session) conversation(msgs []Message) tokenizer.Conversation {
+	c := tokenizer.Conversation{System: s.set.System, Thinking: s.set.Thinking}
+	for _, m := range msgs {
+		c.Messages = append(c.Messages, tokenizer.Message{Role: tokenizer.Role(m.Role), Content: m.Content})
+	}
+	return c
+}
+
+// errorf wraps a turn failure for the user.
+func turnError(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }

@@ -1,0 +1,506 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// turn is the bookkeeping of one Send.
+type turn struct {
+	start, decodeStart time.Time
+	firstEmit          time.Time
+	lastEmit           time.Time
+	prompt             []int
+	reused             int
+	dropped            int
+	prefillSec         float64
+	gen                []int  // emitted tokens
+	fromDraft          []bool // parallel to gen
+	perTok             []float64
+	spec               SpecStats
+	reply              []byte // emitted text
+	stream             *tokenizer.Stream
+	emit               func(Event)
+	finish             string
+	lastFed            bool // the last emitted token is in the cache (verify rounds)
+}
+
+// Send runs one turn for the user's text, reporting through emit. It
+// returns when the turn has finished, was cancelled or failed; on failure
+// the conversation and cache are as they were before it (or consistent
+// with what was fed), never half-updated.
+func (s *Session) Send(text string, emit func(Event)) error {
+	s.cancel.Store(false)
+	s.turn++
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
+	msgs := append(slices.Clone(s.msgs), Message{Role: "user", Content: text})
+	ids, dropped, err := s.promptIDs(&msgs)
+	if err != nil {
+		emit(Failed{Op: "send", Err: err})
+		return err
+	}
+	t.prompt, t.dropped = ids, dropped
+	s.lastPrompt = ids
+	if dropped > 0 {
+		emit(Notice{Text: fmt.Sprintf("dropped the %d oldest turns to fit the %d-token context; the conversation is prefilled again", dropped, s.caps.Context)})
+	}
+
+	// Reuse the longest common prefix, always re-feeding at least one token.
+	lcp := commonPrefix(ids, s.committed)
+	lcp = min(lcp, len(ids)-1)
+	if lcp < s.chain.Position() {
+		if lcp >= s.chain.Capabilities().MinRewind {
+			if err := s.chain.Rewind(lcp); err != nil {
+				return s.fail(t, err)
+			}
+		} else {
+			// A wrapped sliding ring cannot go back that far.
+			if err := s.chain.Reset(); err != nil {
+				return s.fail(t, err)
+			}
+			lcp = 0
+		}
+	}
+	s.committed, s.pending, s.contOK, s.unfed = ids[:lcp:lcp], -1, false, nil
+	t.reused = lcp
+	s.msgs = msgs
+	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp})
+
+	next, err := s.prefill(t, ids[lcp:])
+	if err != nil {
+		if errors.Is(err, ErrCancelled) {
+			return s.cancelled(t)
+		}
+		return s.fail(t, err)
+	}
+	t.prefillSec = s.now().Sub(t.start).Seconds()
+	t.decodeStart = s.now()
+	if err := s.decode(t, next); err != nil {
+		if errors.Is(err, ErrCancelled) {
+			return s.cancelled(t)
+		}
+		return s.fail(t, err)
+	}
+	return s.finished(t)
+}
+
+// promptIDs builds the prompt's ids and applies the context policy. It may
+// drop the oldest turns from *msgs.
+func (s *Session) promptIDs(msgs *[]Message) (ids []int, dropped int, err error) {
+	// Continuation reuses the reply's generated ids as they are (re-tokenized
+	// text can differ from them); otherwise the conversation is rendered and
+	// encoded afresh and the longest common prefix is reused.
+	ctx := s.caps.Context
+	conv := s.conversation(*msgs)
+	if s.contOK && len(s.committed) == s.chain.Position() {
+		full, err := s.tmpl.Render(conv)
+		if err != nil {
+			return nil, 0, err
+		}
+		if strings.HasPrefix(full, s.prevPrompt) { // history and system prompt unchanged
+			rest, ok, err := s.tmpl.EncodeAfterReply(conv)
+			if err != nil {
+				return nil, 0, err
+			}
+			if ok {
+				ids = append(append(slices.Clone(s.committed), s.unfed...), rest...)
+			}
+		}
+	}
+	if ids == nil {
+		var err error
+		if ids, err = s.tmpl.Encode(conv); err != nil {
+			return nil, 0, err
+		}
+	}
+	if len(ids) < ctx {
+		return ids, 0, nil
+	}
+	if s.set.ContextPolicy != ContextDropOldest {
+		return nil, 0, fmt.Errorf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %w", len(ids), ctx, ErrContextFull)
+	}
+	// Drop the oldest turns (never the system prompt, never the new
+	// message) until the prompt leaves a quarter of the context to reply.
+	room := ctx - ctx/4
+	m := *msgs
+	for len(ids) > room && len(m) > 1 {
+		cut := 1
+		if len(m) > 2 && m[0].Role == "user" && m[1].Role == "model" {
+			cut = 2
+		}
+		m, dropped = m[cut:], dropped+cut
+		if ids, err = s.tmpl.Encode(s.conversation(m)); err != nil {
+			return nil, 0, err
+		}
+	}
+	if len(ids) >= ctx {
+		return nil, 0, fmt.Errorf("the message alone is %d tokens and the context holds %d: %w", len(ids), ctx, ErrContextFull)
+	}
+	*msgs = m
+	return ids, dropped, nil
+}
+
+// prefill feeds tokens in slices of the widest prefill call, reporting
+// progress and checking for cancellation between slices.
+func (s *Session) prefill(t *turn, toks []int) (int, error) {
+	slice := slices.Max(append(slices.Clone(s.caps.PrefillWidths), 64))
+	var next int
+	for done := 0; done < len(toks); {
+		if s.cancel.Load() {
+			return 0, ErrCancelled
+		}
+		n := min(slice, len(toks)-done)
+		var err error
+		if next, err = s.chain.Prefill(toks[done : done+n]); err != nil {
+			return 0, err
+		}
+		s.committed = append(s.committed, toks[done:done+n]...)
+		done += n
+		t.emit(PrefillProgress{Done: done, Total: len(toks)})
+	}
+	return s.choose(next, t), nil
+}
+
+// choose returns the next token: the chain's argmax, or a sample from its
+// logits when the settings ask for sampling.
+func (s *Session) choose(argmax int, t *turn) int {
+	if s.set.Sampling.Greedy() || s.chain.Logits() == nil {
+		return argmax
+	}
+	if s.sampler == nil || s.samplerTurn != s.turn {
+		s.sampler, s.samplerTurn = newSampler(s.set.Sampling, s.set.Sampling.Seed, s.turn), s.turn
+	}
+	recent := s.committed
+	if len(recent) > 256 {
+		recent = recent[len(recent)-256:]
+	}
+	return s.sampler.pick(s.chain.Logits(), recent)
+}
+
+// decode generates from the prediction next until a stop token, the cap or
+// the context end.
+func (s *Session) decode(t *turn, next int) error {
+	ctx := s.caps.Context
+	capTokens := s.set.MaxTokens
+	if capTokens == 0 {
+		capTokens = ctx
+	}
+	verify := s.caps.MaxVerify()
+	minCopy := 1
+	if s.b.Family == "r1" {
+		minCopy = 2 // the width-4 call costs the same; the published runtime fires from 2
+	}
+	draft := make([]int, 0, 16)
+	feed := make([]int, 0, 17)
+	for {
+		if slices.Contains(s.stops, next) {
+			s.pending, t.finish = next, "eos"
+			return nil
+		}
+		if len(t.gen) >= capTokens {
+			t.finish = "cap"
+			if t.lastFed {
+				// A verify round fed the last emitted token; leave it
+				// pending as plain decoding does, so the cache does not
+				// depend on whether speculation ran.
+				n := len(s.committed) - 1
+				if err := s.chain.Rewind(n); err != nil {
+					return err
+				}
+				s.committed, s.pending = s.committed[:n], s.committed[n]
+				return nil
+			}
+			s.pending = next
+			return nil
+		}
+		pos := s.chain.Position()
+		if pos >= ctx {
+			s.pending, t.finish = next, "contextFull"
+			return nil
+		}
+		if s.cancel.Load() {
+			s.pending = next
+			return ErrCancelled
+		}
+		remaining := capTokens - len(t.gen)
+		maxDraft := min(s.set.DraftLen, verify-1, ctx-1-pos, remaining-1)
+		if s.speculate() && maxDraft >= minCopy {
+			draft = s.Drafter.Draft(draft[:0], s.committed, next, maxDraft)
+			if len(draft) >= minCopy {
+				var err error
+				if next, err = s.verifyRound(t, next, draft, feed); err != nil {
+					return err
+				}
+				if next < 0 { // a stop token was accepted inside the draft
+					t.finish = "eos"
+					return nil
+				}
+				continue
+			}
+			t.spec.FallbackRounds++
+		}
+		// Emit first (the user sees the token now), then feed it — unless
+		// it is the last one the cap allows: then it stays pending.
+		s.emitTokens(t, []int{next}, 0)
+		t.lastFed = false
+		if len(t.gen) >= capTokens {
+			s.pending, t.finish = next, "cap"
+			return nil
+		}
+		t0 := s.now()
+		n, err := s.chain.Decode(next)
+		if err != nil {
+			s.pending = next
+			return err
+		}
+		s.policy.observeDecode(s.now().Sub(t0).Seconds())
+		s.committed = append(s.committed, next)
+		next = s.choose(n, t)
+	}
+}
+
+// speculate reports whether this round may draft.
+func (s *Session) speculate() bool {
+	if s.set.Speculation == SpecModeOff || s.caps.MaxVerify() == 0 || !s.set.Sampling.Greedy() {
+		return false
+	}
+	if s.set.Speculation == SpecModeAuto {
+		return s.policy.allow(s.emitted)
+	}
+	return true
+}
+
+// verifyRound feeds [next]+draft in one verify call, keeps the exact
+// greedy prefix, rolls the rest back by position, and returns the new
+// prediction (−1 when a stop token was accepted: it becomes pending).
+func (s *Session) verifyRound(t *turn, next int, draft, feed []int) (int, error) {
+	base := s.chain.Position()
+	feed = append(append(feed[:0], next), draft...)
+	t0 := s.now()
+	targets, err := s.chain.Verify(feed)
+	if err != nil {
+		return 0, err
+	}
+	dt := s.now().Sub(t0).Seconds()
+	acc := 1
+	for acc < len(feed) && feed[acc] == targets[acc-1] {
+		acc++
+	}
+	// A stop token among the accepted drafts ends the turn there: it is
+	// the pending prediction, neither emitted nor kept in the cache.
+	stop := -1
+	for j := 1; j < acc; j++ {
+		if slices.Contains(s.stops, feed[j]) {
+			stop = j
+			break
+		}
+	}
+	keep := acc
+	if stop > 0 {
+		keep = stop
+	}
+	if err := s.chain.Rewind(base + keep); err != nil {
+		return 0, err
+	}
+	s.policy.observeVerify(dt, keep)
+	t.spec.Rounds++
+	t.spec.Drafted += len(feed)
+	t.spec.Accepted += acc
+	t.spec.pldCopied += len(draft)
+	t.spec.pldAccepted += acc - 1
+	s.committed = append(s.committed, feed[:keep]...)
+	s.emitTokens(t, feed[:keep], 1)
+	t.lastFed = true
+	if stop > 0 {
+		s.pending = feed[stop]
+		return -1, nil
+	}
+	return targets[keep-1], nil
+}
+
+// emitTokens records emitted tokens and sends their text. Tokens from
+// index firstDraft on came from an accepted draft. Per-token time is the
+// gap since the previous emission (the first from the end of prefill),
+// shared by the tokens emitted together.
+func (s *Session) emitTokens(t *turn, toks []int, firstDraft int) {
+	now := s.now()
+	last := t.lastEmit
+	if t.firstEmit.IsZero() {
+		t.firstEmit, last = now, t.decodeStart
+	}
+	t.lastEmit = now
+	sec := now.Sub(last).Seconds()
+	var text []byte
+	d := Delta{Tokens: slices.Clone(toks), FromDraft: make([]bool, len(toks))}
+	for i, tok := range toks {
+		t.gen = append(t.gen, tok)
+		fromDraft := firstDraft > 0 && i >= firstDraft
+		t.fromDraft = append(t.fromDraft, fromDraft)
+		d.FromDraft[i] = fromDraft
+		t.perTok = append(t.perTok, 1000*sec/float64(len(toks)))
+		text = append(text, t.stream.Push(tok)...)
+	}
+	s.emitted += len(toks)
+	t.reply = append(t.reply, text...)
+	d.Text = string(text)
+	d.Live = s.live(t, now)
+	t.emit(d)
+}
+
+// live computes the running figures after an emission.
+func (s *Session) live(t *turn, now time.Time) Live {
+	l := Live{Generated: len(t.gen), ContextUsed: s.chain.Position(), ContextLimit: s.caps.Context, SpecState: s.specState()}
+	if el := now.Sub(t.decodeStart).Seconds(); el > 0 {
+		l.DecodeTokPerS = float64(len(t.gen)) / el
+	}
+	if n := len(t.perTok); n > 0 {
+		l.LastTokenMs = t.perTok[n-1]
+	}
+	if t.spec.Drafted > 0 {
+		l.AcceptanceRate = float64(t.spec.Accepted) / float64(t.spec.Drafted)
+	}
+	return l
+}
+
+// specState is what the user sees of the speculation policy.
+func (s *Session) specState() SpecState {
+	switch {
+	case s.caps.MaxVerify() == 0:
+		return SpecUnsupported
+	case s.set.Speculation == SpecModeOff || !s.set.Sampling.Greedy():
+		return SpecOff
+	case s.set.Speculation == SpecModeOn:
+		return SpecOn
+	case s.policy.paused(s.emitted):
+		return SpecPaused
+	}
+	return SpecAdaptive
+}
+
+// finished closes a turn that ended normally.
+func (s *Session) finished(t *turn) error {
+	reply := s.endTurn(t)
+	m := s.metrics(t)
+	s.record(m)
+	t.emit(Finished{Reply: reply, Metrics: m})
+	return nil
+}
+
+// cancelled closes a turn stopped by the user; the partial reply is kept.
+func (s *Session) cancelled(t *turn) error {
+	t.finish = "cancelled"
+	reply := s.endTurn(t)
+	m := s.metrics(t)
+	s.record(m)
+	t.emit(Cancelled{Partial: reply, Metrics: m})
+	return ErrCancelled
+}
+
+// fail closes a turn whose chain call failed. The cache may hold part of
+// the prompt; the conversation keeps the user message so nothing typed is
+// lost, and the next turn re-derives what to reuse from the tokens.
+func (s *Session) fail(t *turn, err error) error {
+	t.finish = "error"
+	if len(t.gen) > 0 {
+		s.endTurn(t)
+	}
+	s.contOK = false
+	s.resync()
+	t.emit(Failed{Op: "send", Err: err})
+	return err
+}
+
+// resync makes committed match the chain after an error mid-call.
+func (s *Session) resync() {
+	if p := s.chain.Position(); p < len(s.committed) {
+		s.committed = s.committed[:p]
+	} else if p > len(s.committed) {
+		s.chain.Rewind(len(s.committed))
+	}
+}
+
+// endTurn appends the model's reply and records what the next turn may
+// continue from.
+func (s *Session) endTurn(t *turn) string {
+	t.reply = append(t.reply, t.stream.Flush()...)
+	reply := string(t.reply)
+	prompt := s.msgs
+	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
+	s.contOK, s.unfed = false, nil
+	rendered, err := s.tmpl.Render(s.conversation(prompt))
+	if err != nil || len(s.committed) < len(t.prompt) || !slices.Equal(s.committed[:len(t.prompt)], t.prompt) {
+		return reply
+	}
+	// Thought blocks are stripped from history, so a reply holding one is
+	// re-rendered rather than continued.
+	if open, ok := s.tok.TokenID("<|channel>"); ok && slices.Contains(t.gen, open) {
+		return reply
+	}
+	s.contOK, s.prevPrompt = true, rendered
+	if t.finish == "cap" && s.pending >= 0 {
+		s.unfed = []int{s.pending}
+	}
+	return reply
+}
+
+// metrics assembles the turn's figures.
+func (s *Session) metrics(t *turn) TurnMetrics {
+	end := s.now()
+	m := TurnMetrics{PromptTokens: len(t.prompt), ReusedTokens: t.reused, GeneratedTokens: len(t.gen),
+		FinishReason: t.finish, PrefillSeconds: t.prefillSec, ContextUsed: s.chain.Position(),
+		ContextLimit: s.caps.Context, DroppedTurns: t.dropped, PerTokenMillis: t.perTok}
+	if fed := len(t.prompt) - t.reused; t.prefillSec > 0 {
+		m.PrefillTokPerSec = float64(fed) / t.prefillSec
+	}
+	if !t.firstEmit.IsZero() {
+		m.TTFTSeconds = t.firstEmit.Sub(t.start).Seconds()
+	}
+	if !t.decodeStart.IsZero() {
+		if el := end.Sub(t.decodeStart).Seconds(); el > 0 {
+			m.DecodeTokPerSec = float64(len(t.gen)) / el
+		}
+	}
+	if n := len(t.perTok); n > 0 {
+		sorted := slices.Clone(t.perTok)
+		sort.Float64s(sorted)
+		var sum float64
+		for _, v := range sorted {
+			sum += v
+		}
+		m.PerTokenMinMs, m.PerTokenMaxMs, m.PerTokenMedianMs = sorted[0], sorted[n-1], sorted[n/2]
+		m.PerTokenMeanMs = sum / float64(n)
+	}
+	t.spec.Enabled = s.set.Speculation != SpecModeOff && s.caps.MaxVerify() > 0 && s.set.Sampling.Greedy()
+	t.spec.State = s.specState()
+	t.spec.finish()
+	s.total.add(t.spec)
+	m.Spec = t.spec
+	m.Memory = s.sampleMemory()
+	return m
+}
+
+// record hands the turn's metrics to the metrics log, if any.
+func (s *Session) record(m TurnMetrics) {
+	if s.Metrics != nil {
+		s.Metrics(m) // a full disk must not break the chat; the log is best effort
+	}
+}
+
+// SessionSpec returns the speculation figures of the whole session.
+func (s *Session) SessionSpec() SpecStats { return s.total }
+
+func commonPrefix(a, b []int) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
