@@ -17,8 +17,8 @@ type adaptive struct {
 
 const (
 	ewma        = 0.2
-	warmRounds  = 4  // verify rounds before judging
-	probeAfter  = 48 // tokens to wait before probing again
+	warmRounds  = 4    // verify rounds before judging
+	probeAfter  = 48   // tokens to wait before probing again
 	breakEvenBy = 1.05 // a verify round must beat decoding by 5% to be worth its overhead
 )
 
@@ -55,7 +55,10 @@ func (a *adaptive) allow(generated int) bool {
 	if generated < a.pausedUntil {
 		return false
 	}
-	if a.nVerify >= warmRounds && a.nDecode > 0 && a.gain() < breakEvenBy {
+	if a.nVerify >= warmRounds && a.nDecode == 0 {
+		return false // one plain step to learn what a decode costs
+	}
+	if a.nVerify >= warmRounds && a.gain() < breakEvenBy {
 		a.pausedUntil = generated + probeAfter
 		a.pauses++
 		// Forget the verdict so the probe is judged on fresh rounds.

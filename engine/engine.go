@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Engine runs a Session on its own goroutine. Every method returns at
+// once; results arrive as events. Deltas are coalesced when the consumer
+// falls behind, so the engine never waits for the screen; every other
+// event is delivered, in order.
+type Engine struct {
+	sess *Session
+	info ModelInfo
+
+	cmds   chan func()
+	out    chan Event
+	done   chan struct{}
+	loopWG sync.WaitGroup
+
+	qmu   sync.Mutex
+	queue []Event
+	kick  chan struct{}
+
+	mu   sync.Mutex // guards the copies the UI reads
+	msgs []Message
+	set  Settings
+
+	cmdMu  sync.Mutex // guards sending on cmds and closed
+	closed bool
+
+	sendSeq   atomic.Int64 // turns requested
+	cancelTo  atomic.Int64 // turns up to this number are cancelled
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ErrClosed is reported for commands sent after Close.
+var ErrClosed = errors.New("the engine is closed")
+
+// Start runs the session on a new goroutine.
+func Start(sess *Session, info ModelInfo) *Engine {
+	e := &Engine{sess: sess, info: info, cmds: make(chan func(), 64), out: make(chan Event),
+		done: make(chan struct{}), kick: make(chan struct{}, 1), msgs: sess.Messages(), set: sess.Settings()}
+	e.loopWG.Add(1)
+	go e.loop()
+	go e.forward()
+	return e
+}
+
+func (e *Engine) loop() {
+	defer e.loopWG.Done()
+	for cmd := range e.cmds {
+		cmd()
+		e.mu.Lock()
+		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
+		e.mu.Unlock()
+	}
+}
+
+// emit queues an event; a Delta merges into a Delta at the queue's tail.
+func (e *Engine) emit(ev Event) {
+	e.qmu.Lock()
+	if d, ok := ev.(Delta); ok && len(e.queue) > 0 {
+		if tail, ok := e.queue[len(e.queue)-1].(Delta); ok {
+			tail.Text += d.Text
+			tail.Tokens = append(tail.Tokens, d.Tokens...)
+			tail.FromDraft = append(tail.FromDraft, d.FromDraft...)
+			tail.Live = d.Live
+			e.queue[len(e.queue)-1] = tail
+			e.qmu.Unlock()
+			return
+		}
+	}
+	e.queue = append(e.queue, ev)
+	e.qmu.Unlock()
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// forward hands queued events to the consumer, blocking only itself.
+func (e *Engine) forward() {
+	defer close(e.out)
+	for {
+		e.qmu.Lock()
+		if len(e.queue) == 0 {
+			e.qmu.Unlock()
+			select {
+			case <-e.kick:
+				continue
+			case <-e.done:
+				return
+			}
+		}
+		ev := e.queue[0]
+		e.queue = e.queue[1:]
+		e.qmu.Unlock()
+		select {
+		case e.out <- ev:
+		case <-e.done:
+			return
+		}
+	}
+}
+
+// do queues a command for the engine goroutine.
+func (e *Engine) do(op string, cmd func()) {
+	e.cmdMu.Lock()
+	defer e.cmdMu.Unlock()
+	if e.closed {
+		e.emit(Failed{Op: op, Err: ErrClosed})
+		return
+	}
+	e.cmds <- cmd
+}
+
+// Events delivers the engine's events; it is closed after Close.
+func (e *Engine) Events() <-chan Event { return e.out }
+
+// Info describes the loaded model.
+func (e *Engine) Info() ModelInfo { return e.info }
+
+// Settings in force (as of the last finished command).
+func (e *Engine) Settings() Settings {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.set
+}
+
+// Messages of the conversation (as of the last finished command).
+func (e *Engine) Messages() []Message {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.msgs)
+}
+
+// Send starts a turn.
+func (e *Engine) Send(text string) {
+	seq := e.sendSeq.Add(1)
+	e.do("send", func() {
+		if seq <= e.cancelTo.Load() {
+			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			return
+		}
+		e.sess.Send(text, e.emit)
+	})
+}
+
+// Cancel stops the running turn, and any turn requested before it that
+// has not started yet, after the chain call in flight.
+func (e *Engine) Cancel() {
+	e.cancelTo.Store(e.sendSeq.Load())
+	e.sess.Cancel()
+}
+
+// SetSettings applies new settings between turns.
+func (e *Engine) SetSettings(s Settings) {
+	e.do("settings", func() {
+		if err := e.sess.SetSettings(s); err != nil {
+			e.emit(Failed{Op: "settings", Err: err})
+			return
+		}
+		e.emit(SettingsChanged{Settings: e.sess.Settings()})
+	})
+}
+
+// Clear forgets the conversation.
+func (e *Engine) Clear() {
+	e.do("clear", func() {
+		if err := e.sess.Clear(); err != nil {
+			e.emit(Failed{Op: "clear", Err: err})
+			return
+		}
+		e.emit(Cleared{})
+	})
+}
+
+// Close stops the engine after the command in flight (a running turn is
+// cancelled) and closes the event channel.
+func (e *Engine) Close() error {
+	e.closeOnce.Do(func() {
+		e.Cancel()
+		e.cmdMu.Lock()
+		e.closed = true
+		close(e.cmds)
+		e.cmdMu.Unlock()
+		e.loopWG.Wait()
+		close(e.done)
+		e.closeErr = e.sess.chain.Close()
+	})
+	return e.closeErr
+}
