@@ -105,7 +105,7 @@ func demoBundle(family string, stderr io.Writer) (string, error) {
 		cache = os.TempDir()
 	}
 	root := filepath.Join(cache, "orchard", "demo")
-	dir := filepath.Join(root, family+"-small-seed1")
+	dir := filepath.Join(root, fmt.Sprintf("%s-small-seed1-v%d", family, reference.SynthVersion))
 	if _, err := bundle.Open(dir); err == nil {
 		return dir, nil
 	}

@@ -15,6 +15,7 @@ const usage = `orchard — chat with Gemma 4 Core ML bundles
 
 usage:
   orchard --demo [--prompt TEXT]     run the demo bundle (synthetic weights, made on first use)
+  orchard run (--model DIR | --demo) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
   orchard bundle synth --family F --preset tiny|small --seed N --out DIR
   orchard bundle inspect DIR [--json]
   orchard bundle forward DIR --ids 2,105,... [--top K]
@@ -44,6 +45,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runBundle(args[1:], stdout, stderr)
 	case "tokenize":
 		return tokenizer.RunCLI(args[1:], stdin, stdout, stderr)
+	case "run":
+		return runOne(args[1:], stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -181,3 +181,9 @@ func (s *Session) conversation(msgs []Message) tokenizer.Conversation {
 
 // errorf wraps a turn failure for the user.
 func turnError(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
+
+// LastPrompt returns the ids of the last turn's prompt as fed to the chain.
+func (s *Session) LastPrompt() []int { return slices.Clone(s.lastPrompt) }
+
+// Close releases the chain.
+func (s *Session) Close() error { return s.chain.Close() }

@@ -12,6 +12,11 @@ import (
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
+// SynthVersion changes whenever Synthesize writes different weights or
+// files for the same options, so caches of synthetic bundles (the demo)
+// can tell a stale bundle from a current one.
+const SynthVersion = 2
+
 // SynthOptions selects what `orchard bundle synth` writes.
 type SynthOptions struct {
 	Family string // r1, v2, stateful3, stateful3-logits

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// runOne is `orchard run`: one scripted turn, compatible with corellm-chat's
+// flags and its --stats block. The reply goes to stdout, all else to stderr.
+func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "bundle folder")
+	demo := fs.Bool("demo", false, "use the demo bundle instead of --model")
+	demoFamily := fs.String("demo-family", "r1", "family of the demo bundle")
+	prompt := fs.String("prompt", "", "user message (default: read stdin)")
+	maxTokens := fs.Int("max-tokens", 0, "tokens to generate (0 = until EOS or the context ends)")
+	noSpec := fs.Bool("no-spec", false, "disable speculation")
+	noMTP := fs.Bool("no-mtp", false, "same as --no-spec (corellm-chat's name)")
+	spec := fs.String("spec", "auto", "speculation: on, off or auto (adaptive)")
+	draftLen := fs.Int("draft-len", 4, "draft tokens per verify (bounded by the bundle's verify width)")
+	stats := fs.Bool("stats", false, "print the stats block on stderr")
+	system := fs.String("system", "", "system prompt")
+	thinking := fs.Bool("thinking", false, "enable thinking")
+	temp := fs.Float64("temp", 0, "temperature (logits bundles only)")
+	topK := fs.Int("top-k", 0, "top-k")
+	topP := fs.Float64("top-p", 1, "top-p")
+	minP := fs.Float64("min-p", 0, "min-p")
+	rep := fs.Float64("repeat-penalty", 0, "repetition penalty")
+	seed := fs.Uint64("seed", 0, "sampling seed")
+	asJSON := fs.Bool("json", false, "print one JSON object (reply, ids, metrics) instead of the text")
+	compute := fs.String("compute", "", "compute units: all, cpuAndGPU, cpuAndNeuralEngine, cpuOnly")
+	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	cu, err := coreml.ParseComputeUnits(*compute)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard run:", err)
+		return 2
+	}
+	if (*model == "") == !*demo {
+		fmt.Fprintln(stderr, "orchard run: give --model DIR or --demo")
+		return 2
+	}
+	text := *prompt
+	if text == "" {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "orchard run: reading the prompt from stdin:", err)
+			return 1
+		}
+		text = strings.TrimSpace(string(data))
+	}
+	if text == "" {
+		fmt.Fprintln(stderr, "orchard run: empty prompt (use --prompt or stdin)")
+		return 2
+	}
+	set := engine.Settings{System: *system, Thinking: *thinking, MaxTokens: *maxTokens, Speculation: engine.SpecMode(*spec),
+		DraftLen: *draftLen, Sampling: engine.Sampling{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP,
+			RepetitionPenalty: *rep, Seed: *seed}}
+	if *noSpec || *noMTP {
+		set.Speculation = engine.SpecModeOff
+	}
+	dir := *model
+	if *demo {
+		if dir, err = demoBundle(*demoFamily, stderr); err != nil {
+			fmt.Fprintln(stderr, "orchard run:", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "Loading model bundle: %s\n", dir)
+	m, err := openModel(dir, cu, set)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard run:", err)
+		var ve *bundle.ValidationError
+		if errors.As(err, &ve) || errors.Is(err, bundle.ErrNotBundle) {
+			return 2
+		}
+		return 1
+	}
+	defer m.sess.Close()
+	fmt.Fprintf(stderr, "  %s (%s, %s runtime)\n  context length: %d\n  models loaded in %.1fs\n",
+		m.info.Name, m.info.Family, m.info.Runtime, m.info.Context, m.loadDur.Seconds())
+	switch {
+	case len(m.info.VerifyWidths) == 0:
+		fmt.Fprintln(stderr, "  note: this bundle has no speculation assets — running without speculation")
+	case set.Speculation == engine.SpecModeOff:
+		fmt.Fprintln(stderr, "  speculative decoding: OFF")
+	default:
+		fmt.Fprintf(stderr, "  speculative decoding: %s\n", strings.ToUpper(string(set.Speculation)))
+	}
+	fmt.Fprintln(stderr)
+
+	var fin *engine.TurnMetrics
+	var replyText string
+	var replyIDs []int
+	err = m.sess.Send(text, func(ev engine.Event) {
+		switch e := ev.(type) {
+		case engine.Delta:
+			replyIDs = append(replyIDs, e.Tokens...)
+			if !*asJSON {
+				fmt.Fprint(stdout, e.Text)
+			}
+		case engine.Notice:
+			fmt.Fprintln(stderr, "note:", e.Text)
+		case engine.Finished:
+			fin, replyText = &e.Metrics, e.Reply
+		}
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "\norchard run:", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin})
+	} else {
+		fmt.Fprintln(stdout)
+	}
+	if *stats && fin != nil {
+		printStats(stderr, *fin, set.Speculation != engine.SpecModeOff && len(m.info.VerifyWidths) > 0)
+	}
+	return 0
+}
+
+// printStats prints corellm-chat's --- stats --- block, then orchard's lines.
+func printStats(w io.Writer, m engine.TurnMetrics, specOn bool) {
+	fmt.Fprintln(w, "--- stats ---")
+	reused := ""
+	if m.ReusedTokens > 0 {
+		reused = fmt.Sprintf(" (reused %d)", m.ReusedTokens)
+	}
+	fmt.Fprintf(w, "prompt tokens:     %d%s\n", m.PromptTokens, reused)
+	fmt.Fprintf(w, "generated tokens:  %d\n", m.GeneratedTokens)
+	fmt.Fprintf(w, "finish reason:     %s\n", m.FinishReason)
+	fmt.Fprintf(w, "TTFT:              %.2fs\n", m.TTFTSeconds)
+	if m.DecodeTokPerSec > 0 {
+		fmt.Fprintf(w, "decode:            %.1f ms/tok  (%.1f tok/s)\n", 1000/m.DecodeTokPerSec, m.DecodeTokPerSec)
+	}
+	if specOn {
+		if m.Spec.Drafted > 0 {
+			fmt.Fprintf(w, "draft acceptance:  %.2f\n", m.Spec.AcceptanceRate)
+		} else {
+			fmt.Fprintln(w, "draft acceptance:  n/a (no speculation this turn)")
+		}
+	}
+	if m.Memory.FootprintPeakBytes > 0 {
+		fmt.Fprintf(w, "peak memory:       %.2f GB\n", float64(m.Memory.FootprintPeakBytes)/(1<<30))
+	}
+	fmt.Fprintln(w, "--- orchard ---")
+	fmt.Fprintf(w, "prefill:           %.3fs (%.0f tok/s)\n", m.PrefillSeconds, m.PrefillTokPerSec)
+	fmt.Fprintf(w, "per token:         %.1f / %.1f / %.1f ms (min / median / max)\n", m.PerTokenMinMs, m.PerTokenMedianMs, m.PerTokenMaxMs)
+	fmt.Fprintf(w, "context:           %d / %d\n", m.ContextUsed, m.ContextLimit)
+	fmt.Fprintf(w, "speculation:       %s, %d verify rounds, %d fallback, PLD rate %.2f, %.2f tokens per verify\n",
+		m.Spec.State, m.Spec.Rounds, m.Spec.FallbackRounds, m.Spec.PLDRate, m.Spec.MeanAccepted)
+	fmt.Fprintf(w, "model memory:      %.1f MiB mapped, %.2f GB available\n", float64(m.Memory.ModelBytes)/(1<<20), float64(m.Memory.AvailableBytes)/(1<<30))
+}

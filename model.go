@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/reference"
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// loaded is an opened model: bundle, chain and session.
+type loaded struct {
+	b       *bundle.Bundle
+	sess    *engine.Session
+	info    engine.ModelInfo
+	loadDur time.Duration
+}
+
+// openModel opens a bundle on the runtime it needs: the reference runtime
+// for orchard's synthetic bundles (their chunk folders hold reference
+// twins), Core ML for published ones.
+func openModel(dir string, cu coreml.ComputeUnits, set engine.Settings) (*loaded, error) {
+	start := time.Now()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	rt, name, err := runtimeFor(b)
+	if err != nil {
+		return nil, err
+	}
+	chain, err := engine.Open(b, rt, engine.Options{ComputeUnits: cu})
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.Load(b.Tokenizer)
+	if err != nil {
+		chain.Close()
+		return nil, err
+	}
+	sess, err := engine.NewSession(b, chain, tok, set)
+	if err != nil {
+		chain.Close()
+		return nil, err
+	}
+	caps := chain.Capabilities()
+	units := cu.String()
+	if b.Manifest != nil && b.Manifest.ComputeUnits != "" && cu == coreml.DefaultUnits {
+		units = b.Manifest.ComputeUnits
+	}
+	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: units, Context: caps.Context,
+		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: caps.Notes}
+	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start)}, nil
+}
+
+// runtimeFor picks the runtime a bundle's chunk folders need.
+func runtimeFor(b *bundle.Bundle) (coreml.Runtime, string, error) {
+	if len(b.Chunks) > 0 {
+		if _, err := os.Stat(filepath.Join(b.Chunks[0].Path, reference.TwinFile)); err == nil {
+			return reference.New(), "reference (pure Go)", nil
+		}
+	}
+	rt, err := coreml.NewCoreML()
+	if err != nil {
+		if errors.Is(err, coreml.ErrUnavailable) {
+			return nil, "", fmt.Errorf("bundle %s holds Core ML graphs: %w", b.Dir, err)
+		}
+		return nil, "", err
+	}
+	return rt, "Core ML", nil
+}
