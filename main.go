@@ -16,6 +16,8 @@ const usage = `orchard — chat with Gemma 4 Core ML bundles
 usage:
   orchard --demo [--prompt TEXT]     run the demo bundle (synthetic weights, made on first use)
   orchard run (--model DIR | --demo) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
+  orchard selftest (--model DIR | --demo) [--steps N]   verification gates (exit 1 on a failure)
+  orchard bench (--model DIR | --demo) [--rounds N] [--json]   speculation off/on workload table
   orchard bundle synth --family F --preset tiny|small --seed N --out DIR
   orchard bundle inspect DIR [--json]
   orchard bundle forward DIR --ids 2,105,... [--top K]
@@ -47,6 +49,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return tokenizer.RunCLI(args[1:], stdin, stdout, stderr)
 	case "run":
 		return runOne(args[1:], stdin, stdout, stderr)
+	case "selftest":
+		return runSelftest(args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
 	return 2

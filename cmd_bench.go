@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// benchWorkload is one row of the seeds' workload table.
+type benchWorkload struct{ Name, Prompt string }
+
+var benchWorkloads = []benchWorkload{
+	{"verbatim copy", "Copy this list exactly: apple, mandarin, grape, peach, pear, strawberry, melon, watermelon, kiwi, banana."},
+	{"ID enumeration", "List the IDs of these six pieces of equipment, one per line: pump P-1042, valve V-2210, motor M-3307, sensor S-4415, relay R-5521, filter F-6634."},
+	{"JSON extraction", "Extract every person, place, and date from this note as JSON with keys people, places, dates: Maya flew from Osaka to Reykjavik on March 3, 2026, and met Dr. Chen and Lena Novak at the Harpa concert hall on March 5, 2026."},
+	{"free-form prose", "In one sentence, why do orchards need bees?"},
+}
+
+// benchRun is what one child `orchard run --json` reports.
+type benchRun struct {
+	Reply    string             `json:"reply"`
+	ReplyIDs []int              `json:"replyIds"`
+	Metrics  engine.TurnMetrics `json:"metrics"`
+}
+
+// benchRow is the summary of one workload.
+type benchRow struct {
+	Workload       string  `json:"workload"`
+	OffTokPerSec   float64 `json:"offDecodeTokPerSec"`
+	OnTokPerSec    float64 `json:"onDecodeTokPerSec"`
+	PairRatio      float64 `json:"pairRatioMedian"` // median over rounds of on/off decode tok/s
+	TTFTSeconds    float64 `json:"ttftSecondsOff"`
+	PrefillTokPerS float64 `json:"prefillTokPerSec"`
+	Acceptance     float64 `json:"draftAcceptanceRate"`
+	Tokens         int     `json:"generatedTokens"`
+	Identical      bool    `json:"identicalOffOn"`
+}
+
+// runBench is `orchard bench`: each condition runs in its own child
+// process (Core ML keeps memory mapped after unload, which would taint
+// later conditions), off and on interleaved per round, and the speed-up is
+// the median of the per-round on/off ratios.
+func runBench(args []string, stdout, stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard bench:", err)
+		return 1
+	}
+	spawn := func(a []string) ([]byte, error) {
+		cmd := exec.Command(exe, a...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("%v: %s", err, bytes.TrimSpace(errb.Bytes()))
+		}
+		return out, nil
+	}
+	return bench(args, stdout, stderr, spawn)
+}
+
+func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte, error)) int {
+	fs := flag.NewFlagSet("orchard bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "bundle folder")
+	demo := fs.Bool("demo", false, "use the demo bundle")
+	demoFamily := fs.String("demo-family", "r1", "family of the demo bundle")
+	rounds := fs.Int("rounds", 3, "interleaved off/on rounds per workload")
+	maxTokens := fs.Int("max-tokens", 64, "tokens per run")
+	draftLen := fs.Int("draft-len", 4, "draft length with speculation on")
+	asJSON := fs.Bool("json", false, "print JSON instead of a markdown table")
+	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	if (*model == "") == !*demo || *rounds < 1 || *maxTokens < 1 {
+		fmt.Fprintln(stderr, "orchard bench: give --model DIR or --demo, --rounds ≥ 1, --max-tokens ≥ 1")
+		return 2
+	}
+	target := []string{"--model", *model}
+	if *demo {
+		if _, err := demoBundle(*demoFamily, stderr); err != nil { // make it once, not in every child
+			fmt.Fprintln(stderr, "orchard bench:", err)
+			return 1
+		}
+		target = []string{"--demo", "--demo-family", *demoFamily}
+	}
+	var rows []benchRow
+	for _, w := range benchWorkloads {
+		var off, on, ratios, ttft, prefill, acc []float64
+		row := benchRow{Workload: w.Name, Identical: true}
+		var first []int
+		for r := range *rounds {
+			conds := []string{"off", "on"}
+			if r%2 == 1 {
+				slices.Reverse(conds)
+			}
+			got := map[string]benchRun{}
+			for _, c := range conds {
+				a := append(append([]string{"run"}, target...), "--json", "--prompt", w.Prompt, "--spec", c,
+					"--max-tokens", strconv.Itoa(*maxTokens), "--draft-len", strconv.Itoa(*draftLen))
+				out, err := spawn(a)
+				if err != nil {
+					fmt.Fprintf(stderr, "orchard bench: %s (%s): %v\n", w.Name, c, err)
+					return 1
+				}
+				var br benchRun
+				if err := json.Unmarshal(out, &br); err != nil {
+					fmt.Fprintf(stderr, "orchard bench: %s (%s): unreadable result: %v\n", w.Name, c, err)
+					return 1
+				}
+				got[c] = br
+				if first == nil {
+					first = br.ReplyIDs
+				}
+				if !slices.Equal(first, br.ReplyIDs) {
+					row.Identical = false
+				}
+			}
+			o, n := got["off"].Metrics, got["on"].Metrics
+			off, on = append(off, o.DecodeTokPerSec), append(on, n.DecodeTokPerSec)
+			if o.DecodeTokPerSec > 0 {
+				ratios = append(ratios, n.DecodeTokPerSec/o.DecodeTokPerSec)
+			}
+			ttft, prefill = append(ttft, o.TTFTSeconds), append(prefill, o.PrefillTokPerSec)
+			acc = append(acc, n.Spec.AcceptanceRate)
+			row.Tokens = o.GeneratedTokens
+		}
+		row.OffTokPerSec, row.OnTokPerSec, row.PairRatio = median(off), median(on), median(ratios)
+		row.TTFTSeconds, row.PrefillTokPerS, row.Acceptance = median(ttft), median(prefill), median(acc)
+		rows = append(rows, row)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rows)
+	} else {
+		fmt.Fprintf(stdout, "| workload | off tok/s | on tok/s | speed-up (pair median) | acceptance | TTFT | prefill tok/s | tokens | identical |\n")
+		fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
+		for _, r := range rows {
+			fmt.Fprintf(stdout, "| %s | %.1f | %.1f | ×%.2f | %.2f | %.0f ms | %.0f | %d | %v |\n", r.Workload, r.OffTokPerSec,
+				r.OnTokPerSec, r.PairRatio, r.Acceptance, 1000*r.TTFTSeconds, r.PrefillTokPerS, r.Tokens, r.Identical)
+		}
+	}
+	for _, r := range rows {
+		if !r.Identical {
+			fmt.Fprintf(stderr, "orchard bench: %s: output differs between speculation off and on\n", r.Workload)
+			return 1
+		}
+	}
+	return 0
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBench runs the workload table with in-process "children" and checks
+// the table's shape and the lossless check.
+func TestBench(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	var children int
+	spawn := func(a []string) ([]byte, error) {
+		children++
+		var out, errb bytes.Buffer
+		if code := run(a, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("child %v: %d %s", a, code, errb.String())
+		}
+		return out.Bytes(), nil
+	}
+	var out, errb bytes.Buffer
+	code := bench([]string{"--demo", "--demo-family", "v2", "--rounds", "2", "--max-tokens", "6", "--json"}, &out, &errb, spawn)
+	if code != 0 {
+		t.Fatalf("bench: %d %s", code, errb.String())
+	}
+	var rows []benchRow
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || children != 4*2*2 {
+		t.Fatalf("%d rows from %d children", len(rows), children)
+	}
+	for _, r := range rows {
+		if !r.Identical || r.OffTokPerSec <= 0 || r.PairRatio <= 0 || r.Tokens != 6 {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if median([]float64{3, 1, 2}) != 2 || median([]float64{4, 1, 2, 3}) != 2.5 {
+		t.Fatal("median")
+	}
+}

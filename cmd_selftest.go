@@ -1,0 +1,80 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// runSelftest is `orchard selftest`: the verification gates a user runs on
+// their Mac (or here on a synthetic bundle). Exit 1 when a gate fails.
+func runSelftest(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard selftest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "bundle folder")
+	demo := fs.Bool("demo", false, "use the demo bundle")
+	demoFamily := fs.String("demo-family", "r1", "family of the demo bundle")
+	steps := fs.Int("steps", 48, "tokens compared per prompt")
+	compute := fs.String("compute", "", "compute units")
+	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	cu, err := coreml.ParseComputeUnits(*compute)
+	if err != nil || (*model == "") == !*demo || *steps < 4 {
+		fmt.Fprintln(stderr, "orchard selftest: give --model DIR or --demo, --steps ≥ 4 and valid --compute")
+		return 2
+	}
+	dir := *model
+	if *demo {
+		if dir, err = demoBundle(*demoFamily, stderr); err != nil {
+			fmt.Fprintln(stderr, "orchard selftest:", err)
+			return 1
+		}
+	}
+	b, err := bundle.Open(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard selftest:", err)
+		return 2
+	}
+	rt, rtName, err := runtimeFor(b)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard selftest:", err)
+		return 1
+	}
+	tok, err := tokenizer.Load(b.Tokenizer)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard selftest:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", b.Name(), b.Family, rtName, *steps)
+	open := func(o engine.Options) (engine.Chain, error) {
+		o.ComputeUnits = cu
+		return engine.Open(b, rt, o)
+	}
+	gates, err := engine.SelfTest(b, open, tok, engine.SelfTestPrompts(), *steps)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard selftest:", err)
+		return 1
+	}
+	code := 0
+	for _, g := range gates {
+		verdict := "PASS"
+		switch {
+		case g.Skip:
+			verdict = "SKIP"
+		case !g.Pass:
+			verdict, code = "FAIL", 1
+		}
+		line := fmt.Sprintf("%-4s  %s", verdict, g.Name)
+		if g.Detail != "" {
+			line += " — " + g.Detail
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	return code
+}

@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// Gate is one selftest verdict.
+type Gate struct {
+	Name   string
+	Pass   bool
+	Skip   bool   // not applicable to this bundle
+	Detail string // the first difference, or why it was skipped
+}
+
+// SelfTestPrompts are the fixed prompts of `orchard selftest`: a verbatim
+// copy (speculation fires), an extraction and free prose.
+var selfTestPrompts = []string{
+	"Copy this list exactly: apple, mandarin, grape, peach, pear, strawberry, melon, watermelon, kiwi, banana.",
+	"Extract every person, place, and date from this note as JSON with keys people, places, dates: Maya flew from Osaka to Reykjavik on March 3, 2026, and met Dr. Chen and Lena Novak at the Harpa concert hall on March 5, 2026.",
+	"In one sentence, why do orchards need bees?",
+}
+
+// SelfTestPrompts returns the fixed prompts.
+func SelfTestPrompts() []string { return slices.Clone(selfTestPrompts) }
+
+// SelfTest runs the gates a user runs on their Mac to trust a bundle and
+// the runtime: speculation on == off, KV reuse == cold prefill, batched
+// prefill == token by token, rewind == fresh, restore == uninterrupted.
+// open makes a fresh chain; steps is the tokens compared per prompt.
+func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenizer.Tokenizer, prompts []string, steps int) ([]Gate, error) {
+	base, err := open(Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer base.Close()
+	tmpl, err := templateFor(b, tok)
+	if err != nil {
+		return nil, err
+	}
+	var ids [][]int
+	for _, p := range prompts {
+		x, err := tmpl.Encode(tokenizer.Conversation{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: p}}})
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, x)
+	}
+	greedy := func(c Chain, prompt []int, n int) ([]int, error) {
+		if err := c.Reset(); err != nil {
+			return nil, err
+		}
+		next, err := c.Prefill(prompt)
+		if err != nil {
+			return nil, err
+		}
+		out := []int{next}
+		for len(out) < n && c.Position() < c.Capabilities().Context {
+			if next, err = c.Decode(next); err != nil {
+				return nil, err
+			}
+			out = append(out, next)
+		}
+		return out, nil
+	}
+	var gates []Gate
+	add := func(name string, f func() (string, error)) {
+		detail, err := f()
+		g := Gate{Name: name, Pass: err == nil && detail == "", Detail: detail}
+		if err != nil {
+			g.Detail = err.Error()
+		}
+		if len(detail) > 5 && detail[:5] == "skip:" {
+			g.Pass, g.Skip, g.Detail = true, true, detail[5:]
+		}
+		gates = append(gates, g)
+	}
+	ref := make([][]int, len(ids))
+	for i, p := range ids {
+		if ref[i], err = greedy(base, p, steps); err != nil {
+			return nil, err
+		}
+	}
+
+	add("speculation on == off", func() (string, error) {
+		if base.Capabilities().MaxVerify() == 0 {
+			return "skip: the bundle cannot verify drafts", nil
+		}
+		for i, p := range prompts {
+			var got [2][]int
+			for j, mode := range []SpecMode{SpecModeOff, SpecModeOn} {
+				c, err := open(Options{})
+				if err != nil {
+					return "", err
+				}
+				s, err := NewSession(b, c, tok, Settings{Speculation: mode, MaxTokens: steps, DraftLen: 8, NGramMin: 1, NGramMax: 3})
+				if err != nil {
+					c.Close()
+					return "", err
+				}
+				s.Memory = nil
+				err = s.Send(p, func(e Event) {
+					if d, ok := e.(Delta); ok {
+						got[j] = append(got[j], d.Tokens...)
+					}
+				})
+				c.Close()
+				if err != nil {
+					return "", err
+				}
+			}
+			if d := firstDiff(got[0], got[1]); d != "" {
+				return fmt.Sprintf("prompt %d: %s", i+1, d), nil
+			}
+		}
+		return "", nil
+	})
+	add("KV reuse == cold prefill", func() (string, error) {
+		c, err := open(Options{})
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		s, err := NewSession(b, c, tok, Settings{Speculation: SpecModeOff, MaxTokens: steps / 2})
+		if err != nil {
+			return "", err
+		}
+		s.Memory = nil
+		for i, p := range prompts {
+			var got []int
+			if err := s.Send(p, func(e Event) {
+				if d, ok := e.(Delta); ok {
+					got = append(got, d.Tokens...)
+				}
+			}); err != nil {
+				return "", err
+			}
+			want, err := greedy(base, s.LastPrompt(), len(got))
+			if err != nil {
+				return "", err
+			}
+			if d := firstDiff(want[:min(len(want), len(got))], got); d != "" {
+				return fmt.Sprintf("turn %d: %s", i+1, d), nil
+			}
+		}
+		return "", nil
+	})
+	add("batched prefill == token by token", func() (string, error) {
+		c, err := open(Options{NoBatchedPrefill: true})
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		for i, p := range ids {
+			got, err := greedy(c, p, steps)
+			if err != nil {
+				return "", err
+			}
+			if d := firstDiff(ref[i], got); d != "" {
+				return fmt.Sprintf("prompt %d: %s", i+1, d), nil
+			}
+		}
+		return "", nil
+	})
+	add("rewind == fresh", func() (string, error) {
+		for i, p := range ids {
+			if _, err := greedy(base, p, steps); err != nil {
+				return "", err
+			}
+			back := min(steps/2, base.Position()-base.Capabilities().MinRewind)
+			target := base.Position() - back
+			if target < len(p) {
+				target, back = len(p), base.Position()-len(p)
+			}
+			if err := base.Rewind(target); err != nil {
+				return "", err
+			}
+			next := ref[i][target-len(p)]
+			got := slices.Clone(ref[i][:target-len(p)+1])
+			for len(got) < len(ref[i]) {
+				if next, err = base.Decode(next); err != nil {
+					return "", err
+				}
+				got = append(got, next)
+			}
+			if d := firstDiff(ref[i], got); d != "" {
+				return fmt.Sprintf("prompt %d, back %d: %s", i+1, back, d), nil
+			}
+		}
+		return "", nil
+	})
+	add("checkpoint restore == uninterrupted", func() (string, error) {
+		c, err := open(Options{})
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		for i, p := range ids {
+			half := steps / 2
+			first, err := greedy(base, p, half)
+			if err != nil {
+				return "", err
+			}
+			snap, err := base.Snapshot()
+			if err != nil {
+				return "", err
+			}
+			if err := c.Restore(snap); err != nil {
+				return "", err
+			}
+			got, next := first, first[len(first)-1]
+			for len(got) < len(ref[i]) {
+				if next, err = c.Decode(next); err != nil {
+					return "", err
+				}
+				got = append(got, next)
+			}
+			if d := firstDiff(ref[i], got); d != "" {
+				return fmt.Sprintf("prompt %d: %s", i+1, d), nil
+			}
+		}
+		return "", nil
+	})
+	return gates, nil
+}
+
+// firstDiff describes the first differing token, "" when equal.
+func firstDiff(want, got []int) string {
+	for i := range min(len(want), len(got)) {
+		if want[i] != got[i] {
+			return fmt.Sprintf("token %d is %d, want %d", i, got[i], want[i])
+		}
+	}
+	if len(want) != len(got) {
+		return fmt.Sprintf("%d tokens, want %d", len(got), len(want))
+	}
+	return ""
+}
