@@ -25,6 +25,7 @@ type r1Chain struct {
 	neg                                 uint16
 
 	k, v    map[int]*coreml.Tensor // own layer → [1, CTX, hd]
+	names   map[int][4]string      // own layer → k_in, v_in, k_out, v_out (made once: no per-token formatting)
 	decode  []*graph
 	blocks  map[int]*r1Block // width → lazily loaded block functions
 	widths  []int            // offset widths, descending, still available
@@ -62,9 +63,10 @@ func openR1(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*r1Chai
 		H: g.Hidden, P: g.PLEDim, LP: g.Layers * g.PLEDim, ctx: g.Context, hd: g.HeadDim, ghd: g.GlobalHeadDim,
 		sliding: g.SlidingWindow, fs: c.FirstShared, neg: host.Neg,
 		storeS: c.StoreLayers["sliding_attention"], storeF: c.StoreLayers["full_attention"],
-		k: map[int]*coreml.Tensor{}, v: map[int]*coreml.Tensor{}, blocks: map[int]*r1Block{},
+		k: map[int]*coreml.Tensor{}, v: map[int]*coreml.Tensor{}, blocks: map[int]*r1Block{}, names: map[int][4]string{},
 		plainN: c.CoreLLM.Prefill.PlainWidth(), onehotP: -1}
 	for l := range c.FirstShared {
+		ch.names[l] = [4]string{fmt.Sprintf("k_%d_in", l), fmt.Sprintf("v_%d_in", l), fmt.Sprintf("k_%d_out", l), fmt.Sprintf("v_%d_out", l)}
 		d := ch.headDim(l)
 		ch.k[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
 		ch.v[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
@@ -215,10 +217,10 @@ func (c *r1Chain) decodeStep(tok int) (*coreml.Tensor, error) {
 		}
 		if bounds[0] < c.fs {
 			for l := bounds[0]; l < bounds[1]; l++ {
-				if c.k[l], err = g.output(out, fmt.Sprintf("k_%d_out", l)); err != nil {
+				if c.k[l], err = g.output(out, c.names[l][2]); err != nil {
 					return nil, err
 				}
-				if c.v[l], err = g.output(out, fmt.Sprintf("v_%d_out", l)); err != nil {
+				if c.v[l], err = g.output(out, c.names[l][3]); err != nil {
 					return nil, err
 				}
 			}
@@ -236,8 +238,8 @@ func (c *r1Chain) decodeStep(tok int) (*coreml.Tensor, error) {
 func (c *r1Chain) bindKV(g *graph, bounds [2]int) {
 	if bounds[0] < c.fs {
 		for l := bounds[0]; l < bounds[1]; l++ {
-			g.set(fmt.Sprintf("k_%d_in", l), c.k[l])
-			g.set(fmt.Sprintf("v_%d_in", l), c.v[l])
+			g.set(c.names[l][0], c.k[l])
+			g.set(c.names[l][1], c.v[l])
 		}
 		return
 	}
@@ -402,11 +404,11 @@ func (c *r1Chain) runBlock(blk *r1Block, toks []int, n int) (*coreml.Tensor, err
 		}
 		if bounds[0] < c.fs {
 			for l := bounds[0]; l < bounds[1]; l++ {
-				kt, err := g.output(out, fmt.Sprintf("k_%d_out", l))
+				kt, err := g.output(out, c.names[l][2])
 				if err != nil {
 					return nil, err
 				}
-				vt, err := g.output(out, fmt.Sprintf("v_%d_out", l))
+				vt, err := g.output(out, c.names[l][3])
 				if err != nil {
 					return nil, err
 				}

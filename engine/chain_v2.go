@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
@@ -29,6 +30,9 @@ type v2Chain struct {
 	head     *graph
 	bufs     map[int]*v2Inputs // per S, allocated on first use
 	pos      int
+	storeOut [4]string // k/v output names of the sliding and full store layers
+	one      [1]int    // Decode's token, without allocating
+	ids      []int     // head results, reused
 }
 
 // v2Inputs are the host tensors for one S.
@@ -48,6 +52,8 @@ func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chai
 		bufs: map[int]*v2Inputs{}}
 	ch.storeS = c.StoreLayer("sliding_attention", g.FirstShared)
 	ch.storeF = c.StoreLayer("full_attention", g.FirstShared)
+	ch.storeOut = [4]string{fmt.Sprintf("k_%d_out", ch.storeS), fmt.Sprintf("v_%d_out", ch.storeS),
+		fmt.Sprintf("k_%d_out", ch.storeF), fmt.Sprintf("v_%d_out", ch.storeF)}
 	for _, chunk := range b.Chunks {
 		gr, err := loadGraph(rt, chunk.Path, "", o.ComputeUnits)
 		if err != nil {
@@ -182,11 +188,11 @@ func (c *v2Chain) forward(toks []int) (*coreml.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t, ok := out[fmt.Sprintf("k_%d_out", c.storeS)]; ok {
-			sks, svs = t, out[fmt.Sprintf("v_%d_out", c.storeS)]
+		if t, ok := out[c.storeOut[0]]; ok {
+			sks, svs = t, out[c.storeOut[1]]
 		}
-		if t, ok := out[fmt.Sprintf("k_%d_out", c.storeF)]; ok {
-			skf, svf = t, out[fmt.Sprintf("v_%d_out", c.storeF)]
+		if t, ok := out[c.storeOut[2]]; ok {
+			skf, svf = t, out[c.storeOut[3]]
 		}
 		if hidden, err = g.output(out, "hidden"); err != nil {
 			return nil, err
@@ -207,15 +213,16 @@ func (c *v2Chain) heads(hidden *coreml.Tensor, rows int) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]int, rows)
-	for i := range ids {
-		ids[i] = int(t.I32(i))
+	c.ids = c.ids[:0]
+	for i := range rows {
+		c.ids = append(c.ids, int(t.I32(i)))
 	}
-	return ids, nil
+	return c.ids, nil
 }
 
 func (c *v2Chain) Decode(tok int) (int, error) {
-	hidden, err := c.forward([]int{tok})
+	c.one[0] = tok
+	hidden, err := c.forward(c.one[:])
 	if err != nil {
 		return 0, err
 	}
@@ -270,7 +277,8 @@ func (c *v2Chain) Verify(tokens []int) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.heads(hidden, S)
+	ids, err := c.heads(hidden, S)
+	return slices.Clone(ids), err // the caller keeps them
 }
 
 // closeStates releases the MLStates now (they hold the whole KV cache).

@@ -23,6 +23,9 @@ type Host struct {
 	invS, invF []float64
 	ropeF32    bool             // v2: angles in float32
 	npy        [4]*sidecars.NPY // stateful3: cos_s, sin_s, cos_f, sin_f
+	// rope holds r1/v2 RoPE rows for every position, computed once at
+	// load (about 6 MB at ctx 2048): a row is then a copy, not 384 cos/sin.
+	rope [4][]uint16
 }
 
 // NewHost memory-maps a bundle's sidecars.
@@ -77,7 +80,30 @@ func NewHost(b *bundle.Bundle) (*Host, error) {
 	default:
 		return nil, fmt.Errorf("engine: no host inputs for family %q", b.Family)
 	}
+	if h.invS != nil {
+		h.tabulateRope(g.Context)
+	}
 	return h, nil
+}
+
+// tabulateRope computes the family's RoPE rows for positions [0, ctx).
+func (h *Host) tabulateRope(ctx int) {
+	hd, ghd := h.HeadDim, h.GHeadDim
+	h.rope = [4][]uint16{make([]uint16, ctx*hd), make([]uint16, ctx*hd), make([]uint16, ctx*ghd), make([]uint16, ctx*ghd)}
+	for p := range ctx {
+		h.ropeRow(p, h.rope[0][p*hd:(p+1)*hd], h.rope[1][p*hd:(p+1)*hd], h.rope[2][p*ghd:(p+1)*ghd], h.rope[3][p*ghd:(p+1)*ghd])
+	}
+}
+
+// ropeRow computes one position's rows with the family's precision.
+func (h *Host) ropeRow(pos int, cosS, sinS, cosF, sinF []uint16) {
+	if h.ropeF32 {
+		sidecars.RopeRowF32(h.invS, pos, cosS, sinS)
+		sidecars.RopeRowF32(h.invF, pos, cosF, sinF)
+		return
+	}
+	sidecars.RopeRowF64(h.invS, pos, cosS, sinS)
+	sidecars.RopeRowF64(h.invF, pos, cosF, sinF)
 }
 
 // openTable opens an r1/v2 sidecar: int8 with f32 scales, or raw fp16.
@@ -118,12 +144,14 @@ func (h *Host) Rope(pos int, cosS, sinS, cosF, sinF []uint16) error {
 				return fmt.Errorf("RoPE table row %d: %w", pos, err)
 			}
 		}
-	case h.ropeF32:
-		sidecars.RopeRowF32(h.invS, pos, cosS, sinS)
-		sidecars.RopeRowF32(h.invF, pos, cosF, sinF)
+	case pos < len(h.rope[0])/max(h.HeadDim, 1):
+		hd, ghd := h.HeadDim, h.GHeadDim
+		copy(cosS, h.rope[0][pos*hd:(pos+1)*hd])
+		copy(sinS, h.rope[1][pos*hd:(pos+1)*hd])
+		copy(cosF, h.rope[2][pos*ghd:(pos+1)*ghd])
+		copy(sinF, h.rope[3][pos*ghd:(pos+1)*ghd])
 	default:
-		sidecars.RopeRowF64(h.invS, pos, cosS, sinS)
-		sidecars.RopeRowF64(h.invF, pos, cosF, sinF)
+		h.ropeRow(pos, cosS, sinS, cosF, sinF)
 	}
 	return nil
 }

@@ -19,29 +19,33 @@ type PromptLookup struct {
 // Draft scans backwards without allocating; at a full 2,048-token context
 // a round costs a few microseconds (BenchmarkPromptLookup).
 func (p PromptLookup) Draft(dst, context []int, last, max int) []int {
-	L := len(context) + 1
-	at := func(i int) int { // seq = context + [last]
-		if i == len(context) {
-			return last
-		}
-		return context[i]
-	}
+	L := len(context) + 1 // seq = context + [last]
 	if max <= 0 || p.MinN < 1 || L < p.MinN+1 {
 		return dst
 	}
-	for n := min(p.MaxN, L-1); n >= p.MinN; n-- {
-		// Candidate starts j (seq[j:j+n] == final n-gram), most recent first;
-		// the match may overlap the suffix.
+	var suf [8]int
+	for n := min(p.MaxN, L-1, len(suf)); n >= p.MinN; n-- {
+		// The final n-gram of seq; a candidate window seq[j:j+n] with
+		// j ≤ L-n-1 lies wholly inside context (it may overlap the suffix).
+		copy(suf[:n-1], context[len(context)-(n-1):])
+		suf[n-1] = last
+		tail := suf[n-1]
 	scan:
 		for j := L - n - 1; j >= 0; j-- {
-			for k := n - 1; k >= 0; k-- {
-				if at(j+k) != at(L-n+k) {
+			if context[j+n-1] != tail {
+				continue
+			}
+			for k := n - 2; k >= 0; k-- {
+				if context[j+k] != suf[k] {
 					continue scan
 				}
 			}
-			end := min(j+n+max, L)
-			for i := j + n; i < end; i++ {
-				dst = append(dst, at(i))
+			for i := j + n; i < min(j+n+max, L); i++ {
+				if i == len(context) {
+					dst = append(dst, last)
+				} else {
+					dst = append(dst, context[i])
+				}
 			}
 			return dst
 		}

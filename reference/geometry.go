@@ -165,6 +165,15 @@ func Preset(name, family string) (Geometry, error) {
 	case "small":
 		g = Geometry{Vocab: 4096, Hidden: 256, Heads: 4, HeadDim: 64, GlobalHeadDim: 128, Intermediate: 512,
 			PLEDim: 16, SlidingWindow: 512, Context: 2048}
+	case "e2b", "e4b":
+		// Real geometry with a small vocabulary, for shape checks and host
+		// benchmarks with a null runtime (no weights are written).
+		g = E2B()
+		if name == "e4b" {
+			g = E4B()
+		}
+		g.Vocab = 512
+		return g, g.Validate()
 	default:
 		return Geometry{}, fmt.Errorf("unknown preset %q (want tiny or small)", name)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/sidecars"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -23,6 +22,10 @@ type SynthOptions struct {
 	Preset string // tiny, small
 	Seed   uint64
 	Out    string
+	// NoWeights writes configs, sidecars and contracts but no layer
+	// weights: such a bundle only runs on a null runtime (benchmarks of the
+	// host path at full E2B/E4B geometry).
+	NoWeights bool
 }
 
 // synth carries what every family writer needs.
@@ -46,7 +49,16 @@ func Synthesize(o SynthOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	w, ple := RandomWeights(&g, o.Seed)
+	if (o.Preset == "e2b" || o.Preset == "e4b") && !o.NoWeights {
+		return "", fmt.Errorf("synth: preset %s is geometry only; set NoWeights", o.Preset)
+	}
+	var w *Weights
+	var ple []float32
+	if o.NoWeights {
+		w, ple = shapeOnlyWeights(&g)
+	} else {
+		w, ple = RandomWeights(&g, o.Seed)
+	}
 	s := &synth{o: o, g: g, w: w, ple: ple, dir: o.Out}
 	if err := os.MkdirAll(o.Out, 0o700); err != nil {
 		return "", fmt.Errorf("synth: %w", err)
@@ -65,6 +77,21 @@ func Synthesize(o SynthOptions) (string, error) {
 		return "", fmt.Errorf("synth %s: %w", o.Family, err)
 	}
 	return s.dir, nil
+}
+
+// shapeOnlyWeights gives the tables the sidecars are quantized from
+// (embedding and PLE, small vocabulary) and nothing else.
+func shapeOnlyWeights(g *Geometry) (*Weights, []float32) {
+	w := &Weights{Layers: make([]*LayerWeights, g.Layers), PLProjNorm: make([]float32, g.PLEDim)}
+	w.Embed = make([]float32, g.Vocab*g.Hidden)
+	ple := make([]float32, g.Vocab*g.Layers*g.PLEDim)
+	for i := range w.Embed {
+		w.Embed[i] = float32(i%17-8) / 64
+	}
+	for i := range ple {
+		ple[i] = float32(i%13-6) / 32
+	}
+	return w, ple
 }
 
 // writeJSON writes v indented, private to the user.
@@ -182,16 +209,18 @@ func (s *synth) twin(name string, t Twin, model []string) error {
 		return err
 	}
 	t.Format, t.Geometry, t.Weights = TwinFormat, s.g, "model.safetensors"
-	meta := map[string]string{"format": "pt", "orchard": TwinFormat}
-	if err := WriteWeights(filepath.Join(dir, t.Weights), &s.g, s.w, t.Layers[0], t.Layers[1], model, meta); err != nil {
-		return err
+	if !s.o.NoWeights {
+		meta := map[string]string{"format": "pt", "orchard": TwinFormat}
+		if err := WriteWeights(filepath.Join(dir, t.Weights), &s.g, s.w, t.Layers[0], t.Layers[1], model, meta); err != nil {
+			return err
+		}
 	}
 	if err := writeJSON(filepath.Join(dir, TwinFile), t); err != nil {
 		return err
 	}
-	m, err := New().Load(dir, coreml.LoadOptions{})
+	d, err := Describe(&t, t.DefaultFunction)
 	if err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(dir, "metadata.json"), coreMLMetadata(m.Description(), &t))
+	return writeJSON(filepath.Join(dir, "metadata.json"), coreMLMetadata(d, &t))
 }

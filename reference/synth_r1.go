@@ -16,7 +16,7 @@ func (s *synth) r1() error {
 	fs := g.FirstShared()
 	bounds := [][2]int{{0, fs / 2}, {fs / 2, fs}, {fs, g.Layers}}
 	plain, widths := 32, []int{32, 16, 8}
-	if s.o.Preset == "small" {
+	if s.o.Preset != "tiny" {
 		plain, widths = 512, []int{512, 64, 16}
 	}
 	var chunks []string

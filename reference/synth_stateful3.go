@@ -24,6 +24,9 @@ func (s *synth) stateful3(logits bool) error {
 	}
 	fs := g.FirstShared()
 	b1, b2 := fs/2, fs+(g.Layers-fs)/2
+	if s.o.Preset == "e2b" {
+		b1, b2 = 8, 25 // as published
+	}
 	if g.StoreLayer(Sliding) < b1 || g.StoreLayer(Full) < b1 {
 		return fmt.Errorf("preset puts a KV producer in chunk_1")
 	}
@@ -48,12 +51,14 @@ func (s *synth) stateful3(logits bool) error {
 	if err := s.int8Table("embed_tokens_per_layer_q8.bin", "embed_tokens_per_layer_scales.bin", s.ple, LP, sidecars.ScaleF16); err != nil {
 		return err
 	}
-	proj := make([]uint16, len(s.w.PLModelProj))
-	for i, v := range s.w.PLModelProj {
-		proj[i] = coreml.F32ToF16(v)
-	}
-	if err := sidecars.WriteF16(filepath.Join(s.dir, "per_layer_projection.bin"), proj); err != nil {
-		return err
+	if !s.o.NoWeights { // optional and unused by the engine; 27 MB at E2B size
+		proj := make([]uint16, len(s.w.PLModelProj))
+		for i, v := range s.w.PLModelProj {
+			proj[i] = coreml.F32ToF16(v)
+		}
+		if err := sidecars.WriteF16(filepath.Join(s.dir, "per_layer_projection.bin"), proj); err != nil {
+			return err
+		}
 	}
 	norm := make([]byte, 4*g.PLEDim)
 	for i, v := range s.w.PLProjNorm {

@@ -15,11 +15,14 @@ import (
 func (s *synth) v2() error {
 	g := &s.g
 	maxS := 16
-	if s.o.Preset == "small" {
+	if s.o.Preset != "tiny" {
 		maxS = 128
 	}
 	q := g.Layers / 4
 	bounds := [][2]int{{0, q}, {q, 2 * q}, {2 * q, 3 * q}, {3 * q, g.Layers}}
+	if s.o.Preset == "e4b" {
+		bounds = [][2]int{{0, 12}, {12, 24}, {24, 36}, {36, 42}} // as published
+	}
 	var chunks []string
 	fns := map[string]Function{"main": {Role: RoleRange}}
 	for _, b := range bounds {
