@@ -16,7 +16,9 @@ import (
 // measures only orchard's own work between graph calls.
 type nullRuntime struct{}
 
-func (nullRuntime) Alloc(shape []int, dt coreml.DType) *coreml.Tensor { return coreml.NewTensor(shape, dt) }
+func (nullRuntime) Alloc(shape []int, dt coreml.DType) *coreml.Tensor {
+	return coreml.NewTensor(shape, dt)
+}
 
 func (nullRuntime) Load(path string, o coreml.LoadOptions) (coreml.Model, error) {
 	t, err := reference.ReadTwin(path)
@@ -74,7 +76,7 @@ type nullState struct{}
 
 func (nullState) Read(string) (*coreml.Tensor, error) { return nil, fmt.Errorf("null state") }
 func (nullState) Write(string, *coreml.Tensor) error  { return nil }
-func (nullState) Close() error                         { return nil }
+func (nullState) Close() error                        { return nil }
 
 // shapeBundles are E2B/E4B-geometry bundles without weights, made once.
 var shapeBundles sync.Map
