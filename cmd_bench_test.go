@@ -10,7 +10,7 @@ import (
 // TestBench runs the workload table with in-process "children" and checks
 // the table's shape and the lossless check.
 func TestBench(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	isolate(t)
 	var children int
 	spawn := func(a []string) ([]byte, error) {
 		children++

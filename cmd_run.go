@@ -6,10 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
 )
 
@@ -18,36 +19,26 @@ import (
 func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("orchard run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	model := fs.String("model", "", "bundle folder")
+	flags := config.RegisterFlags(fs) // --model, --spec, --no-mtp, --temp, ... with file and env defaults
 	demo := fs.Bool("demo", false, "use the demo bundle instead of --model")
 	demoFamily := fs.String("demo-family", "r1", "family of the demo bundle")
 	prompt := fs.String("prompt", "", "user message (default: read stdin)")
 	maxTokens := fs.Int("max-tokens", 0, "tokens to generate (0 = until EOS or the context ends)")
-	noSpec := fs.Bool("no-spec", false, "disable speculation")
-	noMTP := fs.Bool("no-mtp", false, "same as --no-spec (corellm-chat's name)")
-	spec := fs.String("spec", "auto", "speculation: on, off or auto (adaptive)")
-	draftLen := fs.Int("draft-len", 4, "draft tokens per verify (bounded by the bundle's verify width)")
 	stats := fs.Bool("stats", false, "print the stats block on stderr")
-	system := fs.String("system", "", "system prompt")
-	thinking := fs.Bool("thinking", false, "enable thinking")
-	temp := fs.Float64("temp", 0, "temperature (logits bundles only)")
-	topK := fs.Int("top-k", 0, "top-k")
-	topP := fs.Float64("top-p", 1, "top-p")
-	minP := fs.Float64("min-p", 0, "min-p")
-	rep := fs.Float64("repeat-penalty", 0, "repetition penalty")
-	seed := fs.Uint64("seed", 0, "sampling seed")
 	asJSON := fs.Bool("json", false, "print one JSON object (reply, ids, metrics) instead of the text")
-	compute := fs.String("compute", "", "compute units: all, cpuAndGPU, cpuAndNeuralEngine, cpuOnly")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
-	cu, err := coreml.ParseComputeUnits(*compute)
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
 	if err != nil {
-		fmt.Fprintln(stderr, "orchard run:", err)
+		return configError(stderr, "orchard run", err)
+	}
+	if *maxTokens < 0 {
+		fmt.Fprintln(stderr, "orchard run: --max-tokens must be 0 (no cap) or more")
 		return 2
 	}
-	if (*model == "") == !*demo {
-		fmt.Fprintln(stderr, "orchard run: give --model DIR or --demo")
+	if (cfg.Model.Path == "") == !*demo {
+		fmt.Fprintln(stderr, "orchard run: give --model DIR (or model.path in the config) or --demo")
 		return 2
 	}
 	text := *prompt
@@ -63,19 +54,15 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard run: empty prompt (use --prompt or stdin)")
 		return 2
 	}
-	set := engine.Settings{System: *system, Thinking: *thinking, MaxTokens: *maxTokens, Speculation: engine.SpecMode(*spec),
-		DraftLen: *draftLen, Sampling: engine.Sampling{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP,
-			RepetitionPenalty: *rep, Seed: *seed}}
-	if *noSpec || *noMTP {
-		set.Speculation = engine.SpecModeOff
-	}
-	dir := *model
+	set := settingsFrom(cfg, *maxTokens)
+	dir := cfg.Model.Path
 	if *demo {
 		if dir, err = demoBundle(*demoFamily, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
 			return 1
 		}
 	}
+	cu := cfg.Model.ComputeUnits
 	fmt.Fprintf(stderr, "Loading model bundle: %s\n", dir)
 	m, err := openModel(dir, cu, set)
 	if err != nil {
@@ -87,6 +74,12 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer m.sess.Close()
+	if log, err := engine.OpenMetricsLog(cfg.MetricsFile(), m.info, m.b.Dir, m.loadDur); err == nil {
+		m.sess.Metrics = log.Record
+		defer log.Close()
+	} else {
+		fmt.Fprintln(stderr, "  note: no metrics log:", err)
+	}
 	fmt.Fprintf(stderr, "  %s (%s, %s runtime)\n  context length: %d\n  models loaded in %.1fs\n",
 		m.info.Name, m.info.Family, m.info.Runtime, m.info.Context, m.loadDur.Seconds())
 	switch {

@@ -7,7 +7,7 @@ import (
 )
 
 func TestRunJSONAndStats(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	isolate(t)
 	code, out, stderr := runCmd(t, "run", "--demo", "--demo-family", "stateful3", "--prompt", "Hello.", "--max-tokens", "5", "--json", "--stats")
 	if code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
@@ -35,7 +35,7 @@ func TestRunJSONAndStats(t *testing.T) {
 }
 
 func TestRunStdinAndErrors(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	isolate(t)
 	var out, errb strings.Builder
 	code := run([]string{"run", "--demo", "--max-tokens", "3", "--no-mtp"}, strings.NewReader("from stdin\n"), &out, &errb)
 	if code != 0 || !strings.Contains(errb.String(), "OFF") {

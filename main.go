@@ -18,6 +18,9 @@ usage:
   orchard run (--model DIR | --demo) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
   orchard selftest (--model DIR | --demo) [--steps N]   verification gates (exit 1 on a failure)
   orchard bench (--model DIR | --demo) [--rounds N] [--json]   speculation off/on workload table
+  orchard config show [--json] [--config FILE] [flags]   effective settings and where each came from
+  orchard config init [--config FILE] [--force]          write a commented config file (0600)
+  orchard models [--json] [--models-dir DIR]             bundles in the search folders and the Hugging Face cache
   orchard bundle synth --family F --preset tiny|small --seed N --out DIR
   orchard bundle inspect DIR [--json]
   orchard bundle forward DIR --ids 2,105,... [--top K]
@@ -53,6 +56,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runSelftest(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "config":
+		return runConfig(args[1:], stdout, stderr)
+	case "models":
+		return runModels(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -88,7 +88,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	isolate(t)
 	code, out, stderr := runCmd(t, "--demo", "--family", "v2", "--max-tokens", "8")
 	if code != 0 {
 		t.Fatalf("demo: %d %s", code, stderr)

@@ -82,6 +82,19 @@ func (e *Engine) emit(ev Event) {
 	}
 }
 
+// emitTurn is the session's callback: it runs on the engine goroutine, so
+// before an event that ends a turn it can refresh the copies Messages and
+// Settings return — a consumer reading them on Finished sees the reply.
+func (e *Engine) emitTurn(ev Event) {
+	switch ev.(type) {
+	case Finished, Cancelled, Failed:
+		e.mu.Lock()
+		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
+		e.mu.Unlock()
+	}
+	e.emit(ev)
+}
+
 // forward hands queued events to the consumer, blocking only itself.
 func (e *Engine) forward() {
 	defer close(e.out)
@@ -146,7 +159,7 @@ func (e *Engine) Send(text string) {
 			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
 			return
 		}
-		e.sess.Send(text, e.emit)
+		e.sess.Send(text, e.emitTurn)
 	})
 }
 

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/orchard-llm/orchard/config"
+)
+
+const configUsage = `usage:
+  orchard config show [--json] [--config FILE] [any config flag]
+  orchard config init [--config FILE] [--force]
+`
+
+func runConfig(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "orchard config: want show or init\n\n"+configUsage)
+		return 2
+	}
+	switch args[0] {
+	case "show":
+		return configShow(args[1:], stdout, stderr)
+	case "init":
+		return configInit(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, configUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "orchard config: unknown command %q (want show or init)\n", args[0])
+	return 2
+}
+
+// configShow prints the effective values and their sources. It takes
+// every config flag, so one can see what a command line would change.
+func configShow(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard config show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	flags := config.RegisterFlags(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "orchard config show: unexpected argument %q\n", pos[0])
+		return 2
+	}
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
+	if err != nil {
+		return configError(stderr, "orchard config show", err)
+	}
+	if *asJSON {
+		err = cfg.WriteJSON(stdout)
+	} else {
+		err = cfg.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard config show:", err)
+		return 1
+	}
+	return 0
+}
+
+// configInit writes the commented config file with every key's default.
+func configInit(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard config init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "file to write (default $XDG_CONFIG_HOME/orchard/config.toml, or $"+config.ConfigEnv+")")
+	force := fs.Bool("force", false, "replace an existing file")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "orchard config init: unexpected argument %q\n", pos[0])
+		return 2
+	}
+	path := *file
+	if path == "" {
+		path = os.Getenv(config.ConfigEnv)
+	}
+	if path == "" {
+		if path, err = config.DefaultFile(os.Getenv); err != nil {
+			fmt.Fprintln(stderr, "orchard config init:", err)
+			return 1
+		}
+	}
+	if err := config.WriteTemplate(path, os.Getenv, *force); err != nil {
+		fmt.Fprintln(stderr, "orchard", err)
+		if errors.Is(err, os.ErrExist) {
+			return 2
+		}
+		return 1
+	}
+	fmt.Fprintln(stdout, "wrote", path)
+	return 0
+}
+
+// configError prints a Load error, one problem per line, and returns the
+// exit code: 2 for values the user can fix, 1 for anything else (such as
+// an unreadable file).
+func configError(stderr io.Writer, cmd string, err error) int {
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) == 1 {
+		fmt.Fprintf(stderr, "%s: %s\n", cmd, lines[0])
+	} else {
+		fmt.Fprintf(stderr, "%s: invalid configuration:\n  %s\n", cmd, strings.Join(lines, "\n  "))
+	}
+	var ce *config.Error
+	if errors.As(err, &ce) || errors.Is(err, os.ErrNotExist) {
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/orchard-llm/orchard/config"
+)
+
+// runModels lists the bundles in the configured search folders and the
+// Hugging Face cache, valid or not, with the first problem of each invalid one.
+func runModels(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard models", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	flags := config.RegisterFlags(fs, "model.search_dirs")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "orchard models: unexpected argument %q\n", pos[0])
+		return 2
+	}
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
+	if err != nil {
+		return configError(stderr, "orchard models", err)
+	}
+	where := []string{}
+	for _, d := range cfg.Model.SearchDirs {
+		if _, err := os.Stat(d); err != nil {
+			fmt.Fprintf(stderr, "orchard models: search folder %s (%s): %v\n", d, cfg.Source("model.search_dirs"), err)
+			continue
+		}
+		where = append(where, d)
+	}
+	if hub := config.HFCacheDir(os.Getenv); hub != "" {
+		where = append(where, hub)
+	}
+	found := config.Discover(cfg.Model.SearchDirs, os.Getenv)
+	if *asJSON {
+		if found == nil {
+			found = []config.Found{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(found); err != nil {
+			return 1
+		}
+		return 0
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(stdout, "no bundles found in %s\n", strings.Join(where, ", "))
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tFAMILY\tSIZE\tPATH\tSTATUS")
+	for _, f := range found {
+		family, status := string(f.Family), "ok"
+		if family == "" {
+			family = "?"
+		}
+		if !f.Valid {
+			status = "invalid: " + f.Problem
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, family, humanSize(f.Size), f.Path, status)
+	}
+	if err := tw.Flush(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// humanSize prints a byte count in binary units, as file managers do.
+func humanSize(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, units := float64(n)/1024, []string{"KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}

@@ -1,0 +1,149 @@
+// Package config builds orchard's one Config value from, in rising
+// precedence, built-in defaults, the TOML config file, environment
+// variables and command-line flags, remembering where every value came
+// from. It also knows orchard's folders (XDG config and data homes), opens
+// the log file, finds model bundles in search folders and the Hugging Face
+// cache, and remembers the user's model choice.
+package config
+
+import (
+	"path/filepath"
+
+	"github.com/orchard-llm/orchard/coreml"
+)
+
+// Config is the effective configuration. Load fills it; Source tells where
+// each value came from.
+type Config struct {
+	Model       Model
+	Speculation Speculation
+	Sampling    Sampling
+	Chat        Chat
+	Data        Data
+	Log         Log
+	UI          UI
+	// Keys maps a TUI action to the keys bound to it, overriding the TUI's
+	// defaults action by action; an empty list unbinds the action.
+	Keys map[string][]string
+
+	// File is the config file that was read, or would have been read had
+	// it existed (FileFound false).
+	File      string
+	FileFound bool
+
+	sources map[string]Source
+}
+
+// Model says which bundle to open and how to run it.
+type Model struct {
+	Path         string   // bundle folder; "" = choose in the picker
+	SearchDirs   []string // folders `orchard models` and the picker scan
+	ComputeUnits coreml.ComputeUnits
+	// VerifyHeadUnits places r1's batched verify head; DefaultUnits keeps
+	// the published rule (CPU when the chain may use the Neural Engine).
+	VerifyHeadUnits coreml.ComputeUnits
+}
+
+// SpecMode turns prompt-lookup speculation on, off, or on where the bundle
+// supports it.
+type SpecMode string
+
+const (
+	SpecOn   SpecMode = "on"
+	SpecOff  SpecMode = "off"
+	SpecAuto SpecMode = "auto"
+)
+
+// Speculation configures prompt-lookup drafting.
+type Speculation struct {
+	Mode        SpecMode
+	DraftLength int // tokens drafted per round, 1…16
+	NgramMin    int // shortest suffix n-gram looked up
+	NgramMax    int // longest suffix n-gram looked up
+}
+
+// Sampling holds the defaults for bundles that emit logits; bundles that
+// emit argmax ids are always greedy. Its fields match engine.Sampling's,
+// so engine.Sampling(c.Sampling) converts it.
+type Sampling struct {
+	Temperature       float64 // 0 = greedy
+	TopK              int     // 0 = no limit
+	TopP              float64 // (0, 1]
+	MinP              float64 // [0, 1]
+	RepetitionPenalty float64 // 1 = none
+	Seed              uint64  // same seed, same settings: same reply
+}
+
+// ContextPolicy says what happens when a conversation fills the context.
+type ContextPolicy string
+
+const (
+	ContextStop       ContextPolicy = "stop"        // finish the reply, ask the user to start anew
+	ContextDropOldest ContextPolicy = "drop-oldest" // forget the oldest turns and re-prefill
+)
+
+// Chat holds conversation defaults.
+type Chat struct {
+	SystemPrompt string
+	Thinking     bool
+	ContextFull  ContextPolicy
+}
+
+// Data locates orchard's data folder.
+type Data struct {
+	Dir string // holds checkpoints/, metrics.jsonl, autosave, logs/, state.json
+}
+
+// Log configures the log file.
+type Log struct {
+	Debug bool
+}
+
+// UI holds presentation choices.
+type UI struct {
+	Theme string // auto, dark or light
+}
+
+// Themes lists the accepted ui.theme values.
+func Themes() []string { return []string{"auto", "dark", "light"} }
+
+// Source returns where the value of key (as in the config file, e.g.
+// "sampling.top_p" or "keys.quit") came from.
+func (c *Config) Source(key string) Source { return c.sources[key] }
+
+// CheckpointsDir is the folder of named checkpoints.
+func (c *Config) CheckpointsDir() string { return filepath.Join(c.Data.Dir, "checkpoints") }
+
+// MetricsFile is the JSON-lines file of per-turn metrics.
+func (c *Config) MetricsFile() string { return filepath.Join(c.Data.Dir, "metrics.jsonl") }
+
+// AutosaveFile is where the current conversation is saved as it goes.
+func (c *Config) AutosaveFile() string { return filepath.Join(c.Data.Dir, "autosave") }
+
+// LogDir is the folder of orchard.log.
+func (c *Config) LogDir() string { return filepath.Join(c.Data.Dir, "logs") }
+
+// defaults returns the built-in configuration; every value's source is
+// FromDefault. The data folder is "" when env names no home.
+func defaults(env func(string) string) *Config {
+	c := &Config{
+		Model: Model{SearchDirs: []string{}},
+		Speculation: Speculation{
+			Mode:        SpecAuto,
+			DraftLength: 4, // the published runtime's default
+			NgramMin:    2, // the engine's: a 2-gram is tried when no 3-gram matches
+			NgramMax:    3, // the published drafters' longest
+		},
+		// Greedy, the only mode argmax bundles have; the rest take effect
+		// only with a temperature, and then filter nothing until set.
+		Sampling: Sampling{TopP: 1, RepetitionPenalty: 1},
+		Chat:     Chat{ContextFull: ContextStop},
+		UI:       UI{Theme: "auto"},
+		Keys:     map[string][]string{},
+		sources:  map[string]Source{},
+	}
+	if d, err := DataDir(env); err == nil {
+		c.Data.Dir = d
+	}
+	return c
+}

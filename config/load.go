@@ -1,0 +1,239 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Options says where Load reads from.
+type Options struct {
+	// Env reads environment variables (os.Getenv); nil reads none. HOME and
+	// the XDG variables that place the files are read through it too.
+	Env func(string) string
+	// Flags are the parsed command-line flags; nil means none.
+	Flags *Flags
+	// Actions are the TUI's key-binding actions (tui.KeyNames); when set,
+	// a binding of any other action is an error naming its source.
+	Actions []string
+}
+
+// ConfigEnv names the config file, like --config.
+const ConfigEnv = "ORCHARD_CONFIG"
+
+// Load builds the configuration: defaults, then the config file, then the
+// environment, then the flags the user set. It reports every problem it
+// finds, each an *Error naming the key and the source, joined.
+func Load(o Options) (*Config, error) {
+	env := o.Env
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	c := defaults(env)
+	homeDir, _ := home(env) // only needed to expand ~; its absence is reported where it matters
+
+	path, explicit, err := configFile(env, o.Flags)
+	if err != nil {
+		return nil, err
+	}
+	c.File = path
+	var errs []error
+	if path != "" {
+		errs = append(errs, c.readFile(path, explicit, homeDir, o.Actions)...)
+	}
+	errs = append(errs, c.readEnv(env, homeDir, o.Actions)...)
+	if o.Flags != nil {
+		errs = append(errs, o.Flags.apply(c, homeDir, o.Actions)...)
+	}
+	errs = append(errs, c.check()...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// configFile picks the file: --config, else $ORCHARD_CONFIG, else the XDG
+// default. A named file must exist; the default may not.
+func configFile(env func(string) string, f *Flags) (path string, explicit bool, err error) {
+	if f != nil && f.file != "" {
+		return f.file, true, nil
+	}
+	if p := env(ConfigEnv); p != "" {
+		return p, true, nil
+	}
+	p, err := DefaultFile(env)
+	if err != nil {
+		return "", false, fmt.Errorf("config file: %w (name one with --config or %s)", err, ConfigEnv)
+	}
+	return p, false, nil
+}
+
+// readFile applies the config file at path.
+func (c *Config) readFile(path string, explicit bool, homeDir string, actions []string) []error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		return nil
+	}
+	if err != nil {
+		return []error{fmt.Errorf("config file: %w", err)}
+	}
+	c.FileFound = true
+	base := filepath.Dir(path)
+	if abs, err := filepath.Abs(base); err == nil {
+		base = abs
+	}
+	return c.applyTOML(data, path, pathCtx{home: homeDir, base: base}, actions)
+}
+
+// applyTOML applies a TOML document; name is the file named in sources.
+func (c *Config) applyTOML(data []byte, name string, pc pathCtx, actions []string) []error {
+	var doc map[string]any
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, _ := de.Position()
+			msg := strings.TrimPrefix(de.Error(), "toml: ")
+			return []error{&Error{Key: strings.Join(de.Key(), "."), Source: Source{Kind: FromFile, Name: name, Line: line}, Err: errors.New(msg)}}
+		}
+		return []error{fmt.Errorf("%s: %w", name, err)}
+	}
+	lines := keyLines(data)
+	at := func(key string) Source { return Source{Kind: FromFile, Name: name, Line: lines[key]} }
+	all := settings()
+
+	// Walk in file order so errors and sources read top to bottom.
+	byLine := func(m map[string]any, prefix string) []string {
+		ks := make([]string, 0, len(m))
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.SortFunc(ks, func(a, b string) int {
+			return cmp.Or(cmp.Compare(lines[prefix+a], lines[prefix+b]), strings.Compare(a, b))
+		})
+		return ks
+	}
+	var errs []error
+	for _, section := range byLine(doc, "") {
+		v := doc[section]
+		table, isTable := v.(map[string]any)
+		if !isSection(all, section) {
+			errs = append(errs, &Error{Key: section, Source: at(section), Err: unknownKey(all, section)})
+			continue
+		}
+		if !isTable {
+			errs = append(errs, &Error{Key: section, Source: at(section), Err: wrongType("a table ["+section+"]", v)})
+			continue
+		}
+		for _, k := range byLine(table, section+".") {
+			key := section + "." + k
+			src := at(key)
+			if section == keysKey {
+				keys, err := bindingFromTOML(k, table[k])
+				if err == nil {
+					err = knownAction(k, actions)
+				}
+				if err != nil {
+					errs = append(errs, &Error{Key: key, Source: src, Err: err})
+					continue
+				}
+				c.Keys[k] = keys
+				c.sources[key] = src
+				continue
+			}
+			s := lookup(all, key)
+			if s == nil {
+				errs = append(errs, &Error{Key: key, Source: src, Err: unknownKey(all, key)})
+				continue
+			}
+			if err := s.set(c, table[k], pc); err != nil {
+				errs = append(errs, &Error{Key: key, Source: src, Err: err})
+				continue
+			}
+			c.sources[key] = src
+		}
+	}
+	return errs
+}
+
+// isSection reports whether name is a table of the schema.
+func isSection(all []setting, name string) bool {
+	if name == keysKey {
+		return true
+	}
+	for _, s := range all {
+		if strings.HasPrefix(s.key, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownKey suggests the key the user probably meant: the same name in
+// another table, or a known key a couple of edits away.
+func unknownKey(all []setting, key string) error {
+	_, last, _ := strings.Cut(key, ".")
+	if last == "" {
+		last = key
+	}
+	best, bestD := "", 3
+	for _, s := range all {
+		_, name, _ := strings.Cut(s.key, ".")
+		if name == last || s.key == key {
+			best = s.key
+			break
+		}
+		if d := editDistance(key, s.key); d < bestD {
+			best, bestD = s.key, d
+		}
+	}
+	if best == "" {
+		return ErrUnknownKey
+	}
+	return fmt.Errorf("%w (did you mean %s?)", ErrUnknownKey, best)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// check applies the rules that span keys, once every layer is in.
+func (c *Config) check() []error {
+	var errs []error
+	if c.Speculation.NgramMin > c.Speculation.NgramMax {
+		errs = append(errs, &Error{
+			Key:    "speculation.ngram_min",
+			Source: c.Source("speculation.ngram_min"),
+			Err: invalid("%d exceeds speculation.ngram_max = %d (%s)",
+				c.Speculation.NgramMin, c.Speculation.NgramMax, c.Source("speculation.ngram_max")),
+		})
+	}
+	if c.Data.Dir == "" {
+		errs = append(errs, &Error{Key: "data.dir", Source: c.Source("data.dir"),
+			Err: errors.New("no data folder: $HOME and $XDG_DATA_HOME are not set; set data.dir")})
+	}
+	return errs
+}

@@ -1,0 +1,384 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/orchard-llm/orchard/coreml"
+)
+
+// text is a value from an environment variable or a flag; values from the
+// file arrive as the TOML decoder's types (string, int64, float64, bool,
+// []any, map[string]any).
+type text string
+
+// pathCtx resolves path values: ~ is homeDir, relative paths are relative
+// to base (the config file's folder; "" for variables and flags).
+type pathCtx struct{ home, base string }
+
+// setting is one key of the schema; the file, env, flags, show and init
+// all work from the same table so they cannot drift apart.
+type setting struct {
+	key    string // dotted key in the file; its variable is ORCHARD_ + KEY with _ for .
+	flag   string // flag name without dashes
+	doc    string // one line: the init comment and the flag usage
+	isBool bool   // the flag needs no value
+	list   bool   // repeated flags accumulate
+	// set parses v and assigns it to c; the error says what was wanted.
+	set func(c *Config, v any, pc pathCtx) error
+	// get returns the effective value in a JSON-friendly type.
+	get func(c *Config) any
+}
+
+// envName is the ORCHARD_* variable of a key.
+func envName(key string) string {
+	return "ORCHARD_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+}
+
+// settings is the schema, in the order show and init present it.
+func settings() []setting {
+	return []setting{
+		pathSetting("model.path", "model", "bundle folder to open; empty: choose one in the model picker",
+			func(c *Config) *string { return &c.Model.Path }),
+		pathsSetting("model.search_dirs", "models-dir", "folders searched for bundles, besides the Hugging Face cache (flag repeatable)",
+			func(c *Config) *[]string { return &c.Model.SearchDirs }),
+		unitsSetting("model.compute_units", "compute", "where Core ML runs the chunks: default (the bundle's choice), all, cpuAndGPU, cpuAndNeuralEngine or cpuOnly",
+			func(c *Config) *coreml.ComputeUnits { return &c.Model.ComputeUnits }),
+		unitsSetting("model.verify_head_units", "verify-head-cu", "where r1's batched verify head runs: default (CPU when the chain may use the Neural Engine), cpu, gpu, ane or all",
+			func(c *Config) *coreml.ComputeUnits { return &c.Model.VerifyHeadUnits }),
+
+		enumSetting("speculation.mode", "spec", "prompt-lookup speculation: auto (where the bundle supports it), on or off",
+			[]SpecMode{SpecAuto, SpecOn, SpecOff}, func(c *Config) *SpecMode { return &c.Speculation.Mode }),
+		intSetting("speculation.draft_length", "draft-len", "tokens drafted per speculation round, 1…16",
+			1, 16, func(c *Config) *int { return &c.Speculation.DraftLength }),
+		intSetting("speculation.ngram_min", "ngram-min", "shortest n-gram looked up in the conversation, 1…8",
+			1, 8, func(c *Config) *int { return &c.Speculation.NgramMin }),
+		intSetting("speculation.ngram_max", "ngram-max", "longest n-gram looked up in the conversation, ngram_min…8",
+			1, 8, func(c *Config) *int { return &c.Speculation.NgramMax }),
+
+		floatSetting("sampling.temperature", "temp", "sampling temperature for bundles that emit logits; 0 is greedy",
+			func(c *Config) *float64 { return &c.Sampling.Temperature },
+			func(v float64) error { return atLeast(v, 0) }),
+		intSetting("sampling.top_k", "top-k", "keep the k most likely tokens; 0: no limit",
+			0, math.MaxInt32, func(c *Config) *int { return &c.Sampling.TopK }),
+		floatSetting("sampling.top_p", "top-p", "nucleus sampling mass, 0 < top_p ≤ 1",
+			func(c *Config) *float64 { return &c.Sampling.TopP },
+			func(v float64) error {
+				if !(v > 0 && v <= 1) {
+					return invalid("%v is outside 0 < top_p ≤ 1", v)
+				}
+				return nil
+			}),
+		floatSetting("sampling.min_p", "min-p", "drop tokens less likely than min_p × the top token's probability, 0…1",
+			func(c *Config) *float64 { return &c.Sampling.MinP },
+			func(v float64) error {
+				if !(v >= 0 && v <= 1) {
+					return invalid("%v is outside 0…1", v)
+				}
+				return nil
+			}),
+		floatSetting("sampling.repetition_penalty", "repeat-penalty", "penalise recently seen tokens by this factor; 1: none",
+			func(c *Config) *float64 { return &c.Sampling.RepetitionPenalty },
+			func(v float64) error {
+				if !(v > 0) || math.IsInf(v, 0) {
+					return invalid("%v is not a positive number", v)
+				}
+				return nil
+			}),
+		seedSetting("sampling.seed", "seed", "sampling seed: the same seed and settings give the same reply",
+			func(c *Config) *uint64 { return &c.Sampling.Seed }),
+
+		stringSetting("chat.system_prompt", "system", "system prompt of new conversations; empty: none",
+			func(c *Config) *string { return &c.Chat.SystemPrompt }),
+		boolSetting("chat.thinking", "thinking", "ask for the model's thinking where the bundle's template supports it",
+			func(c *Config) *bool { return &c.Chat.Thinking }),
+		enumSetting("chat.context_full", "context-full", "when the context is full: stop, or drop-oldest turns and go on",
+			[]ContextPolicy{ContextStop, ContextDropOldest}, func(c *Config) *ContextPolicy { return &c.Chat.ContextFull }),
+
+		pathSetting("data.dir", "data-dir", "data folder: checkpoints/, metrics.jsonl, autosave, logs/, state.json",
+			func(c *Config) *string { return &c.Data.Dir }),
+		boolSetting("log.debug", "debug", "log debug detail to <data.dir>/logs/orchard.log",
+			func(c *Config) *bool { return &c.Log.Debug }),
+		enumSetting("ui.theme", "theme", "colours: auto (from the terminal background), dark or light",
+			Themes(), func(c *Config) *string { return &c.UI.Theme }),
+	}
+}
+
+// lookup returns the setting of key, or nil.
+func lookup(all []setting, key string) *setting {
+	for i := range all {
+		if all[i].key == key {
+			return &all[i]
+		}
+	}
+	return nil
+}
+
+func stringSetting(key, flag, doc string, field func(*Config) *string) setting {
+	return setting{key: key, flag: flag, doc: doc,
+		set: func(c *Config, v any, _ pathCtx) error {
+			s, err := asString(v)
+			if err == nil {
+				*field(c) = s
+			}
+			return err
+		},
+		get: func(c *Config) any { return *field(c) },
+	}
+}
+
+func pathSetting(key, flag, doc string, field func(*Config) *string) setting {
+	return setting{key: key, flag: flag, doc: doc,
+		set: func(c *Config, v any, pc pathCtx) error {
+			s, err := asString(v)
+			if err == nil {
+				*field(c) = expandPath(s, pc.home, pc.base)
+			}
+			return err
+		},
+		get: func(c *Config) any { return *field(c) },
+	}
+}
+
+// pathsSetting holds a list of paths: an array in the file, a
+// list-separated string (like PATH) in a variable or a flag.
+func pathsSetting(key, flag, doc string, field func(*Config) *[]string) setting {
+	return setting{key: key, flag: flag, doc: doc, list: true,
+		set: func(c *Config, v any, pc pathCtx) error {
+			var items []string
+			switch v := v.(type) {
+			case text:
+				for _, p := range filepath.SplitList(string(v)) {
+					if p != "" {
+						items = append(items, p)
+					}
+				}
+			case []any:
+				for i, e := range v {
+					s, ok := e.(string)
+					if !ok {
+						return wrongType("an array of strings", v[i])
+					}
+					items = append(items, s)
+				}
+			default:
+				return wrongType("an array of strings", v)
+			}
+			out := make([]string, 0, len(items))
+			for _, p := range items {
+				out = append(out, expandPath(p, pc.home, pc.base))
+			}
+			*field(c) = out
+			return nil
+		},
+		get: func(c *Config) any { return slices.Clone(*field(c)) },
+	}
+}
+
+func enumSetting[T ~string](key, flag, doc string, allowed []T, field func(*Config) *T) setting {
+	return setting{key: key, flag: flag, doc: doc,
+		set: func(c *Config, v any, _ pathCtx) error {
+			s, err := asString(v)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(allowed, T(s)) {
+				return invalid("%q is not one of %s", s, joinQuoted(allowed))
+			}
+			*field(c) = T(s)
+			return nil
+		},
+		get: func(c *Config) any { return string(*field(c)) },
+	}
+}
+
+func intSetting(key, flag, doc string, lo, hi int, field func(*Config) *int) setting {
+	return setting{key: key, flag: flag, doc: doc,
+		set: func(c *Config, v any, _ pathCtx) error {
+			n, err := asInt(v)
+			if err != nil {
+				return err
+			}
+			if n < int64(lo) || n > int64(hi) {
+				if hi == math.MaxInt32 {
+					return invalid("%d is below %d", n, lo)
+				}
+				return invalid("%d is outside %d…%d", n, lo, hi)
+			}
+			*field(c) = int(n)
+			return nil
+		},
+		get: func(c *Config) any { return *field(c) },
+	}
+}
+
+// seedSetting holds a non-negative integer; TOML integers are int64.
+func seedSetting(key, flag, doc string, field func(*Config) *uint64) setting {
+	return setting{key: key, flag: flag, doc: doc,
+		set: func(c *Config, v any, _ pathCtx) error {
+			n, err := asInt(v)
+			if err != nil {
+				return err
+			}
+			if n < 0 {
+				return invalid("%d is negative", n)
+			}
+			*field(c) = uint64(n)
+			return nil
+		},
+		get: func(c *Config) any { return *field(c) },
+	}
+}
+
+func floatSetting(key, flag, doc string, field func(*Config) *float64, check func(float64) error) setting {
+	return setting{key: key, flag: flag, doc: doc,
+		set: func(c *Config, v any, _ pathCtx) error {
+			f, err := asFloat(v)
+			if err != nil {
+				return err
+			}
+			if err := check(f); err != nil {
+				return err
+			}
+			*field(c) = f
+			return nil
+		},
+		get: func(c *Config) any { return *field(c) },
+	}
+}
+
+func boolSetting(key, flag, doc string, field func(*Config) *bool) setting {
+	return setting{key: key, flag: flag, doc: doc, isBool: true,
+		set: func(c *Config, v any, _ pathCtx) error {
+			b, err := asBool(v)
+			if err == nil {
+				*field(c) = b
+			}
+			return err
+		},
+		get: func(c *Config) any { return *field(c) },
+	}
+}
+
+func unitsSetting(key, flag, doc string, field func(*Config) *coreml.ComputeUnits) setting {
+	return setting{key: key, flag: flag, doc: doc,
+		set: func(c *Config, v any, _ pathCtx) error {
+			s, err := asString(v)
+			if err != nil {
+				return err
+			}
+			u, err := coreml.ParseComputeUnits(s)
+			if err != nil {
+				return fmt.Errorf("%w: %v", ErrInvalid, err)
+			}
+			*field(c) = u
+			return nil
+		},
+		get: func(c *Config) any { return field(c).String() },
+	}
+}
+
+func atLeast(v, lo float64) error {
+	if !(v >= lo) || math.IsInf(v, 0) {
+		return invalid("%v is below %v", v, lo)
+	}
+	return nil
+}
+
+func asString(v any) (string, error) {
+	switch v := v.(type) {
+	case text:
+		return string(v), nil
+	case string:
+		return v, nil
+	}
+	return "", wrongType("a string", v)
+}
+
+func asInt(v any) (int64, error) {
+	switch v := v.(type) {
+	case text:
+		n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+		if err != nil {
+			return 0, wrongType("an integer", v)
+		}
+		return n, nil
+	case int64:
+		return v, nil
+	}
+	return 0, wrongType("an integer", v)
+}
+
+func asFloat(v any) (float64, error) {
+	switch v := v.(type) {
+	case text:
+		f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64)
+		if err != nil || math.IsNaN(f) {
+			return 0, wrongType("a number", v)
+		}
+		return f, nil
+	case float64:
+		if math.IsNaN(v) {
+			return 0, invalid("nan is not a number")
+		}
+		return v, nil
+	case int64:
+		return float64(v), nil
+	}
+	return 0, wrongType("a number", v)
+}
+
+func asBool(v any) (bool, error) {
+	switch v := v.(type) {
+	case text:
+		switch strings.ToLower(strings.TrimSpace(string(v))) {
+		case "1", "true", "yes", "on":
+			return true, nil
+		case "0", "false", "no", "off":
+			return false, nil
+		}
+		return false, wrongType("true or false", v)
+	case bool:
+		return v, nil
+	}
+	return false, wrongType("true or false", v)
+}
+
+// describe names a value's type for errors.
+func describe(v any) string {
+	switch v := v.(type) {
+	case text:
+		return strconv.Quote(string(v))
+	case string:
+		return "the string " + strconv.Quote(v)
+	case int64:
+		return fmt.Sprintf("the integer %d", v)
+	case float64:
+		return fmt.Sprintf("the float %v", v)
+	case bool:
+		return fmt.Sprintf("the boolean %v", v)
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	case nil:
+		return "nothing"
+	}
+	return "a date or time" // the decoder's only other types
+
+}
+
+func joinQuoted[T ~string](xs []T) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(string(x))
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
