@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/sidecars"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -103,33 +104,8 @@ func writeJSON(path string, v any) error {
 	return writeFile(path, append(data, '\n'))
 }
 
-// writeFile writes atomically (temp file, fsync, rename), mode 0600.
-func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
+// writeFile writes atomically, mode 0600 (package atomicfile).
+func writeFile(path string, data []byte) error { return atomicfile.Write(path, data) }
 
 // common writes the files every family shares: tokenizer and HF config.
 func (s *synth) common(tokDir string) error {

@@ -162,8 +162,10 @@ func TestWriterErrors(t *testing.T) {
 			t.Errorf("%s: file written despite the error", name)
 		}
 	}
-	if err := Create(filepath.Join(dir, "no", "dir")).Close(nil); err == nil {
-		t.Error("write into a missing directory succeeded")
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o600)
+	if err := Create(filepath.Join(blocker, "dir", "x")).Close(nil); err == nil {
+		t.Error("write below a regular file succeeded")
 	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 0 {

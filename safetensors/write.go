@@ -1,17 +1,16 @@
 package safetensors
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
+	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/coreml"
 )
 
@@ -105,30 +104,8 @@ func (w *Writer) Close(metadata map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("safetensors %s: %w", w.path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(w.path), "."+filepath.Base(w.path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("safetensors %s: %w", w.path, err)
-	}
-	err = w.writeTo(f, hdr)
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), w.path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("safetensors %s: %w", w.path, err)
-	}
-	if d, derr := os.Open(filepath.Dir(w.path)); derr == nil {
-		d.Sync() // persist the rename where the platform allows it
-		d.Close()
+	if err := atomicfile.WriteFunc(w.path, func(f io.Writer) error { return w.writeTo(f, hdr) }); err != nil {
+		return fmt.Errorf("safetensors: %w", err)
 	}
 	return nil
 }
@@ -203,14 +180,19 @@ func writeString(b *bytes.Buffer, s string) {
 	b.Truncate(b.Len() - 1) // drop Encode's newline
 }
 
-func (w *Writer) writeTo(f *os.File, hdr []byte) error {
-	bw := bufio.NewWriterSize(f, 1<<20)
+func (w *Writer) writeTo(out io.Writer, hdr []byte) error {
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(hdr)))
-	bw.Write(n[:])
-	bw.Write(hdr)
-	for _, name := range w.names() {
-		bw.Write(w.tensors[name].data)
+	if _, err := out.Write(n[:]); err != nil {
+		return err
 	}
-	return bw.Flush() // bufio keeps the first write error
+	if _, err := out.Write(hdr); err != nil {
+		return err
+	}
+	for _, name := range w.names() {
+		if _, err := out.Write(w.tensors[name].data); err != nil {
+			return err
+		}
+	}
+	return nil
 }

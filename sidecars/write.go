@@ -1,15 +1,13 @@
 package sidecars
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"unsafe"
 
+	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/coreml"
 )
 
@@ -100,44 +98,8 @@ func writeF16(w io.Writer, vals []uint16) error {
 	return nil
 }
 
-// writeAtomic streams into a temporary file beside path, fsyncs it and renames
-// it over path, so readers never map a half-written table.
-func writeAtomic(path string, fill func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("write %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = fill(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	// Persist the rename too; not every platform can sync a directory.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+// writeAtomic streams into a temporary file beside path and renames it
+// over path, so readers never map a half-written table.
+func writeAtomic(path string, fill func(io.Writer) error) error {
+	return atomicfile.WriteFunc(path, fill)
 }

@@ -80,7 +80,7 @@ func TestWriteInt8Bytes(t *testing.T) {
 	if err := WriteInt8(dp, sp, []int8{1, 2, 3}, []float32{1, 2}, ScaleF32); err == nil {
 		t.Error("ragged rows accepted")
 	}
-	if err := WriteF16(filepath.Join(dir, "no", "such", "dir"), []uint16{1}); err == nil {
-		t.Error("write into a missing directory succeeded")
+	if err := WriteF16(filepath.Join(dp, "below", "a", "file"), []uint16{1}); err == nil {
+		t.Error("write below a regular file succeeded")
 	}
 }
