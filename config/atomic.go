@@ -18,4 +18,3 @@ func writeAtomic(path string, data []byte, overwrite bool) error {
 	}
 	return atomicfile.Write(path, data)
 }
-
