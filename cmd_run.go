@@ -62,9 +62,8 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	cu := cfg.Model.ComputeUnits
 	fmt.Fprintf(stderr, "Loading model bundle: %s\n", dir)
-	m, err := openModel(dir, cu, set)
+	m, err := openModel(dir, engine.Options{ComputeUnits: cfg.Model.ComputeUnits, VerifyHeadUnits: cfg.Model.VerifyHeadUnits}, set)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard run:", err)
 		var ve *bundle.ValidationError

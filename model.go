@@ -25,7 +25,7 @@ type loaded struct {
 // openModel opens a bundle on the runtime it needs: the reference runtime
 // for orchard's synthetic bundles (their chunk folders hold reference
 // twins), Core ML for published ones.
-func openModel(dir string, cu coreml.ComputeUnits, set engine.Settings) (*loaded, error) {
+func openModel(dir string, o engine.Options, set engine.Settings) (*loaded, error) {
 	start := time.Now()
 	b, err := bundle.Open(dir)
 	if err != nil {
@@ -35,7 +35,11 @@ func openModel(dir string, cu coreml.ComputeUnits, set engine.Settings) (*loaded
 	if err != nil {
 		return nil, err
 	}
-	chain, err := engine.Open(b, rt, engine.Options{ComputeUnits: cu})
+	cu, err := engine.Units(b, o.ComputeUnits)
+	if err != nil {
+		return nil, err
+	}
+	chain, err := engine.Open(b, rt, o)
 	if err != nil {
 		return nil, err
 	}
@@ -50,11 +54,7 @@ func openModel(dir string, cu coreml.ComputeUnits, set engine.Settings) (*loaded
 		return nil, err
 	}
 	caps := chain.Capabilities()
-	units := cu.String()
-	if b.Manifest != nil && b.Manifest.ComputeUnits != "" && cu == coreml.DefaultUnits {
-		units = b.Manifest.ComputeUnits
-	}
-	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: units, Context: caps.Context,
+	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
 		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: caps.Notes}
 	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start)}, nil
 }

@@ -64,7 +64,12 @@ func (c Capabilities) MaxVerify() int {
 
 // Options tune how a chain is opened.
 type Options struct {
+	// ComputeUnits for the chunks: DefaultUnits takes the manifest's, else
+	// the family's default (see Units).
 	ComputeUnits coreml.ComputeUnits
+	// VerifyHeadUnits places r1's batched verify head; DefaultUnits keeps
+	// the published rule (the CPU when the chain may use the Neural Engine).
+	VerifyHeadUnits coreml.ComputeUnits
 	// NoBatchedPrefill feeds prompts token by token (for tests and to
 	// measure the batched path against the plain one).
 	NoBatchedPrefill bool
@@ -78,6 +83,11 @@ var ErrNoVerify = errors.New("this bundle cannot verify drafts")
 
 // Open builds the chain of a bundle's family over a runtime.
 func Open(b *bundle.Bundle, rt coreml.Runtime, o Options) (Chain, error) {
+	cu, err := Units(b, o.ComputeUnits)
+	if err != nil {
+		return nil, err
+	}
+	o.ComputeUnits = cu
 	host, err := NewHost(b)
 	if err != nil {
 		return nil, err
@@ -98,6 +108,36 @@ func Open(b *bundle.Bundle, rt coreml.Runtime, o Options) (Chain, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Units resolves the chunks' compute units: the flag, else the bundle's
+// manifest, else the family's default (okayuji doc §1.4: cpuAndGPU for the
+// okayuji bundles; the stateful 3-chunk bundles are built for the Neural
+// Engine). v2's stateful chunks refuse the CPU-only and Neural Engine
+// paths, where several MLStates crash.
+func Units(b *bundle.Bundle, flag coreml.ComputeUnits) (coreml.ComputeUnits, error) {
+	manifest := coreml.DefaultUnits
+	fallback := coreml.CPUAndGPU
+	switch {
+	case b.Manifest != nil && b.Manifest.ComputeUnits != "":
+		u, err := coreml.ParseComputeUnits(b.Manifest.ComputeUnits)
+		if err != nil {
+			return 0, fmt.Errorf("bundle %s: manifest.json computeUnits: %w", b.Dir, err)
+		}
+		manifest = u
+	case b.S3 != nil:
+		fallback = coreml.CPUAndNeuralEngine
+		if u, err := coreml.ParseComputeUnits(b.S3.ComputeUnits); err == nil {
+			manifest = u
+		}
+	}
+	cu := coreml.ChooseUnits(flag, manifest, fallback)
+	if b.Family == bundle.V2 {
+		if err := coreml.CheckStatefulUnits(cu); err != nil {
+			return 0, fmt.Errorf("bundle %s: %w", b.Dir, err)
+		}
+	}
+	return cu, nil
 }
 
 // graph is one loaded model with the feature map fed to it. Features are

@@ -447,9 +447,12 @@ func (c *r1Chain) Verify(tokens []int) ([]int, error) {
 	}
 	if c.headV == nil {
 		// The published runtime pins this head to the CPU under the Neural
-		// Engine (an int8 batched argmax misbehaves there); the darwin
-		// backend applies that rule through the compute units it is given.
-		if c.headV, err = loadGraph(c.rt, c.b.Heads[1].Path, "", c.o.ComputeUnits); err != nil {
+		// Engine (an int8 batched argmax misbehaves there).
+		units := c.o.VerifyHeadUnits
+		if units == coreml.DefaultUnits {
+			units, _ = coreml.VerifyHeadUnits(c.o.ComputeUnits, "")
+		}
+		if c.headV, err = loadGraph(c.rt, c.b.Heads[1].Path, "", units); err != nil {
 			c.verifyN = 0
 			return nil, fmt.Errorf("%w: %v", ErrNoVerify, err)
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/reference"
 )
 
@@ -135,4 +137,24 @@ func TestChainMatchesOracle(t *testing.T) {
 
 func osMkdirTemp(name string) (string, error) {
 	return mkdirTemp(filepath.Join("", "orchard-test-"+name+"-"))
+}
+
+func TestUnits(t *testing.T) {
+	r1 := tinyBundle(t, "r1") // manifest: "all"
+	if u, _ := Units(r1, coreml.DefaultUnits); u != coreml.All {
+		t.Errorf("r1 default: %v, want the manifest's all", u)
+	}
+	if u, _ := Units(r1, coreml.CPUOnly); u != coreml.CPUOnly {
+		t.Errorf("flag ignored: %v", u)
+	}
+	v2 := tinyBundle(t, "v2") // no computeUnits in the manifest
+	if u, _ := Units(v2, coreml.DefaultUnits); u != coreml.CPUAndGPU {
+		t.Errorf("v2 default: %v, want cpuAndGPU", u)
+	}
+	if _, err := Units(v2, coreml.CPUAndNeuralEngine); !errors.Is(err, coreml.ErrUnsupportedUnits) {
+		t.Errorf("v2 on the Neural Engine: %v", err)
+	}
+	if u, _ := Units(tinyBundle(t, "stateful3"), coreml.DefaultUnits); u != coreml.CPUAndNeuralEngine {
+		t.Errorf("stateful3 default: %v", u)
+	}
 }

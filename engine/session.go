@@ -179,9 +179,6 @@ func (s *Session) conversation(msgs []Message) tokenizer.Conversation {
 	return c
 }
 
-// errorf wraps a turn failure for the user.
-func turnError(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
-
 // LastPrompt returns the ids of the last turn's prompt as fed to the chain.
 func (s *Session) LastPrompt() []int { return slices.Clone(s.lastPrompt) }
 
