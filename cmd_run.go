@@ -81,6 +81,9 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "  %s (%s, %s runtime)\n  context length: %d\n  models loaded in %.1fs\n",
 		m.info.Name, m.info.Family, m.info.Runtime, m.info.Context, m.loadDur.Seconds())
+	for _, n := range m.info.Notes {
+		fmt.Fprintln(stderr, "  note:", n)
+	}
 	switch {
 	case len(m.info.VerifyWidths) == 0:
 		fmt.Fprintln(stderr, "  note: this bundle has no speculation assets — running without speculation")

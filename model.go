@@ -48,6 +48,12 @@ func openModel(dir string, o engine.Options, set engine.Settings) (*loaded, erro
 		chain.Close()
 		return nil, err
 	}
+	var notes []string
+	if m, err := coreml.ReadMemory(); err == nil && coreml.LowMemory(m.Physical) && set.Speculation == engine.SpecModeAuto {
+		// As the published app: under 7 GB the speculation assets stay unloaded.
+		set.Speculation = engine.SpecModeOff
+		notes = append(notes, fmt.Sprintf("speculation off: %.1f GB of memory is below the 7 GB the verify assets need (set --spec on to override)", float64(m.Physical)/(1<<30)))
+	}
 	sess, err := engine.NewSession(b, chain, tok, set)
 	if err != nil {
 		chain.Close()
@@ -55,7 +61,7 @@ func openModel(dir string, o engine.Options, set engine.Settings) (*loaded, erro
 	}
 	caps := chain.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
-		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: caps.Notes}
+		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...)}
 	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start)}, nil
 }
 
