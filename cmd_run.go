@@ -87,10 +87,10 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case len(m.info.VerifyWidths) == 0:
 		fmt.Fprintln(stderr, "  note: this bundle has no speculation assets — running without speculation")
-	case set.Speculation == engine.SpecModeOff:
+	case m.sess.Settings().Speculation == engine.SpecModeOff:
 		fmt.Fprintln(stderr, "  speculative decoding: OFF")
 	default:
-		fmt.Fprintf(stderr, "  speculative decoding: %s\n", strings.ToUpper(string(set.Speculation)))
+		fmt.Fprintf(stderr, "  speculative decoding: %s\n", strings.ToUpper(string(m.sess.Settings().Speculation)))
 	}
 	fmt.Fprintln(stderr)
 
@@ -122,7 +122,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 	}
 	if *stats && fin != nil {
-		printStats(stderr, *fin, set.Speculation != engine.SpecModeOff && len(m.info.VerifyWidths) > 0)
+		printStats(stderr, *fin, m.sess.Settings().Speculation != engine.SpecModeOff && len(m.info.VerifyWidths) > 0)
 	}
 	return 0
 }
