@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -156,5 +159,32 @@ func TestUnits(t *testing.T) {
 	}
 	if u, _ := Units(tinyBundle(t, "stateful3"), coreml.DefaultUnits); u != coreml.CPUAndNeuralEngine {
 		t.Errorf("stateful3 default: %v", u)
+	}
+}
+
+// TestContractMismatchNamesTensor: a chunk whose declared shapes differ
+// from what the bundle's config implies is refused before its first
+// prediction, naming the tensor.
+func TestContractMismatchNamesTensor(t *testing.T) {
+	src := tinyBundle(t, "r1")
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(src.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	twin := filepath.Join(root, "chunk_5_10_pal6.mlmodelc", reference.TwinFile)
+	data, _ := os.ReadFile(twin)
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	m["geometry"].(map[string]any)["max_position_embeddings"] = 256
+	data, _ = json.Marshal(m)
+	os.WriteFile(twin, data, 0o600)
+	b, err := bundle.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := openChain(t, b, Options{})
+	_, err = c.Prefill([]int{2, 5, 6})
+	if err == nil || !strings.Contains(err.Error(), "chunk_5_10_pal6") || !strings.Contains(err.Error(), "tensor ") || !strings.Contains(err.Error(), "256") {
+		t.Fatalf("err = %v", err)
 	}
 }
