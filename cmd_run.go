@@ -26,7 +26,15 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	maxTokens := fs.Int("max-tokens", 0, "tokens to generate (0 = until EOS or the context ends)")
 	stats := fs.Bool("stats", false, "print the stats block on stderr")
 	asJSON := fs.Bool("json", false, "print one JSON object (reply, ids, metrics) instead of the text")
+	kvSave := fs.String("kv-save", "", "prefill the prompt, write the r1 cache as a corellm-chat KV `dir`, exit")
+	kvRestore := fs.String("kv-restore", "", "load a corellm-chat KV `dir` (r1) and continue from its pending token")
+	resume := fs.String("resume", "", "load the checkpoint `name` first; with --prompt, a new turn, else continue")
+	save := fs.String("save", "", "save the conversation as checkpoint `name` after the turn")
 	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	if *kvSave != "" && (*kvRestore != "" || *resume != "") {
+		fmt.Fprintln(stderr, "orchard run: --kv-save cannot be combined with --kv-restore or --resume")
 		return 2
 	}
 	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
@@ -42,7 +50,8 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	text := *prompt
-	if text == "" {
+	continuing := *kvRestore != "" || *resume != ""
+	if text == "" && !continuing {
 		data, err := io.ReadAll(stdin)
 		if err != nil {
 			fmt.Fprintln(stderr, "orchard run: reading the prompt from stdin:", err)
@@ -50,7 +59,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		text = strings.TrimSpace(string(data))
 	}
-	if text == "" {
+	if text == "" && !continuing {
 		fmt.Fprintln(stderr, "orchard run: empty prompt (use --prompt or stdin)")
 		return 2
 	}
@@ -94,10 +103,17 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr)
 
+	if code := restoreForRun(m, cfg, *kvRestore, *resume, text, stderr); code != 0 {
+		return code
+	}
+	if *kvSave != "" {
+		return kvSaveRun(m, cfg, *kvSave, text, stderr)
+	}
+
 	var fin *engine.TurnMetrics
 	var replyText string
 	var replyIDs []int
-	err = m.sess.Send(text, func(ev engine.Event) {
+	emit := func(ev engine.Event) {
 		switch e := ev.(type) {
 		case engine.Delta:
 			replyIDs = append(replyIDs, e.Tokens...)
@@ -109,10 +125,22 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case engine.Finished:
 			fin, replyText = &e.Metrics, e.Reply
 		}
-	})
+	}
+	if continuing && (*kvRestore != "" || text == "") {
+		err = m.sess.Continue(emit)
+	} else {
+		err = m.sess.Send(text, emit)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "\norchard run:", err)
 		return 1
+	}
+	if *save != "" {
+		if err := saveCheckpoint(m, cfg, *save); err != nil {
+			fmt.Fprintln(stderr, "orchard run: --save:", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "saved checkpoint %q\n", *save)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

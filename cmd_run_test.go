@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,42 @@ func TestRunStdinAndErrors(t *testing.T) {
 	code, _, stderr := runCmd(t, "run", "--demo", "--prompt", "x", "--temp", "0.8")
 	if code != 1 || !strings.Contains(stderr, "argmax") {
 		t.Fatalf("temperature on r1: %d %s", code, stderr)
+	}
+}
+
+// TestRunKVSaveRestore: corellm-chat's --kv-save / --kv-restore round trip
+// continues exactly as a plain run, and --save / --resume use the store.
+func TestRunKVSaveRestore(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir() + "/kv"
+	if code, _, stderr := runCmd(t, "run", "--demo", "--prompt", "Pears?", "--kv-save", dir); code != 0 || !strings.Contains(stderr, "--- kv save ---") {
+		t.Fatalf("kv-save: %d %s", code, stderr)
+	}
+	_, plain, _ := runCmd(t, "run", "--demo", "--prompt", "Pears?", "--max-tokens", "8", "--json")
+	code, restored, stderr := runCmd(t, "run", "--demo", "--kv-restore", dir, "--max-tokens", "8", "--json", "--prompt", "Pears?")
+	if code != 0 {
+		t.Fatalf("kv-restore: %d %s", code, stderr)
+	}
+	ids := func(js string) string {
+		var r struct {
+			ReplyIDs []int `json:"replyIds"`
+		}
+		json.Unmarshal([]byte(js), &r)
+		return fmt.Sprint(r.ReplyIDs)
+	}
+	if ids(restored) != ids(plain) || ids(plain) == "[]" {
+		t.Fatalf("restored %s, plain %s", ids(restored), ids(plain))
+	}
+	if code, _, stderr := runCmd(t, "run", "--demo", "--kv-restore", dir, "--prompt", "Apples?"); code != 2 || !strings.Contains(stderr, "does not match") {
+		t.Fatalf("kv-restore with another prompt: %d %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "run", "--demo", "--prompt", "One.", "--max-tokens", "4", "--save", "c1"); code != 0 || !strings.Contains(stderr, `saved checkpoint "c1"`) {
+		t.Fatalf("save: %d %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "run", "--demo", "--resume", "c1", "--prompt", "Two.", "--max-tokens", "4", "--stats"); code != 0 || !strings.Contains(stderr, `resumed "c1": 1 turns`) {
+		t.Fatalf("resume: %d %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "run", "--demo", "--resume", "nope", "--prompt", "x"); code != 2 || !strings.Contains(stderr, "nope") {
+		t.Fatalf("resume of a missing checkpoint: %d %s", code, stderr)
 	}
 }

@@ -21,6 +21,7 @@ usage:
   orchard config show [--json] [--config FILE] [flags]   effective settings and where each came from
   orchard config init [--config FILE] [--force]          write a commented config file (0600)
   orchard models [--json] [--models-dir DIR]             bundles in the search folders and the Hugging Face cache
+  orchard ckpt ls|show|rm|mv|export|import               saved checkpoints (orchard ckpt help)
   orchard bundle synth --family F --preset tiny|small --seed N --out DIR
   orchard bundle inspect DIR [--json]
   orchard bundle forward DIR --ids 2,105,... [--top K]
@@ -60,6 +61,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runConfig(args[1:], stdout, stderr)
 	case "models":
 		return runModels(args[1:], stdout, stderr)
+	case "ckpt":
+		return runCkpt(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
 	return 2

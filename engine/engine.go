@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/orchard-llm/orchard/coreml"
 )
 
 // Engine runs a Session on its own goroutine. Every method returns at
@@ -35,6 +37,10 @@ type Engine struct {
 	cancelTo  atomic.Int64 // turns up to this number are cancelled
 	closeOnce sync.Once
 	closeErr  error
+
+	// Set on the engine goroutine by UseStore.
+	store CheckpointStore
+	units coreml.ComputeUnits
 }
 
 // ErrClosed is reported for commands sent after Close.

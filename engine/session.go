@@ -184,3 +184,9 @@ func (s *Session) LastPrompt() []int { return slices.Clone(s.lastPrompt) }
 
 // Close releases the chain.
 func (s *Session) Close() error { return s.chain.Close() }
+
+// PromptIDs renders a one-message conversation with the session's system
+// prompt, as a first turn would feed it.
+func (s *Session) PromptIDs(text string) ([]int, error) {
+	return s.tmpl.Encode(s.conversation([]Message{{Role: "user", Content: text}}))
+}

@@ -35,7 +35,13 @@ type turn struct {
 // returns when the turn has finished, was cancelled or failed; on failure
 // the conversation and cache are as they were before it (or consistent
 // with what was fed), never half-updated.
-func (s *Session) Send(text string, emit func(Event)) error {
+func (s *Session) Send(text string, emit func(Event)) error { return s.send(text, emit, false) }
+
+// PrefillOnly adds the user's message and prefills it without generating:
+// the prediction stays pending, as after corellm-chat's --kv-save prefill.
+func (s *Session) PrefillOnly(text string, emit func(Event)) error { return s.send(text, emit, true) }
+
+func (s *Session) send(text string, emit func(Event), prefillOnly bool) error {
 	s.cancel.Store(false)
 	s.turn++
 	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
@@ -80,6 +86,13 @@ func (s *Session) Send(text string, emit func(Event)) error {
 		return s.fail(t, err)
 	}
 	t.prefillSec = s.now().Sub(t.start).Seconds()
+	if prefillOnly {
+		s.pending = next
+		m := s.metrics(t)
+		m.FinishReason = "prefill"
+		emit(Finished{Metrics: m})
+		return nil
+	}
 	t.decodeStart = s.now()
 	if err := s.decode(t, next); err != nil {
 		if errors.Is(err, ErrCancelled) {
@@ -503,4 +516,41 @@ func commonPrefix(a, b []int) int {
 		}
 	}
 	return n
+}
+
+// Continue generates from the pending token without a new user message —
+// what corellm-chat's --kv-restore does after loading a cache. The reply
+// becomes a new model message.
+func (s *Session) Continue(emit func(Event)) error {
+	if s.pending < 0 && len(s.unfed) == 0 {
+		err := errors.New("nothing to continue: the cache holds no pending token")
+		emit(Failed{Op: "continue", Err: err})
+		return err
+	}
+	s.cancel.Store(false)
+	s.turn++
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
+	t.prompt = slices.Clone(s.committed)
+	t.reused = len(t.prompt)
+	s.lastPrompt = t.prompt
+	emit(Started{Turn: len(s.msgs), PromptTokens: len(t.prompt), ReusedTokens: t.reused})
+	next := s.pending
+	// A reply cut at its cap left its last token emitted but not fed.
+	for _, u := range s.unfed {
+		n, err := s.chain.Decode(u)
+		if err != nil {
+			return s.fail(t, err)
+		}
+		s.committed = append(s.committed, u)
+		next = s.choose(n, t)
+	}
+	s.pending, s.unfed, s.contOK = -1, nil, false
+	t.decodeStart = s.now()
+	if err := s.decode(t, next); err != nil {
+		if errors.Is(err, ErrCancelled) {
+			return s.cancelled(t)
+		}
+		return s.fail(t, err)
+	}
+	return s.finished(t)
 }

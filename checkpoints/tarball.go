@@ -1,0 +1,244 @@
+package checkpoints
+
+import (
+	"archive/tar"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Export writes a checkpoint to w as one tar stream: the folder entry, then
+// orchard.json, then every other file, under the checkpoint's folder name.
+// Each file is checked against its sha256 while it streams; on a mismatch
+// Export stops before the end-of-archive marker, so the stream cannot be
+// imported.
+func (s *Store) Export(name string, w io.Writer) error {
+	snap, err := s.open(name, true)
+	if err != nil {
+		return err
+	}
+	defer snap.close()
+	folder := folderName(name)
+	mtime := snap.rec.cp.Meta.Created.Truncate(1e9) // whole seconds: the same checkpoint exports to the same bytes
+	tw := tar.NewWriter(w)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: folder + "/", Mode: 0o700, ModTime: mtime}); err != nil {
+		return fmt.Errorf("export %q: %w", name, err)
+	}
+	raw := snap.rec.raw
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: folder + "/" + metaFile, Mode: 0o600, Size: int64(len(raw)), ModTime: mtime}); err != nil {
+		return fmt.Errorf("export %q: %w", name, err)
+	}
+	if _, err := tw.Write(raw); err != nil {
+		return fmt.Errorf("export %q: %w", name, err)
+	}
+	for _, f := range snap.rec.cp.Meta.Files {
+		h := snap.files[f.Name]
+		fail := func(reason string) error {
+			return &FileError{Name: name, Dir: snap.dir, File: f.Name, Reason: reason, Err: ErrCorrupt}
+		}
+		st, err := h.Stat()
+		if err != nil {
+			return fmt.Errorf("export %q: %w", name, err)
+		}
+		if st.Size() != f.Bytes {
+			return fail(sizeReason(st.Size(), f.Bytes))
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: folder + "/" + f.Name, Mode: 0o600, Size: f.Bytes, ModTime: mtime}); err != nil {
+			return fmt.Errorf("export %q: %w", name, err)
+		}
+		sum := sha256.New()
+		n, err := io.Copy(io.MultiWriter(tw, sum), io.LimitReader(h, f.Bytes))
+		if err != nil {
+			return fmt.Errorf("export %q: %s: %w", name, f.Name, err)
+		}
+		if n != f.Bytes {
+			return fail(sizeReason(n, f.Bytes))
+		}
+		if hex.EncodeToString(sum.Sum(nil)) != f.SHA256 {
+			return fail("sha256 mismatch: the contents are damaged")
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("export %q: %w", name, err)
+	}
+	return nil
+}
+
+// Import reads a stream written by Export and stores it as name ("" keeps
+// the exported name), which must not exist yet. The archive may hold
+// exactly one folder with orchard.json and the files it lists, nothing
+// else; everything is written to a temp folder and verified as Load
+// verifies it (except the bundle identity: a checkpoint may be imported
+// on a machine without its bundle) before it becomes visible. It returns
+// the name stored.
+func (s *Store) Import(r io.Reader, name string) (string, error) {
+	tr := tar.NewReader(r)
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("import: %w: %s", ErrCorrupt, fmt.Sprintf(format, a...))
+	}
+	hdr, err := nextEntry(tr)
+	if err != nil {
+		return "", bad("%v", err)
+	}
+	var folder string
+	if hdr.Typeflag == tar.TypeDir {
+		folder = strings.TrimSuffix(hdr.Name, "/")
+		if hdr, err = nextEntry(tr); err != nil {
+			return "", bad("%v", err)
+		}
+	}
+	dir, file, ok := splitEntry(hdr.Name)
+	if folder == "" {
+		folder = dir
+	}
+	if !ok || dir != folder || file != metaFile || hdr.Typeflag != tar.TypeReg {
+		return "", bad("the archive does not start with <folder>/%s (found %q)", metaFile, hdr.Name)
+	}
+	if hdr.Size > maxMetaSize {
+		return "", bad("%s is %d bytes", metaFile, hdr.Size)
+	}
+	raw, err := io.ReadAll(tr)
+	if err != nil {
+		return "", bad("%s: %v", metaFile, err)
+	}
+	if name == "" {
+		if name, ok = nameOf(folder); !ok {
+			return "", fmt.Errorf("import: %w: the archive's folder %q is not a checkpoint name; give one", ErrInvalidName, folder)
+		}
+	}
+	if err := checkName(name, false); err != nil {
+		return "", err
+	}
+	rec, err := decodeMeta(raw)
+	if err != nil {
+		return "", fmt.Errorf("import: %w", named(err, name))
+	}
+	if _, err := os.Lstat(filepath.Join(s.root, folderName(name))); err == nil {
+		return "", fmt.Errorf("import: %w: %q", ErrExists, name)
+	}
+
+	t, err := s.newTemp()
+	if err != nil {
+		return "", fmt.Errorf("import %q: %w", name, err)
+	}
+	defer t.close()
+	if _, err := writeFile(filepath.Join(t.path, metaFile), raw, !s.nosync); err != nil {
+		return "", fmt.Errorf("import %q: %w", name, err)
+	}
+	want := map[string]int64{}
+	for _, f := range rec.cp.Meta.Files {
+		want[f.Name] = f.Bytes
+	}
+	for {
+		hdr, err := nextEntry(tr)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", bad("%v", err)
+		}
+		dir, file, ok := splitEntry(hdr.Name)
+		size, listed := want[file]
+		switch {
+		case !ok || dir != folder || hdr.Typeflag != tar.TypeReg:
+			return "", bad("unexpected entry %q", hdr.Name)
+		case !listed:
+			return "", bad("%s is not listed in %s, or appears twice", file, metaFile)
+		case hdr.Size != size:
+			return "", bad("%s is %d bytes, %s says %d", file, hdr.Size, metaFile, size)
+		}
+		delete(want, file)
+		src := &archiveReader{r: tr}
+		if err := copyFile(filepath.Join(t.path, file), src, size, !s.nosync); err != nil {
+			if src.err != nil {
+				return "", bad("%s: %v", file, src.err)
+			}
+			return "", fmt.Errorf("import %q: %s: %w", name, file, err)
+		}
+	}
+	for _, f := range rec.cp.Meta.Files {
+		if _, left := want[f.Name]; left {
+			return "", bad("the archive lacks %s", f.Name)
+		}
+	}
+	if !s.nosync {
+		if err := syncDir(t.path); err != nil {
+			return "", fmt.Errorf("import %q: %w", name, err)
+		}
+	}
+	snap, err := openFiles(name, t.path, rec)
+	if err != nil {
+		return "", fmt.Errorf("import: %w", err)
+	}
+	_, err = snap.readFiles(false)
+	snap.close()
+	if err != nil {
+		return "", fmt.Errorf("import: %w", err)
+	}
+	if err := s.commit(t, name, false); err != nil {
+		return "", fmt.Errorf("import: %w", err)
+	}
+	return name, nil
+}
+
+// nextEntry returns the next tar entry, skipping PAX global headers.
+func nextEntry(tr *tar.Reader) (*tar.Header, error) {
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			return nil, err
+		}
+		if hdr.Typeflag != tar.TypeXGlobalHeader {
+			return hdr, nil
+		}
+	}
+}
+
+// splitEntry splits "folder/file" into its two plain parts.
+func splitEntry(p string) (dir, file string, ok bool) {
+	dir, file, ok = strings.Cut(p, "/")
+	if !ok || dir == "" || strings.HasPrefix(dir, ".") || !validFileName(file) {
+		return "", "", false
+	}
+	return dir, file, true
+}
+
+// archiveReader remembers a read error, so that a damaged archive is told
+// apart from a failing disk.
+type archiveReader struct {
+	r   io.Reader
+	err error
+}
+
+func (a *archiveReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if err != nil && err != io.EOF {
+		a.err = err
+	}
+	return n, err
+}
+
+// copyFile writes exactly n bytes from r to a new file (0600).
+func copyFile(path string, r io.Reader, n int64, sync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if got, err := io.Copy(f, io.LimitReader(r, n)); err != nil || got != n {
+		f.Close()
+		return cmp.Or(err, fmt.Errorf("archive ends after %d of %d bytes", got, n))
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}

@@ -1,0 +1,439 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/config"
+)
+
+const ckptUsage = `usage:
+  orchard ckpt ls [--json]
+  orchard ckpt show NAME [--json] [--verify]
+  orchard ckpt rm NAME...
+  orchard ckpt mv OLD NEW
+  orchard ckpt export NAME FILE|-
+  orchard ckpt import FILE|- [NAME]
+
+The store is --dir DIR, else <data.dir>/checkpoints (--data-dir, config
+file, ORCHARD_DATA_DIR; by default ~/.local/share/orchard/checkpoints).
+Put -- before a name that starts with "-".
+`
+
+// runCkpt implements orchard ckpt. Exit codes: 0 ok, 1 runtime failure,
+// 2 usage or invalid input (a bad or unknown name, a taken name, a damaged
+// archive to import).
+func runCkpt(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "orchard ckpt: want ls, show, rm, mv, export or import\n\n"+ckptUsage)
+		return 2
+	}
+	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, ckptUsage)
+		return 0
+	case "ls", "list":
+		return ckptLs(args, stdout, stderr)
+	case "show":
+		return ckptShow(args, stdout, stderr)
+	case "rm":
+		return ckptRm(args, stdout, stderr)
+	case "mv":
+		return ckptMv(args, stdout, stderr)
+	case "export":
+		return ckptExport(args, stdout, stderr)
+	case "import":
+		return ckptImport(args, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "orchard ckpt: unknown command %q\n\n%s", cmd, ckptUsage)
+	return 2
+}
+
+// ckptCmd is one subcommand's flags and the store they select.
+type ckptCmd struct {
+	name   string
+	fs     *flag.FlagSet
+	dir    *string
+	config *config.Flags
+	stderr io.Writer
+}
+
+func newCkptCmd(name string, stderr io.Writer) *ckptCmd {
+	fs := flag.NewFlagSet("orchard ckpt "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, ckptUsage) }
+	c := &ckptCmd{name: fs.Name(), fs: fs, stderr: stderr}
+	c.dir = fs.String("dir", "", "checkpoint store `folder` (default <data.dir>/checkpoints)")
+	c.config = config.RegisterFlags(fs, "data.dir")
+	return c
+}
+
+// parse parses flags anywhere among the arguments; everything after "--"
+// is positional, so names may start with "-".
+func (c *ckptCmd) parse(args []string, min, max int) ([]string, bool) {
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			args, rest = args[:i], args[i+1:]
+			break
+		}
+	}
+	pos, err := parseFlags(c.fs, args)
+	if err != nil {
+		return nil, false
+	}
+	pos = append(pos, rest...)
+	if len(pos) < min || max >= 0 && len(pos) > max {
+		fmt.Fprintf(c.stderr, "%s: wrong number of arguments\n\n%s", c.name, ckptUsage)
+		return nil, false
+	}
+	return pos, true
+}
+
+// open opens the store: --dir, else the configured data folder's
+// checkpoints/ (the same folder the chat uses).
+func (c *ckptCmd) open() (*checkpoints.Store, int) {
+	root := *c.dir
+	if root == "" {
+		cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: c.config})
+		if err != nil {
+			return nil, configError(c.stderr, c.name, err)
+		}
+		if cfg.Data.Dir == "" {
+			fmt.Fprintf(c.stderr, "%s: no data folder ($HOME is not set); use --dir\n", c.name)
+			return nil, 2
+		}
+		root = cfg.CheckpointsDir()
+	}
+	s, err := checkpoints.Open(root)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+		return nil, 1
+	}
+	return s, 0
+}
+
+// fail prints err and returns its exit code; corrupt counts as invalid
+// input when the damaged thing came from the user (an archive to import).
+func (c *ckptCmd) fail(err error, corruptIsInput bool) int {
+	fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+	switch {
+	case errors.Is(err, checkpoints.ErrInvalidName), errors.Is(err, checkpoints.ErrNotFound), errors.Is(err, checkpoints.ErrExists):
+		return 2
+	case corruptIsInput && (errors.Is(err, checkpoints.ErrCorrupt) || errors.Is(err, checkpoints.ErrNewerVersion)):
+		return 2
+	}
+	return 1
+}
+
+func ckptLs(args []string, stdout, stderr io.Writer) int {
+	c := newCkptCmd("ls", stderr)
+	asJSON := c.fs.Bool("json", false, "print JSON")
+	if _, ok := c.parse(args, 0, 0); !ok {
+		return 2
+	}
+	s, code := c.open()
+	if s == nil {
+		return code
+	}
+	list, err := s.List()
+	if err != nil {
+		return c.fail(err, false)
+	}
+	if *asJSON {
+		if list == nil {
+			list = []checkpoints.Info{}
+		}
+		return ckptJSON(stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(stderr, "no checkpoints in %s\n", s.Root())
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCREATED\tTURNS\tTOKENS\tSIZE\tBUNDLE")
+	for _, i := range list {
+		if i.Problem != "" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunreadable: %s\n", i.Name, i.Problem)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s (%s %s)\n", i.Name, i.Created.Local().Format("2006-01-02 15:04"),
+			i.Turns, i.Tokens, ckptSize(i.Bytes), i.Bundle, i.Family, ckptShort(i.BundleID))
+	}
+	tw.Flush()
+	return 0
+}
+
+// ckptView is orchard ckpt show --json.
+type ckptView struct {
+	Name           string                       `json:"name"`
+	Created        time.Time                    `json:"created"`
+	OS             string                       `json:"os"`
+	ComputeUnits   string                       `json:"compute_units"`
+	OrchardVersion string                       `json:"orchard_version"`
+	BundleName     string                       `json:"bundle_name"`
+	Identity       bundle.Identity              `json:"identity"`
+	CoreLLM        *checkpoints.CoreLLMIdentity `json:"corellm_identity,omitempty"`
+	Conversation   checkpoints.Conversation     `json:"conversation"`
+	Tokens         int                          `json:"tokens"`
+	TokenSHA256    string                       `json:"token_sha256"`
+	PendingNext    *int                         `json:"pending_next,omitempty"`
+	Family         bundle.Family                `json:"family"`
+	Position       int                          `json:"position"`
+	Buffers        []ckptBufferView             `json:"buffers"`
+	CacheBytes     int64                        `json:"cache_bytes"`
+	Files          []checkpoints.FileSum        `json:"files"`
+	Bytes          int64                        `json:"bytes"`
+	Verified       *bool                        `json:"verified,omitempty"`
+}
+
+type ckptBufferView struct {
+	Name  string `json:"name"`
+	Shape []int  `json:"shape"`
+	DType string `json:"dtype"`
+}
+
+func ckptShow(args []string, stdout, stderr io.Writer) int {
+	c := newCkptCmd("show", stderr)
+	asJSON := c.fs.Bool("json", false, "print JSON")
+	verify := c.fs.Bool("verify", false, "read every file and check its sha256")
+	pos, ok := c.parse(args, 1, 1)
+	if !ok {
+		return 2
+	}
+	s, code := c.open()
+	if s == nil {
+		return code
+	}
+	cp, err := s.Show(pos[0])
+	if err != nil {
+		return c.fail(err, false)
+	}
+	var verr error
+	if *verify {
+		verr = s.Verify(pos[0])
+	}
+	m := cp.Meta
+	if *asJSON {
+		v := ckptView{Name: m.Name, Created: m.Created, OS: m.OS, ComputeUnits: m.ComputeUnits, OrchardVersion: m.OrchardVersion,
+			BundleName: m.BundleName, Identity: m.Identity, CoreLLM: m.CoreLLM, Conversation: cp.Conversation,
+			Tokens: len(cp.Tokens), TokenSHA256: m.TokenSHA256, PendingNext: cp.Pending, Family: cp.Cache.Family,
+			Position: cp.Cache.Position, Buffers: []ckptBufferView{}, CacheBytes: m.CacheBytes, Files: m.Files, Bytes: m.Bytes}
+		for _, b := range cp.Cache.Buffers {
+			v.Buffers = append(v.Buffers, ckptBufferView{b.Name, b.Shape, b.DType.String()})
+		}
+		if *verify {
+			ok := verr == nil
+			v.Verified = &ok
+		}
+		if code := ckptJSON(stdout, v); code != 0 {
+			return code
+		}
+	} else {
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(w, "name:\t%s\n", m.Name)
+		fmt.Fprintf(w, "created:\t%s\n", m.Created.Local().Format("2006-01-02 15:04:05 MST"))
+		fmt.Fprintf(w, "bundle:\t%s (%s, %s sha256 %s, id %s)\n", m.BundleName, m.Identity.Family, m.Identity.ConfigFile,
+			ckptShort(m.Identity.ConfigSHA256), ckptShort(m.Identity.ID))
+		fmt.Fprintf(w, "made on:\t%s, compute units %s, orchard %s\n", m.OS, ckptOr(m.ComputeUnits, "default"), m.OrchardVersion)
+		thinking := "off"
+		if cp.Conversation.Thinking {
+			thinking = "on"
+		}
+		fmt.Fprintf(w, "conversation:\t%d turns, %d messages, thinking %s, system prompt of %d characters\n",
+			cp.Conversation.Turns(), len(cp.Conversation.Messages), thinking, utf8.RuneCountInString(cp.Conversation.System))
+		pending := "none"
+		if cp.Pending != nil {
+			pending = fmt.Sprint(*cp.Pending)
+		}
+		fmt.Fprintf(w, "tokens:\t%d committed (sha256 %s), pending next %s\n", len(cp.Tokens), ckptShort(m.TokenSHA256), pending)
+		fmt.Fprintf(w, "cache:\t%s at position %d, %d buffers, %s\n", cp.Cache.Family, cp.Cache.Position, len(cp.Cache.Buffers), ckptSize(m.CacheBytes))
+		fmt.Fprintf(w, "on disk:\t%s in %d files\n", ckptSize(m.Bytes), len(m.Files)+1)
+		if *verify && verr == nil {
+			fmt.Fprintf(w, "verified:\tevery file matches its sha256\n")
+		}
+		w.Flush()
+		fmt.Fprintln(stdout, "files:")
+		for _, f := range m.Files {
+			fmt.Fprintf(stdout, "  %-40s %12d  %s\n", f.Name, f.Bytes, ckptShort(f.SHA256))
+		}
+		if len(cp.Conversation.Messages) > 0 {
+			fmt.Fprintln(stdout, "messages:")
+			for _, msg := range cp.Conversation.Messages {
+				fmt.Fprintf(stdout, "  %-6s %s\n", msg.Role+":", ckptLine(msg.Content, 72))
+			}
+		}
+	}
+	if verr != nil {
+		return c.fail(verr, false)
+	}
+	return 0
+}
+
+func ckptRm(args []string, stdout, stderr io.Writer) int {
+	c := newCkptCmd("rm", stderr)
+	names, ok := c.parse(args, 1, -1)
+	if !ok {
+		return 2
+	}
+	s, code := c.open()
+	if s == nil {
+		return code
+	}
+	for _, name := range names {
+		if err := s.Delete(name); err != nil {
+			code = max(code, c.fail(err, false))
+		}
+	}
+	return code
+}
+
+func ckptMv(args []string, stdout, stderr io.Writer) int {
+	c := newCkptCmd("mv", stderr)
+	pos, ok := c.parse(args, 2, 2)
+	if !ok {
+		return 2
+	}
+	s, code := c.open()
+	if s == nil {
+		return code
+	}
+	if err := s.Rename(pos[0], pos[1]); err != nil {
+		return c.fail(err, false)
+	}
+	return 0
+}
+
+func ckptExport(args []string, stdout, stderr io.Writer) int {
+	c := newCkptCmd("export", stderr)
+	pos, ok := c.parse(args, 2, 2)
+	if !ok {
+		return 2
+	}
+	s, code := c.open()
+	if s == nil {
+		return code
+	}
+	name, out := pos[0], pos[1]
+	if out == "-" {
+		if err := s.Export(name, stdout); err != nil {
+			return c.fail(err, false)
+		}
+		return 0
+	}
+	if _, err := os.Lstat(out); err == nil {
+		fmt.Fprintf(stderr, "%s: %s exists; choose a new file so nothing is overwritten\n", c.name, out)
+		return 2
+	}
+	// Write beside the target and rename, so a failed export leaves no
+	// partial archive that looks finished.
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	if err != nil {
+		return c.fail(err, false)
+	}
+	defer os.Remove(f.Name())
+	err = s.Export(name, f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), out)
+	}
+	if err != nil {
+		return c.fail(err, false)
+	}
+	return 0
+}
+
+func ckptImport(args []string, stdout, stderr io.Writer) int {
+	c := newCkptCmd("import", stderr)
+	pos, ok := c.parse(args, 1, 2)
+	if !ok {
+		return 2
+	}
+	s, code := c.open()
+	if s == nil {
+		return code
+	}
+	var r io.Reader = os.Stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", c.name, err)
+			return 2
+		}
+		defer f.Close()
+		r = f
+	}
+	want := ""
+	if len(pos) == 2 {
+		want = pos[1]
+	}
+	name, err := s.Import(r, want)
+	if err != nil {
+		return c.fail(err, true)
+	}
+	fmt.Fprintln(stdout, name)
+	return 0
+}
+
+func ckptJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func ckptSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func ckptShort(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func ckptOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+// ckptLine shows the start of a message on one line.
+func ckptLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

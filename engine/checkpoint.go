@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/coreml"
+)
+
+// sessionState is what a checkpoint keeps of the session beyond the
+// conversation: the settings, and what lets the next turn continue from the
+// cached reply exactly as an uninterrupted session would.
+type sessionState struct {
+	Settings   Settings `json:"settings"`
+	ContOK     bool     `json:"continuation,omitempty"`
+	PrevPrompt string   `json:"prevPrompt,omitempty"`
+	Unfed      []int    `json:"unfed,omitempty"`
+}
+
+// Checkpoint captures the conversation, the committed tokens, the pending
+// token and the chain's cache under a name.
+func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoints.Checkpoint, error) {
+	cache, err := s.chain.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if cache.Position != len(s.committed) {
+		return nil, fmt.Errorf("checkpoint: the cache holds %d positions, the session %d tokens", cache.Position, len(s.committed))
+	}
+	st, err := json.Marshal(sessionState{Settings: s.set, ContOK: s.contOK, PrevPrompt: s.prevPrompt, Unfed: s.unfed})
+	if err != nil {
+		return nil, err
+	}
+	cp := &checkpoints.Checkpoint{
+		Meta: checkpoints.Meta{Name: name, ComputeUnits: units.String(), BundleName: s.b.Name(), Identity: s.b.Identity},
+		Conversation: checkpoints.Conversation{System: s.set.System, Thinking: s.set.Thinking, Settings: st},
+		Tokens:       slices.Clone(s.committed),
+		Cache:        checkpoints.Cache{Family: cache.Family, Position: cache.Position},
+	}
+	for _, m := range s.msgs {
+		cp.Conversation.Messages = append(cp.Conversation.Messages, checkpoints.Message(m))
+	}
+	for _, b := range cache.Buffers {
+		cp.Cache.Buffers = append(cp.Cache.Buffers, checkpoints.Buffer(b))
+	}
+	if s.pending >= 0 {
+		p := s.pending
+		cp.Pending = &p
+	}
+	if s.b.R1 != nil {
+		id, err := checkpoints.CoreLLMIdentityOf(s.b)
+		if err != nil {
+			return nil, err
+		}
+		cp.Meta.CoreLLM = &id
+	}
+	return cp, nil
+}
+
+// Restore replaces the conversation and cache with a checkpoint's. The
+// store has verified checksums and identity; the chain validates every
+// buffer before touching anything, so a refused restore changes nothing.
+func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
+	var st sessionState
+	if len(cp.Conversation.Settings) > 0 {
+		if err := json.Unmarshal(cp.Conversation.Settings, &st); err != nil {
+			return fmt.Errorf("checkpoint %q: settings: %w", cp.Meta.Name, err)
+		}
+	} else {
+		st.Settings = s.set
+	}
+	st.Settings.System, st.Settings.Thinking = cp.Conversation.System, cp.Conversation.Thinking
+	if cp.Cache.Position != len(cp.Tokens) {
+		return fmt.Errorf("checkpoint %q: %d tokens for a cache of %d positions", cp.Meta.Name, len(cp.Tokens), cp.Cache.Position)
+	}
+	cache := &CacheState{Family: cp.Cache.Family, Position: cp.Cache.Position}
+	for _, b := range cp.Cache.Buffers {
+		cache.Buffers = append(cache.Buffers, Buffer(b))
+	}
+	old := s.set
+	if err := s.SetSettings(st.Settings); err != nil {
+		// Settings the bundle refuses (say, sampling saved elsewhere) do
+		// not block the conversation: keep the current ones.
+		if err := s.SetSettings(old); err != nil {
+			return err
+		}
+	}
+	if err := s.chain.Restore(cache); err != nil {
+		s.SetSettings(old)
+		return fmt.Errorf("checkpoint %q: %w", cp.Meta.Name, err)
+	}
+	s.msgs = s.msgs[:0]
+	for _, m := range cp.Conversation.Messages {
+		s.msgs = append(s.msgs, Message(m))
+	}
+	s.committed = slices.Clone(cp.Tokens)
+	s.pending = -1
+	if cp.Pending != nil {
+		s.pending = *cp.Pending
+	}
+	s.contOK, s.prevPrompt, s.unfed = st.ContOK, st.PrevPrompt, st.Unfed
+	s.policy = adaptive{}
+	return nil
+}
+
+// CheckpointStore is what the engine needs of the checkpoint store.
+type CheckpointStore interface {
+	Save(cp *checkpoints.Checkpoint) error
+	SaveAutosave(cp *checkpoints.Checkpoint) error
+	Load(name string, want bundle.Identity) (*checkpoints.Checkpoint, error)
+	List() ([]checkpoints.Info, error)
+	Delete(name string) error
+	Rename(oldName, newName string) error
+}
+
+// UseStore connects a checkpoint store; units are recorded in checkpoints.
+func (e *Engine) UseStore(st CheckpointStore, units coreml.ComputeUnits) {
+	e.do("store", func() { e.store, e.units = st, units })
+}
+
+func (e *Engine) withStore(op, name string, fn func(CheckpointStore) error) {
+	e.do(op, func() {
+		if e.store == nil {
+			e.emit(Failed{Op: op, Err: errors.New("checkpoints are not available (no data folder)")})
+			return
+		}
+		if err := fn(e.store); err != nil {
+			e.emit(Failed{Op: op, Err: err})
+			return
+		}
+		e.emitList(op, name)
+	})
+}
+
+// emitList reports an operation's success with the store's list.
+func (e *Engine) emitList(op, name string) {
+	infos, err := e.store.List()
+	if err != nil {
+		e.emit(Failed{Op: "list", Err: err})
+		return
+	}
+	ev := Checkpoints{Op: op, Name: name}
+	for _, in := range infos {
+		ev.List = append(ev.List, CheckpointInfo{Name: in.Name, Created: in.Created, Turns: in.Turns, Tokens: in.Tokens,
+			Bytes: in.Bytes, Bundle: in.Bundle, BundleID: in.BundleID, Compatible: in.BundleID == e.sess.b.Identity.ID})
+	}
+	e.emit(ev)
+}
+
+// SaveCheckpoint saves the conversation under name.
+func (e *Engine) SaveCheckpoint(name string) {
+	e.withStore("save", name, func(st CheckpointStore) error {
+		cp, err := e.sess.Checkpoint(name, e.units)
+		if err != nil {
+			return err
+		}
+		return st.Save(cp)
+	})
+}
+
+// Autosave saves the conversation under the reserved autosave name; an
+// empty conversation is not saved.
+func (e *Engine) Autosave() {
+	e.do("autosave", func() {
+		if e.store == nil || len(e.sess.msgs) == 0 {
+			return
+		}
+		cp, err := e.sess.Checkpoint(checkpoints.Autosave, e.units)
+		if err == nil {
+			err = e.store.SaveAutosave(cp)
+		}
+		if err != nil {
+			e.emit(Failed{Op: "autosave", Err: err})
+		}
+	})
+}
+
+// LoadCheckpoint replaces the conversation with a saved one. A checkpoint
+// of another bundle, a corrupt or a newer one is refused and nothing changes.
+func (e *Engine) LoadCheckpoint(name string) { e.load("load", name) }
+
+// ForkCheckpoint starts a new conversation from a saved one (the saved
+// checkpoint stays as it is; save the fork under a new name).
+func (e *Engine) ForkCheckpoint(name string) { e.load("fork", name) }
+
+func (e *Engine) load(op, name string) {
+	e.withStore(op, name, func(st CheckpointStore) error {
+		cp, err := st.Load(name, e.sess.b.Identity)
+		if err != nil {
+			var ie *checkpoints.IdentityError
+			if errors.As(err, &ie) {
+				ie.Loaded = checkpoints.DescribeBundle(e.sess.b.Name(), e.sess.b.Identity)
+			}
+			return err
+		}
+		if err := e.sess.Restore(cp); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
+		e.mu.Unlock()
+		e.emit(Cleared{Messages: e.sess.Messages()})
+		return nil
+	})
+}
+
+// DeleteCheckpoint removes a saved checkpoint.
+func (e *Engine) DeleteCheckpoint(name string) {
+	e.withStore("delete", name, func(st CheckpointStore) error { return st.Delete(name) })
+}
+
+// RenameCheckpoint renames a saved checkpoint; it never overwrites.
+func (e *Engine) RenameCheckpoint(oldName, newName string) {
+	e.withStore("rename", newName, func(st CheckpointStore) error { return st.Rename(oldName, newName) })
+}
+
+// ListCheckpoints reports the store's checkpoints.
+func (e *Engine) ListCheckpoints() {
+	e.withStore("list", "", func(CheckpointStore) error { return nil })
+}
