@@ -61,4 +61,3 @@ func demoBundle(family string, stderr io.Writer) (string, error) {
 	}
 	return dir, nil
 }
-

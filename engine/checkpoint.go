@@ -36,7 +36,7 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 		return nil, err
 	}
 	cp := &checkpoints.Checkpoint{
-		Meta: checkpoints.Meta{Name: name, ComputeUnits: units.String(), BundleName: s.b.Name(), Identity: s.b.Identity},
+		Meta:         checkpoints.Meta{Name: name, ComputeUnits: units.String(), BundleName: s.b.Name(), Identity: s.b.Identity},
 		Conversation: checkpoints.Conversation{System: s.set.System, Thinking: s.set.Thinking, Settings: st},
 		Tokens:       slices.Clone(s.committed),
 		Cache:        checkpoints.Cache{Family: cache.Family, Position: cache.Position},
