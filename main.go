@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -14,7 +15,9 @@ import (
 const usage = `orchard — chat with Gemma 4 Core ML bundles
 
 usage:
-  orchard --demo [--prompt TEXT]     run the demo bundle (synthetic weights, made on first use)
+  orchard [--model DIR] [--continue] [flags]   chat (no model: the remembered one, else a picker)
+  orchard chat [--model DIR] [--continue]      the same
+  orchard --demo [--family F]                  chat with the demo bundle (synthetic weights, made on first use)
   orchard run (--model DIR | --demo) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
   orchard selftest (--model DIR | --demo) [--steps N]   verification gates (exit 1 on a failure)
   orchard bench (--model DIR | --demo) [--rounds N] [--json]   speculation off/on workload table
@@ -37,16 +40,17 @@ func main() {
 // run dispatches a command line; it returns the process exit code
 // (0 ok, 1 runtime failure, 2 bad usage or invalid input).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "--demo" && args[0] != "-h" && args[0] != "--help" {
+		return runChat(args, stdout, stderr, false) // orchard [--model DIR] [flags]
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "--demo", "demo":
-		return runDemo(args[1:], stdout, stderr)
+		return runChat(args[1:], stdout, stderr, true)
+	case "chat":
+		return runChat(args[1:], stdout, stderr, false)
 	case "bundle":
 		return runBundle(args[1:], stdout, stderr)
 	case "tokenize":

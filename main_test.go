@@ -87,17 +87,21 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestDemo: without a terminal, --demo falls back to the scripted turn,
+// making the demo bundle once and reusing it.
 func TestDemo(t *testing.T) {
 	isolate(t)
-	code, out, stderr := runCmd(t, "--demo", "--family", "v2", "--max-tokens", "8")
+	code, out, stderr := runCmd(t, "--demo", "--family", "v2")
 	if code != 0 {
 		t.Fatalf("demo: %d %s", code, stderr)
 	}
-	if out == "" || !strings.Contains(stderr, "generated tokens:  8") {
+	if out == "" || !strings.Contains(stderr, "first run only") || !strings.Contains(stderr, "generated tokens:") {
 		t.Fatalf("demo output:\n%s\n%s", out, stderr)
 	}
-	// The second run reuses the bundle.
-	if code, _, stderr := runCmd(t, "--demo", "--family", "v2", "--max-tokens", "2"); code != 0 || strings.Contains(stderr, "first run") {
+	if code, _, stderr := runCmd(t, "--demo", "--family", "v2"); code != 0 || strings.Contains(stderr, "first run") {
 		t.Fatalf("second demo run: %d %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "chat"); code != 2 || !strings.Contains(stderr, "needs a terminal") {
+		t.Fatalf("chat without a terminal: %d %s", code, stderr)
 	}
 }

@@ -175,7 +175,9 @@ func (e *Engine) Autosave() {
 		}
 		if err != nil {
 			e.emit(Failed{Op: "autosave", Err: err})
+			return
 		}
+		e.emit(Checkpoints{Op: "autosave", Name: checkpoints.Autosave})
 	})
 }
 
@@ -203,7 +205,7 @@ func (e *Engine) load(op, name string) {
 		e.mu.Lock()
 		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
 		e.mu.Unlock()
-		e.emit(Cleared{Messages: e.sess.Messages()})
+		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: len(e.sess.committed)})
 		return nil
 	})
 }

@@ -76,7 +76,8 @@ type Checkpoints struct {
 
 // Cleared: the conversation was reset (/clear, a loaded checkpoint, a fork).
 type Cleared struct {
-	Messages []Message // the conversation now shown (empty after /clear)
+	Messages    []Message // the conversation now shown (empty after /clear)
+	ContextUsed int       // positions the cache now holds (a loaded conversation's)
 }
 
 func (Started) event()         {}

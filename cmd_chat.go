@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"golang.org/x/term"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/config"
+	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/tui"
+)
+
+// demoEntry marks the picker's last entry, the synthetic demo bundle.
+const demoEntry = "(demo: synthetic bundle, random weights)"
+
+// runChat opens the chat screen on --model, the remembered model, a model
+// chosen in the picker, or (demo) the demo bundle. Without a terminal,
+// --demo falls back to the scripted turn of orchard run.
+func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
+	fs := flag.NewFlagSet("orchard chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags := config.RegisterFlags(fs)
+	demoFlag := fs.Bool("demo", demo, "open the demo bundle (synthetic weights, made on first use)")
+	family := fs.String("family", "r1", "demo bundle family: r1, v2, stateful3, stateful3-logits")
+	cont := fs.Bool("continue", false, "resume the last conversation (the autosave)")
+	pick := fs.Bool("pick", false, "choose the model in the picker even when one is configured")
+	if _, err := parseFlags(fs, args); err != nil {
+		return 2
+	}
+	out, isFile := stdout.(*os.File)
+	if !isFile || !term.IsTerminal(int(out.Fd())) || !term.IsTerminal(int(os.Stdin.Fd())) {
+		if *demoFlag {
+			return runDemo([]string{"--family", *family}, stdout, stderr)
+		}
+		fmt.Fprintln(stderr, "orchard chat: needs a terminal; for scripts use orchard run --model DIR --prompt TEXT")
+		return 2
+	}
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
+	if err != nil {
+		return configError(stderr, "orchard", err)
+	}
+	logger, logFile, err := config.OpenLog(cfg.Data.Dir, cfg.Log.Debug)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard: log:", err)
+		return 1
+	}
+	defer logFile.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	opts := tui.Options{Theme: cfg.UI.Theme, Keys: cfg.Keys}
+
+	dir := cfg.Model.Path
+	switch {
+	case *demoFlag:
+		if dir, err = demoBundle(*family, stderr); err != nil {
+			fmt.Fprintln(stderr, "orchard:", err)
+			return 1
+		}
+	case dir == "" || *pick:
+		if r, err := cfg.Remembered(); err == nil && r != "" && !*pick {
+			dir = r
+			break
+		}
+		if dir, err = pickModel(ctx, cfg, opts, stderr); err != nil {
+			if errors.Is(err, tui.ErrNoChoice) {
+				return 0
+			}
+			fmt.Fprintln(stderr, "orchard:", err)
+			return 1
+		}
+	}
+	logger.Info("opening", "bundle", dir)
+	m, err := openModel(dir, engine.Options{ComputeUnits: cfg.Model.ComputeUnits, VerifyHeadUnits: cfg.Model.VerifyHeadUnits}, settingsFrom(cfg, 0))
+	if err != nil {
+		logger.Error("open", "bundle", dir, "err", err)
+		fmt.Fprintln(stderr, "orchard:", err)
+		var ve *bundle.ValidationError
+		if errors.As(err, &ve) || errors.Is(err, bundle.ErrNotBundle) {
+			return 2
+		}
+		return 1
+	}
+	if ml, err := engine.OpenMetricsLog(cfg.MetricsFile(), m.info, m.b.Dir, m.loadDur); err == nil {
+		m.sess.Metrics = ml.Record
+		defer ml.Close()
+	} else {
+		logger.Warn("metrics log", "err", err)
+	}
+	eng := engine.Start(m.sess, m.info)
+	if store, err := checkpoints.Open(cfg.CheckpointsDir()); err == nil {
+		eng.UseStore(store, cfg.Model.ComputeUnits)
+		if *cont {
+			eng.LoadCheckpoint(checkpoints.Autosave)
+		}
+	} else {
+		logger.Warn("checkpoints", "err", err)
+	}
+	err = tui.Run(ctx, eng, opts)
+	if cerr := eng.Close(); cerr != nil {
+		logger.Warn("close", "err", cerr)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		logger.Error("tui", "err", err)
+		fmt.Fprintln(stderr, "orchard:", err)
+		return 1
+	}
+	return 0
+}
+
+// pickModel lists the bundles found (the demo last), lets the user choose
+// and remembers the choice.
+func pickModel(ctx context.Context, cfg *config.Config, opts tui.Options, stderr io.Writer) (string, error) {
+	var entries []tui.PickerEntry
+	for _, f := range config.Discover(cfg.Model.SearchDirs, os.Getenv) {
+		entries = append(entries, tui.PickerEntry{Name: f.Name, Family: string(f.Family), Size: humanSize(f.Size),
+			Path: f.Path, Valid: f.Valid, Reason: f.Problem})
+	}
+	entries = append(entries, tui.PickerEntry{Name: demoEntry, Family: "r1", Path: demoEntry, Valid: true})
+	choice, err := tui.Pick(ctx, entries, opts)
+	if err != nil {
+		return "", err
+	}
+	if choice.Path == demoEntry {
+		return demoBundle("r1", stderr)
+	}
+	if err := cfg.RememberModel(choice.Path); err != nil {
+		fmt.Fprintln(stderr, "orchard: could not remember the choice:", err)
+	}
+	return choice.Path, nil
+}

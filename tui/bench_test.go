@@ -1,0 +1,88 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// benchTranscript is n turns of mixed markdown.
+func benchTranscript(n int) []engine.Message {
+	msgs := make([]engine.Message, 0, 2*n)
+	for i := range n {
+		msgs = append(msgs,
+			engine.Message{Role: "user", Content: fmt.Sprintf("Question %d: how do the figures of turn %d compare?", i, i)},
+			engine.Message{Role: "model", Content: goldenReply})
+	}
+	return msgs
+}
+
+// BenchmarkViewStreaming500 is one streaming step on a 500-turn
+// conversation: a token arrives, the frame tick re-renders the tail,
+// and the screen is drawn. Target: under 2 ms.
+func BenchmarkViewStreaming500(b *testing.B) {
+	f := testFake(b, FakeOptions{})
+	m := newTestModel(b, f, 120, 40, Options{})
+	send(m, engine.Cleared{Messages: benchTranscript(500)})
+	m.Update(press("ctrl+t"))
+	send(m, engine.Started{PromptTokens: 1900, ReusedTokens: 1800})
+	toks := splitTokens(strings.Repeat(goldenReply+"\n\n", 20))
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		tok := toks[i%len(toks)]
+		m.Update(engineMsg{events: []engine.Event{engine.Delta{Text: tok, Tokens: []int{i}, FromDraft: []bool{i%3 != 0},
+			Live: engine.Live{Generated: i, DecodeTokPerS: 30, LastTokenMs: 33, ContextUsed: 1900 + i%100, ContextLimit: 2048, SpecState: engine.SpecOn}}}})
+		m.Update(frameMsg{})
+		_ = m.View()
+	}
+}
+
+// BenchmarkView500 is a redraw with nothing new (a keypress, a resize
+// of nothing): what every Update costs on top of its own work.
+func BenchmarkView500(b *testing.B) {
+	m := newTestModel(b, testFake(b, FakeOptions{}), 120, 40, Options{})
+	send(m, engine.Cleared{Messages: benchTranscript(500)})
+	m.View()
+	for b.Loop() {
+		_ = m.View()
+	}
+}
+
+// BenchmarkStreamingMarkdownPerToken is the cost of the streaming
+// markdown path per token over a whole ~600-token reply (stable prefix
+// cached, tail re-rendered on every token — the worst case, as frames
+// batch tokens in practice).
+func BenchmarkStreamingMarkdownPerToken(b *testing.B) {
+	md := newMarkdown(true, false)
+	text := strings.Repeat(goldenReply+"\n\n", 6)
+	toks := splitTokens(text)
+	b.ReportMetric(float64(len(toks)), "tokens/reply")
+	b.ResetTimer()
+	for b.Loop() {
+		var s streamMarkdown
+		reply := ""
+		for _, t := range toks {
+			reply += t
+			s.render(md, reply, 100, 0)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(toks)), "ns/token")
+}
+
+// BenchmarkFullMarkdownPerToken is the naive path for comparison:
+// the whole reply re-rendered for every token.
+func BenchmarkFullMarkdownPerToken(b *testing.B) {
+	md := newMarkdown(true, false)
+	text := strings.Repeat(goldenReply+"\n\n", 6)
+	toks := splitTokens(text)
+	for b.Loop() {
+		reply := ""
+		for _, t := range toks {
+			reply += t
+			md.render(reply, 100)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(toks)), "ns/token")
+}

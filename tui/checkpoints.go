@@ -1,0 +1,251 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+type ckptMode int
+
+const (
+	ckptBrowse ckptMode = iota
+	ckptConfirmDelete
+	ckptRename
+	ckptSaveAs
+)
+
+// ckptAction is what the panel asks the model to do.
+type ckptAction struct {
+	op      string // load, fork, delete, rename, save, close; "" for nothing
+	name    string
+	newName string
+}
+
+// checkpoints is the panel of saved conversations.
+type checkpoints struct {
+	st            *Styles
+	width, height int
+	list          []engine.CheckpointInfo
+	listed        bool // a list has arrived from the engine
+	cursor        int
+	offset        int
+	focused       bool
+	mode          ckptMode
+	field         textinput.Model
+}
+
+// ckptRows is how many checkpoints the panel shows at once.
+const ckptRows = 6
+
+func newCheckpoints(st *Styles) checkpoints {
+	f := textinput.New()
+	f.Prompt = ""
+	f.CharLimit = 120
+	return checkpoints{st: st, field: f}
+}
+
+func (c *checkpoints) SetSize(w, h int) {
+	c.width, c.height = w, h
+	c.field.SetWidth(max(10, w-30))
+}
+
+// SetList replaces the list, keeping the cursor on focus if given.
+func (c *checkpoints) SetList(l []engine.CheckpointInfo, focus string) {
+	c.list = l
+	c.listed = true
+	if focus != "" {
+		for i, cp := range l {
+			if cp.Name == focus {
+				c.cursor = i
+			}
+		}
+	}
+	c.cursor = max(0, min(c.cursor, len(l)-1))
+	c.scroll()
+}
+
+func (c *checkpoints) Names() []string {
+	names := make([]string, len(c.list))
+	for i, cp := range c.list {
+		names[i] = cp.Name
+	}
+	return names
+}
+
+func (c *checkpoints) selected() (engine.CheckpointInfo, bool) {
+	if c.cursor < 0 || c.cursor >= len(c.list) {
+		return engine.CheckpointInfo{}, false
+	}
+	return c.list[c.cursor], true
+}
+
+func (c *checkpoints) Focus() { c.focused = true }
+func (c *checkpoints) Blur()  { c.focused = false; c.mode = ckptBrowse; c.field.Blur() }
+
+// Update handles a key while the panel has focus.
+func (c *checkpoints) Update(msg tea.KeyPressMsg) (ckptAction, tea.Cmd) {
+	switch c.mode {
+	case ckptConfirmDelete:
+		switch msg.String() {
+		case "y", "Y":
+			c.mode = ckptBrowse
+			if cp, ok := c.selected(); ok {
+				return ckptAction{op: "delete", name: cp.Name}, nil
+			}
+		case "n", "N", "esc", "q":
+			c.mode = ckptBrowse
+		}
+		return ckptAction{}, nil
+	case ckptRename, ckptSaveAs:
+		switch msg.String() {
+		case "enter":
+			name := strings.TrimSpace(c.field.Value())
+			mode := c.mode
+			c.mode = ckptBrowse
+			c.field.Blur()
+			if name == "" {
+				return ckptAction{}, nil
+			}
+			if mode == ckptSaveAs {
+				return ckptAction{op: "save", name: name}, nil
+			}
+			if cp, ok := c.selected(); ok && name != cp.Name {
+				return ckptAction{op: "rename", name: cp.Name, newName: name}, nil
+			}
+			return ckptAction{}, nil
+		case "esc":
+			c.mode = ckptBrowse
+			c.field.Blur()
+			return ckptAction{}, nil
+		}
+		var cmd tea.Cmd
+		c.field, cmd = c.field.Update(msg)
+		return ckptAction{}, cmd
+	}
+
+	switch msg.String() {
+	case "up", "k":
+		c.cursor = max(0, c.cursor-1)
+	case "down", "j":
+		c.cursor = min(len(c.list)-1, c.cursor+1)
+	case "home", "g":
+		c.cursor = 0
+	case "end", "G":
+		c.cursor = len(c.list) - 1
+	case "enter", "l":
+		if cp, ok := c.selected(); ok {
+			return ckptAction{op: "load", name: cp.Name}, nil
+		}
+	case "f":
+		if cp, ok := c.selected(); ok {
+			return ckptAction{op: "fork", name: cp.Name}, nil
+		}
+	case "d", "delete", "backspace":
+		if _, ok := c.selected(); ok {
+			c.mode = ckptConfirmDelete
+		}
+	case "r":
+		if cp, ok := c.selected(); ok {
+			c.mode = ckptRename
+			c.field.SetValue(cp.Name)
+			c.field.CursorEnd()
+			return ckptAction{}, c.field.Focus()
+		}
+	case "s", "n":
+		c.mode = ckptSaveAs
+		c.field.SetValue("")
+		return ckptAction{}, c.field.Focus()
+	case "esc", "tab", "q":
+		return ckptAction{op: "close"}, nil
+	}
+	c.cursor = max(0, c.cursor)
+	c.scroll()
+	return ckptAction{}, nil
+}
+
+func (c *checkpoints) scroll() {
+	if c.cursor < c.offset {
+		c.offset = c.cursor
+	}
+	if c.cursor >= c.offset+ckptRows {
+		c.offset = c.cursor - ckptRows + 1
+	}
+	c.offset = max(0, min(c.offset, len(c.list)-ckptRows))
+}
+
+// Height is the rows View takes.
+func (c *checkpoints) Height() int {
+	rows := max(1, min(len(c.list), ckptRows))
+	return 2 + rows + 1 + c.st.PanelBorder.GetVerticalFrameSize() // title, header, rows, footer
+}
+
+func (c *checkpoints) View() string {
+	st := c.st
+	inner := max(c.width-st.PanelBorder.GetHorizontalFrameSize(), 20)
+	title := st.PanelTitle.Render(fmt.Sprintf("checkpoints (%d)", len(c.list)))
+	lines := []string{title}
+
+	nameW, bundleW := c.columns(inner)
+	hdr := fmt.Sprintf("%-*s  %-12s  %5s  %7s  %8s  %s", nameW, "name", "saved", "turns", "tokens", "size", "bundle")
+	lines = append(lines, st.Dim.Render(xansi.Truncate(hdr, inner, "")))
+
+	switch {
+	case !c.listed:
+		lines = append(lines, st.Dim.Render("loading…"))
+	case len(c.list) == 0:
+		lines = append(lines, st.Dim.Render("none yet · /save NAME or s saves this conversation"))
+	}
+	end := min(len(c.list), c.offset+ckptRows)
+	for i := c.offset; i < end; i++ {
+		cp := c.list[i]
+		bundle := cp.Bundle
+		if !cp.Compatible {
+			bundle = "⚠ " + bundle
+		}
+		line := fmt.Sprintf("%-*s  %-12s  %5d  %7s  %8s  %s",
+			nameW, xansi.Truncate(cp.Name, nameW, "…"),
+			cp.Created.Format("Jan 02 15:04"),
+			cp.Turns, commas(cp.Tokens), humanBytes(uint64(max(cp.Bytes, 0))),
+			xansi.Truncate(bundle, bundleW, "…"))
+		line = padRight(xansi.Truncate(line, inner, "…"), inner)
+		switch {
+		case i == c.cursor && c.focused:
+			line = st.Selected.Render(line)
+		case !cp.Compatible:
+			line = st.Incompatible.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	lines = append(lines, c.footer(inner))
+	return st.PanelBorder.Width(c.width).Render(strings.Join(lines, "\n"))
+}
+
+func (c *checkpoints) columns(inner int) (name, bundle int) {
+	const fixed = 12 + 5 + 7 + 8 + 5*2
+	rest := max(inner-fixed, 12)
+	name = max(8, min(28, rest/2))
+	return name, max(4, rest-name)
+}
+
+func (c *checkpoints) footer(w int) string {
+	st := c.st
+	switch c.mode {
+	case ckptConfirmDelete:
+		cp, _ := c.selected()
+		return st.ConfirmPrompt.Render(xansi.Truncate(fmt.Sprintf("Delete %q? y deletes · n keeps it", cp.Name), w, "…"))
+	case ckptRename:
+		return st.Label.Render("rename to: ") + c.field.View()
+	case ckptSaveAs:
+		return st.Label.Render("save as: ") + c.field.View()
+	}
+	if !c.focused {
+		return st.Dim.Render(xansi.Truncate("tab selects · /save NAME · /load NAME · /fork NAME", w, "…"))
+	}
+	return st.Dim.Render(xansi.Truncate("enter load · f fork · r rename · d delete · s save · esc back", w, "…"))
+}

@@ -1,0 +1,349 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// command is one slash command.
+type command struct {
+	name    string
+	args    string // usage, e.g. "NAME"; empty for none
+	optArgs bool   // the argument may be left out
+	help    string
+	choices func(m *Model) []string // completions for the argument
+	run     func(m *Model, arg string) tea.Cmd
+}
+
+func (c command) usage() string {
+	if c.args == "" {
+		return "/" + c.name
+	}
+	return "/" + c.name + " " + c.args
+}
+
+// commandTable lists the slash commands in the order /help and the
+// completion show them.
+func commandTable() []command {
+	names := func(m *Model) []string { return m.ckpts.Names() }
+	onOff := func(*Model) []string { return []string{"on", "off"} }
+	return []command{
+		{name: "save", args: "NAME", help: "save a checkpoint", choices: names, run: (*Model).cmdSave},
+		{name: "load", args: "NAME", help: "load a checkpoint", choices: names, run: (*Model).cmdLoad},
+		{name: "checkpoints", help: "list checkpoints", run: (*Model).cmdCheckpoints},
+		{name: "fork", args: "NAME", help: "new chat from a checkpoint", choices: names, run: (*Model).cmdFork},
+		{name: "rename", args: "OLD NEW", help: "rename a checkpoint", choices: names, run: (*Model).cmdRename},
+		{name: "delete", args: "NAME", help: "delete a checkpoint", choices: names, run: (*Model).cmdDelete},
+		{name: "clear", help: "empty the conversation", run: (*Model).cmdClear},
+		{name: "system", args: "TEXT", optArgs: true, help: "set the system prompt", run: (*Model).cmdSystem},
+		{name: "spec", args: "on|off|auto", help: "speculation mode", choices: func(*Model) []string { return []string{"on", "off", "auto"} }, run: (*Model).cmdSpec},
+		{name: "draft", args: "N", help: "draft length in tokens", run: (*Model).cmdDraft},
+		{name: "temp", args: "T", help: "temperature, 0 is greedy", run: (*Model).cmdTemp},
+		{name: "topk", args: "K", help: "top-k, 0 is off", run: (*Model).cmdTopK},
+		{name: "topp", args: "P", help: "top-p, 0 < P ≤ 1", run: (*Model).cmdTopP},
+		{name: "seed", args: "S", help: "sampling seed", run: (*Model).cmdSeed},
+		{name: "think", args: "on|off", help: "thinking mode", choices: onOff, run: (*Model).cmdThink},
+		{name: "stats", help: "toggle the stats panel", run: (*Model).cmdStats},
+		{name: "copy", help: "copy the last reply", run: (*Model).cmdCopy},
+		{name: "export", args: "FILE.md", optArgs: true, help: "write it as markdown", run: (*Model).cmdExport},
+		{name: "help", help: "keys and commands", run: (*Model).cmdHelp},
+		{name: "quit", help: "save and quit", run: (*Model).cmdQuit},
+	}
+}
+
+func (m *Model) findCommand(name string) (command, bool) {
+	for _, c := range m.commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// parseCommand splits "/name arg…" into its name and argument.
+func parseCommand(line string) (name, arg string) {
+	line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "/"))
+	name, arg, _ = strings.Cut(line, " ")
+	return strings.ToLower(name), strings.TrimSpace(arg)
+}
+
+// runCommand executes a slash command line.
+func (m *Model) runCommand(line string) tea.Cmd {
+	name, arg := parseCommand(line)
+	c, ok := m.findCommand(name)
+	if !ok {
+		return m.errorToast(fmt.Sprintf("There is no command /%s; /help lists them.", name))
+	}
+	if c.args != "" && !c.optArgs && arg == "" {
+		return m.errorToast(fmt.Sprintf("%s needs an argument: %s", "/"+c.name, c.usage()))
+	}
+	return c.run(m, arg)
+}
+
+func (m *Model) cmdSave(name string) tea.Cmd {
+	m.call(func(e Engine) { e.SaveCheckpoint(name) })
+	return m.infoToast("Saving " + strconv.Quote(name) + "…")
+}
+
+func (m *Model) cmdLoad(name string) tea.Cmd {
+	if m.stats.busy() {
+		return m.errorToast("A reply is streaming; esc stops it before loading.")
+	}
+	m.call(func(e Engine) { e.LoadCheckpoint(name) })
+	return m.infoToast("Loading " + strconv.Quote(name) + "…")
+}
+
+func (m *Model) cmdFork(name string) tea.Cmd {
+	if m.stats.busy() {
+		return m.errorToast("A reply is streaming; esc stops it before forking.")
+	}
+	m.call(func(e Engine) { e.ForkCheckpoint(name) })
+	return m.infoToast("Forking " + strconv.Quote(name) + "…")
+}
+
+func (m *Model) cmdRename(arg string) tea.Cmd {
+	f := strings.Fields(arg)
+	if len(f) != 2 {
+		return m.errorToast("/rename needs two names: /rename OLD NEW")
+	}
+	m.call(func(e Engine) { e.RenameCheckpoint(f[0], f[1]) })
+	return nil
+}
+
+func (m *Model) cmdDelete(name string) tea.Cmd {
+	m.openPanel(panelCheckpoints)
+	m.focusPanel()
+	for i, n := range m.ckpts.Names() {
+		if n == name {
+			m.ckpts.cursor = i
+			m.ckpts.scroll()
+			m.ckpts.mode = ckptConfirmDelete
+			return nil
+		}
+	}
+	return m.errorToast(fmt.Sprintf("There is no checkpoint %q.", name))
+}
+
+func (m *Model) cmdCheckpoints(string) tea.Cmd {
+	m.openPanel(panelCheckpoints)
+	m.call(func(e Engine) { e.ListCheckpoints() })
+	return nil
+}
+
+func (m *Model) cmdClear(string) tea.Cmd {
+	if m.stats.busy() {
+		return m.errorToast("A reply is streaming; esc stops it before clearing.")
+	}
+	m.call(func(e Engine) { e.Clear() })
+	return nil
+}
+
+// changeSettings sends a modified copy of the settings in force; the
+// engine answers SettingsChanged or Failed{Op: "settings"}.
+func (m *Model) changeSettings(edit func(*engine.Settings)) tea.Cmd {
+	s := m.settings
+	edit(&s)
+	m.call(func(e Engine) { e.SetSettings(s) })
+	return nil
+}
+
+func (m *Model) cmdSystem(text string) tea.Cmd {
+	return m.changeSettings(func(s *engine.Settings) { s.System = text })
+}
+
+func (m *Model) cmdSpec(arg string) tea.Cmd {
+	mode := engine.SpecMode(strings.ToLower(arg))
+	switch mode {
+	case engine.SpecModeOn, engine.SpecModeOff, engine.SpecModeAuto:
+	default:
+		return m.errorToast("/spec takes on, off or auto.")
+	}
+	return m.changeSettings(func(s *engine.Settings) { s.Speculation = mode })
+}
+
+func (m *Model) cmdDraft(arg string) tea.Cmd {
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 1 {
+		return m.errorToast("/draft takes a whole number of tokens, 1 or more.")
+	}
+	return m.changeSettings(func(s *engine.Settings) { s.DraftLen = n })
+}
+
+func (m *Model) cmdTemp(arg string) tea.Cmd {
+	t, err := strconv.ParseFloat(arg, 64)
+	if err != nil || t < 0 {
+		return m.errorToast("/temp takes a number of 0 or more, such as 0.7 (0 is greedy).")
+	}
+	return m.changeSettings(func(s *engine.Settings) { s.Sampling.Temperature = t })
+}
+
+func (m *Model) cmdTopK(arg string) tea.Cmd {
+	k, err := strconv.Atoi(arg)
+	if err != nil || k < 0 {
+		return m.errorToast("/topk takes a whole number, 0 or more (0 turns it off).")
+	}
+	return m.changeSettings(func(s *engine.Settings) { s.Sampling.TopK = k })
+}
+
+func (m *Model) cmdTopP(arg string) tea.Cmd {
+	p, err := strconv.ParseFloat(arg, 64)
+	if err != nil || p <= 0 || p > 1 {
+		return m.errorToast("/topp takes a number above 0 and at most 1, such as 0.9.")
+	}
+	return m.changeSettings(func(s *engine.Settings) { s.Sampling.TopP = p })
+}
+
+func (m *Model) cmdSeed(arg string) tea.Cmd {
+	v, err := strconv.ParseUint(arg, 10, 64)
+	if err != nil {
+		return m.errorToast("/seed takes a whole number, 0 or more.")
+	}
+	return m.changeSettings(func(s *engine.Settings) { s.Sampling.Seed = v })
+}
+
+func (m *Model) cmdThink(arg string) tea.Cmd {
+	var on bool
+	switch strings.ToLower(arg) {
+	case "on":
+		on = true
+	case "off":
+	default:
+		return m.errorToast("/think takes on or off.")
+	}
+	return m.changeSettings(func(s *engine.Settings) { s.Thinking = on })
+}
+
+func (m *Model) cmdStats(string) tea.Cmd {
+	if m.panel == panelStats {
+		m.closePanel()
+	} else {
+		m.openPanel(panelStats)
+	}
+	return nil
+}
+
+func (m *Model) cmdCopy(string) tea.Cmd {
+	text, ok := m.conv.LastReply()
+	if !ok {
+		return m.errorToast("There is no reply to copy yet.")
+	}
+	return copyText(text, m.env, m.nativeClipboard)
+}
+
+func (m *Model) cmdExport(path string) tea.Cmd {
+	if path == "" {
+		path = "orchard-" + m.now().Format("20060102-150405") + ".md"
+	}
+	return exportTranscript(path, m.info, m.settings, m.conv.Messages(), m.now(), lookupEnv(m.env, "HOME"))
+}
+
+func (m *Model) cmdHelp(string) tea.Cmd {
+	m.showHelp = true
+	return nil
+}
+
+func (m *Model) cmdQuit(string) tea.Cmd { return m.quit() }
+
+// completion is the list under a slash command being typed.
+type completion struct {
+	st    *Styles
+	width int
+	items []compItem
+	sel   int
+}
+
+type compItem struct {
+	insert string // the input after accepting
+	label  string
+	desc   string
+	final  bool // accepting leaves a complete command
+}
+
+// compRows bounds the completion list height.
+const compRows = 6
+
+func (c *completion) Visible() bool { return len(c.items) > 0 }
+func (c *completion) Hide()         { c.items = nil; c.sel = 0 }
+
+func (c *completion) Move(d int) {
+	if len(c.items) > 0 {
+		c.sel = (c.sel + d + len(c.items)) % len(c.items)
+	}
+}
+
+func (c *completion) Selected() (compItem, bool) {
+	if c.sel < len(c.items) {
+		return c.items[c.sel], true
+	}
+	return compItem{}, false
+}
+
+// updateCompletion recomputes the list from the input.
+func (m *Model) updateCompletion() {
+	v := m.input.Value()
+	prev := ""
+	if it, ok := m.comp.Selected(); ok {
+		prev = it.label
+	}
+	m.comp.items = nil
+	if !strings.HasPrefix(v, "/") || strings.Contains(v, "\n") {
+		m.comp.sel = 0
+		return
+	}
+	name, arg, hasSpace := strings.Cut(strings.TrimPrefix(v, "/"), " ")
+	name = strings.ToLower(name)
+	if !hasSpace {
+		for _, c := range m.commands {
+			if strings.HasPrefix(c.name, name) {
+				insert := "/" + c.name
+				if c.args != "" {
+					insert += " "
+				}
+				m.comp.items = append(m.comp.items, compItem{insert: insert, label: c.usage(), desc: c.help, final: c.args == ""})
+			}
+		}
+	} else if c, ok := m.findCommand(name); ok && c.choices != nil && !strings.Contains(arg, " ") {
+		for _, ch := range c.choices(m) {
+			if strings.HasPrefix(ch, arg) && ch != arg {
+				m.comp.items = append(m.comp.items, compItem{insert: "/" + c.name + " " + ch, label: ch, desc: c.help, final: c.name != "rename"})
+			}
+		}
+	}
+	m.comp.sel = 0
+	for i, it := range m.comp.items {
+		if it.label == prev {
+			m.comp.sel = i
+		}
+	}
+}
+
+func (c *completion) Height() int { return min(len(c.items), compRows) }
+
+func (c *completion) View() string {
+	st := c.st
+	start := max(0, min(c.sel-compRows+1, len(c.items)-compRows))
+	end := min(len(c.items), start+compRows)
+	lines := make([]string, 0, end-start)
+	labelW := 0
+	for _, it := range c.items[start:end] {
+		labelW = max(labelW, xansi.StringWidth(it.label))
+	}
+	for i := start; i < end; i++ {
+		it := c.items[i]
+		line := " " + padRight(it.label, labelW) + "  " + st.CompletionDesc.Render(it.desc)
+		line = padRight(xansi.Truncate(line, c.width, "…"), c.width)
+		if i == c.sel {
+			line = st.CompletionSel.Render(xansi.Strip(line))
+		} else {
+			line = st.CompletionItem.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,481 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"charm.land/lipgloss/v2"
+	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// chatMsg is one turn as shown, with its rendered lines cached.
+type chatMsg struct {
+	role      string // "user" or "model"
+	text      string
+	runs      []draftRun // model replies: which bytes came from accepted drafts
+	streaming bool
+	cancelled bool
+	metrics   *engine.TurnMetrics
+
+	lines  []string  // rendered, trailing separator included; nil: not rendered
+	key    renderKey // what lines were rendered for
+	dirty  bool      // streaming text grew since lines were made
+	stream streamMarkdown
+}
+
+// draftRun covers the reply bytes up to end; draft says whether they
+// came from accepted speculative drafts.
+type draftRun struct {
+	end   int
+	draft bool
+}
+
+type renderKey struct {
+	width            int
+	drafts, thinking bool
+}
+
+// conversation is the scrolling transcript. Messages are rendered
+// lazily and cached per width, and the view is assembled from the
+// bottom up, so a frame costs what is visible, not the whole history.
+type conversation struct {
+	st *Styles
+	md *markdown
+
+	width, height int
+	msgs          []*chatMsg
+	fromBottom    int // lines scrolled up; 0 follows the output
+
+	showDrafts   bool
+	showThinking bool
+	modelLabel   string
+	welcome      []string
+}
+
+func newConversation(st *Styles, md *markdown) *conversation {
+	return &conversation{st: st, md: md, modelLabel: "gemma"}
+}
+
+func (c *conversation) SetSize(w, h int) {
+	if w != c.width {
+		c.fromBottom = 0 // line offsets mean nothing at another width
+	}
+	c.width, c.height = max(w, 1), max(h, 1)
+}
+
+// SetMessages replaces the transcript (start-up, a loaded checkpoint,
+// a fork, /clear).
+func (c *conversation) SetMessages(msgs []engine.Message) {
+	c.msgs = c.msgs[:0]
+	for _, m := range msgs {
+		role := "model"
+		if m.Role == "user" {
+			role = "user"
+		}
+		c.msgs = append(c.msgs, &chatMsg{role: role, text: m.Content})
+	}
+	c.fromBottom = 0
+}
+
+// AddUser appends the user's message and follows the output again:
+// sending is a sign the user wants to see what comes back.
+func (c *conversation) AddUser(text string) {
+	c.msgs = append(c.msgs, &chatMsg{role: "user", text: text})
+	c.fromBottom = 0
+}
+
+// RemoveLastUser takes back an optimistic user message the engine
+// refused, returning its text so it can go back into the input.
+func (c *conversation) RemoveLastUser() (string, bool) {
+	if n := len(c.msgs); n > 0 && c.msgs[n-1].role == "user" {
+		t := c.msgs[n-1].text
+		c.msgs = c.msgs[:n-1]
+		return t, true
+	}
+	return "", false
+}
+
+// streamingReply returns the reply being generated, starting one if
+// needed.
+func (c *conversation) streamingReply() *chatMsg {
+	if n := len(c.msgs); n > 0 && c.msgs[n-1].streaming {
+		return c.msgs[n-1]
+	}
+	m := &chatMsg{role: "model", streaming: true, dirty: true}
+	c.msgs = append(c.msgs, m)
+	if c.fromBottom > 0 {
+		c.fromBottom += len(c.render(m))
+	}
+	return m
+}
+
+// AppendDelta adds generated text. The render happens on the next
+// frame tick (refresh), not per token.
+func (c *conversation) AppendDelta(d engine.Delta) {
+	m := c.streamingReply()
+	start := len(m.text)
+	m.text += d.Text
+	m.runs = appendRuns(m.runs, start, d)
+	m.dirty = true
+}
+
+// appendRuns records which bytes of a delta came from drafts. Tokens
+// and FromDraft are parallel but the text is not split per token, so a
+// mixed delta is apportioned by characters in token order: exact when
+// the engine sends one delta per run of equal FromDraft, close otherwise.
+func appendRuns(runs []draftRun, start int, d engine.Delta) []draftRun {
+	text := d.Text
+	if text == "" {
+		return runs
+	}
+	add := func(end int, draft bool) {
+		if n := len(runs); n > 0 && runs[n-1].draft == draft {
+			runs[n-1].end = end
+			return
+		}
+		runs = append(runs, draftRun{end: end, draft: draft})
+	}
+	n := len(d.FromDraft)
+	if n == 0 {
+		add(start+len(text), false)
+		return runs
+	}
+	chars := utf8.RuneCountInString(text)
+	pos, seen := 0, 0
+	for i := 0; i < n; {
+		j := i
+		for j < n && d.FromDraft[j] == d.FromDraft[i] {
+			j++
+		}
+		want := chars * j / n
+		if j == n {
+			want = chars
+		}
+		for seen < want && pos < len(text) {
+			_, size := utf8.DecodeRuneInString(text[pos:])
+			pos += size
+			seen++
+		}
+		add(start+pos, d.FromDraft[i])
+		i = j
+	}
+	return runs
+}
+
+// FinishReply ends the streaming reply (Finished or Cancelled) and
+// renders the whole reply once in one piece.
+func (c *conversation) FinishReply(text string, metrics engine.TurnMetrics, cancelled bool) {
+	m := c.streamingReply()
+	if text != "" && text != m.text {
+		// The engine's final text wins over the concatenated deltas.
+		m.text = text
+		m.runs = clipRuns(m.runs, len(text))
+	}
+	m.streaming = false
+	m.cancelled = cancelled
+	m.metrics = &metrics
+	m.stream.reset()
+	c.rerender(m)
+}
+
+// clipRuns makes runs cover exactly n bytes.
+func clipRuns(runs []draftRun, n int) []draftRun {
+	for i, r := range runs {
+		if r.end >= n {
+			runs[i].end = n
+			return runs[:i+1]
+		}
+	}
+	return append(runs, draftRun{end: n})
+}
+
+// Refresh re-renders the streaming reply if it grew; the model calls it
+// on each frame tick while a turn streams.
+func (c *conversation) Refresh() {
+	if n := len(c.msgs); n > 0 && c.msgs[n-1].dirty {
+		c.rerender(c.msgs[n-1])
+	}
+}
+
+// rerender renders m again and keeps a scrolled-up view still.
+func (c *conversation) rerender(m *chatMsg) {
+	before := len(m.lines)
+	m.lines = nil
+	after := len(c.render(m))
+	if c.fromBottom > 0 && m == c.last() {
+		c.fromBottom += after - before
+	}
+}
+
+func (c *conversation) last() *chatMsg {
+	if len(c.msgs) == 0 {
+		return nil
+	}
+	return c.msgs[len(c.msgs)-1]
+}
+
+// LastReply returns the last model reply without thinking blocks.
+func (c *conversation) LastReply() (string, bool) {
+	for i := len(c.msgs) - 1; i >= 0; i-- {
+		if c.msgs[i].role == "model" && c.msgs[i].text != "" {
+			return stripThinking(c.msgs[i].text), true
+		}
+	}
+	return "", false
+}
+
+// Messages returns the transcript as shown (for /export).
+func (c *conversation) Messages() []engine.Message {
+	out := make([]engine.Message, 0, len(c.msgs))
+	for _, m := range c.msgs {
+		out = append(out, engine.Message{Role: m.role, Content: m.text})
+	}
+	return out
+}
+
+func (c *conversation) ToggleDrafts()   { c.showDrafts = !c.showDrafts; c.invalidate() }
+func (c *conversation) ToggleThinking() { c.showThinking = !c.showThinking; c.invalidate() }
+
+func (c *conversation) invalidate() {
+	for _, m := range c.msgs {
+		m.lines = nil
+	}
+	c.fromBottom = 0
+}
+
+// Scrolling. Offsets count lines from the bottom so following the
+// output is simply fromBottom == 0.
+
+func (c *conversation) AtBottom() bool { return c.fromBottom == 0 }
+
+func (c *conversation) ScrollUp(n int) {
+	want := c.fromBottom + n
+	total := len(c.tail(want + c.height))
+	c.fromBottom = max(0, min(want, total-c.height))
+}
+
+func (c *conversation) ScrollDown(n int) { c.fromBottom = max(0, c.fromBottom-n) }
+func (c *conversation) PageUp()          { c.ScrollUp(max(1, c.height-1)) }
+func (c *conversation) PageDown()        { c.ScrollDown(max(1, c.height-1)) }
+func (c *conversation) Bottom()          { c.fromBottom = 0 }
+func (c *conversation) Top()             { c.ScrollUp(1 << 30) }
+
+// View renders the visible window.
+func (c *conversation) View() string {
+	if len(c.msgs) == 0 {
+		return c.welcomeView()
+	}
+	lines := c.tail(c.fromBottom + c.height)
+	end := max(0, len(lines)-c.fromBottom)
+	start := max(0, end-c.height)
+	window := make([]string, 0, c.height)
+	window = append(window, lines[start:end]...)
+	for len(window) < c.height {
+		window = append(window, "")
+	}
+	if c.fromBottom > 0 {
+		hint := fmt.Sprintf(" ↓ %d more lines · ctrl+end follows ", c.fromBottom)
+		window[len(window)-1] = c.st.ScrollHint.Render(xansi.Truncate(hint, c.width, "…"))
+	}
+	return strings.Join(window, "\n")
+}
+
+// tail returns the last n lines of the transcript (fewer if it is
+// shorter), without the separator after the last message. Only the
+// messages it reaches are rendered.
+func (c *conversation) tail(n int) []string {
+	var chunks [][]string
+	got := 0
+	for i := len(c.msgs) - 1; i >= 0 && got < n+1; i-- {
+		ls := c.render(c.msgs[i])
+		chunks = append(chunks, ls)
+		got += len(ls)
+	}
+	out := make([]string, 0, min(got, n+1))
+	for i := len(chunks) - 1; i >= 0; i-- {
+		out = append(out, chunks[i]...)
+	}
+	if len(out) > 0 {
+		out = out[:len(out)-1] // the separator after the last message
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// render returns m's lines, rendering them if the width or the display
+// flags changed. A streaming reply keeps its last lines between frame
+// ticks even though more text has arrived (see Refresh).
+func (c *conversation) render(m *chatMsg) []string {
+	key := renderKey{width: c.width, drafts: c.showDrafts, thinking: c.showThinking}
+	if m.lines != nil && m.key == key {
+		return m.lines
+	}
+	m.lines = c.renderMsg(m)
+	m.key = key
+	m.dirty = false
+	return m.lines
+}
+
+const gutter = "  "
+
+func (c *conversation) renderMsg(m *chatMsg) []string {
+	w := max(c.width-len(gutter), 10)
+	var label string
+	var body []string
+	if m.role == "user" {
+		label = c.st.UserLabel.Render("you")
+		body = wrapPlain(c.st.UserText.Render(m.text), w)
+	} else {
+		label = c.st.ModelLabel.Render(c.modelLabel)
+		if m.streaming {
+			label += c.st.Footer.Render(" ▍")
+		}
+		body = c.modelBody(m, w)
+	}
+	lines := make([]string, 0, len(body)+3)
+	lines = append(lines, label)
+	for _, l := range body {
+		if l != "" {
+			l = gutter + l
+		}
+		lines = append(lines, l)
+	}
+	if f := c.footer(m); f != "" {
+		lines = append(lines, gutter+xansi.Truncate(f, w, "…"))
+	}
+	return append(lines, "")
+}
+
+func (c *conversation) modelBody(m *chatMsg, w int) []string {
+	var out []string
+	parts := splitThinking(m.text)
+	for i, p := range parts {
+		var pl []string
+		switch {
+		case p.thinking:
+			pl = c.thinkingLines(m.text[p.start:p.end], p.open && m.streaming, w)
+		case c.showDrafts:
+			pl = wrapPlain(c.draftText(m, p), w)
+		case m.streaming && i == len(parts)-1:
+			pl = m.stream.render(c.md, m.text[p.start:p.end], w, p.start)
+		default:
+			pl = c.md.render(m.text[p.start:p.end], w)
+		}
+		out = glue(out, pl)
+	}
+	if len(out) == 0 && m.streaming {
+		out = []string{c.st.Footer.Render("…")}
+	}
+	return out
+}
+
+func (c *conversation) thinkingLines(raw string, open bool, w int) []string {
+	body := thinkingBody(raw)
+	words := len(strings.Fields(body))
+	if !c.showThinking {
+		n := plural(words, "word")
+		s := "▸ thinking · " + n
+		if open {
+			s = "▸ thinking… " + n
+		}
+		return []string{c.st.ThinkingFold.Render(xansi.Truncate(s+" (ctrl+r shows)", w, "…"))}
+	}
+	out := []string{c.st.ThinkingFold.Render("▾ thinking")}
+	return append(out, wrapPlain(c.st.Thinking.Render(body), w)...)
+}
+
+// draftText styles the reply bytes that came from accepted drafts.
+func (c *conversation) draftText(m *chatMsg, p part) string {
+	var b strings.Builder
+	pos := p.start
+	for _, r := range m.runs {
+		if r.end <= pos {
+			continue
+		}
+		end := min(r.end, p.end)
+		seg := m.text[pos:end]
+		if r.draft {
+			b.WriteString(styleLines(c.st.Draft, seg))
+		} else {
+			b.WriteString(seg)
+		}
+		pos = end
+		if pos >= p.end {
+			break
+		}
+	}
+	b.WriteString(m.text[pos:p.end])
+	return strings.TrimSpace(b.String())
+}
+
+// styleLines styles each line of s on its own so a style never spans a
+// newline (which would colour the gutter).
+func styleLines(st lipgloss.Style, s string) string {
+	parts := strings.Split(s, "\n")
+	for i, p := range parts {
+		if p != "" {
+			parts[i] = st.Render(p)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (c *conversation) footer(m *chatMsg) string {
+	if m.role != "model" || m.streaming || m.metrics == nil {
+		return ""
+	}
+	t := m.metrics
+	var f []string
+	f = append(f, fmt.Sprintf("%s tokens", commas(t.GeneratedTokens)))
+	if t.DecodeTokPerSec > 0 {
+		f = append(f, fmt.Sprintf("%.1f tok/s", t.DecodeTokPerSec))
+	}
+	if t.TTFTSeconds > 0 {
+		f = append(f, "TTFT "+seconds(t.TTFTSeconds))
+	}
+	if t.Spec.Enabled && t.Spec.Drafted > 0 {
+		f = append(f, fmt.Sprintf("drafts %s accepted", percent(t.Spec.AcceptanceRate)))
+	}
+	switch t.FinishReason {
+	case "cap":
+		f = append(f, "stopped at the token limit")
+	case "contextFull":
+		f = append(f, "context full")
+	}
+	if t.DroppedTurns > 0 {
+		f = append(f, fmt.Sprintf("%d old turns dropped", t.DroppedTurns))
+	}
+	s := c.st.Footer.Render(strings.Join(f, " · "))
+	if m.cancelled {
+		s = c.st.Cancelled.Render("cancelled") + c.st.Footer.Render(" · ") + s
+	}
+	return s
+}
+
+func (c *conversation) welcomeView() string {
+	lines := make([]string, 0, c.height)
+	body := c.welcome
+	top := max(0, (c.height-len(body))/3)
+	for range top {
+		lines = append(lines, "")
+	}
+	for _, l := range body {
+		lines = append(lines, lipgloss.PlaceHorizontal(c.width, lipgloss.Center, xansi.Truncate(l, c.width, "…")))
+	}
+	for len(lines) < c.height {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines[:c.height], "\n")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return commas(n) + " " + word + "s"
+}

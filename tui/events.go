@@ -1,0 +1,138 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// handleEvents applies engine events in order.
+func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
+	var cmds []tea.Cmd
+	streamed := false
+	for _, ev := range events {
+		switch e := ev.(type) {
+		case engine.Started:
+			m.pendingSend = ""
+			m.stats.Started(e)
+			m.conv.streamingReply()
+		case engine.PrefillProgress:
+			m.stats.Prefill(e)
+		case engine.Delta:
+			m.stats.Delta(e)
+			m.conv.AppendDelta(e)
+			streamed = true
+		case engine.Finished:
+			m.stats.Finished(e.Metrics, false)
+			m.conv.FinishReply(e.Reply, e.Metrics, false)
+			m.changed = true
+		case engine.Cancelled:
+			m.stats.Finished(e.Metrics, true)
+			m.conv.FinishReply(e.Partial, e.Metrics, true)
+			m.changed = true
+			cmds = append(cmds, m.infoToast("Stopped. The partial reply is kept."))
+		case engine.Failed:
+			cmds = append(cmds, m.onFailed(e))
+		case engine.Notice:
+			cmds = append(cmds, m.infoToast(e.Text))
+		case engine.SettingsChanged:
+			old := m.settings
+			m.settings = e.Settings
+			m.stats.settings = e.Settings
+			cmds = append(cmds, m.infoToast(describeSettingsChange(old, e.Settings)))
+		case engine.Checkpoints:
+			m.ckpts.SetList(e.List, e.Name)
+			if t := checkpointText(e); t != "" {
+				cmds = append(cmds, m.infoToast(t))
+			}
+		case engine.Cleared:
+			m.conv.SetMessages(e.Messages)
+			m.stats.Cleared(e.ContextUsed)
+			m.changed = true
+		}
+	}
+	if streamed && !m.frameScheduled {
+		m.frameScheduled = true
+		cmds = append(cmds, tea.Tick(frameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
+	}
+	return tea.Batch(cmds...)
+}
+
+// onFailed reports a failure. A refused message leaves the
+// conversation as it was, so its text goes back into the input.
+func (m *Model) onFailed(e engine.Failed) tea.Cmd {
+	if e.Op == "send" {
+		m.stats.Failed()
+		if last := m.conv.last(); last != nil && last.streaming {
+			m.conv.msgs = m.conv.msgs[:len(m.conv.msgs)-1]
+		}
+		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
+			m.input.SetValue(t)
+		}
+		m.pendingSend = ""
+	}
+	return m.errorToast(failureText(e.Op, e.Err))
+}
+
+func checkpointText(e engine.Checkpoints) string {
+	q := strconv.Quote(e.Name)
+	switch e.Op {
+	case "save":
+		return "Saved checkpoint " + q + "."
+	case "load":
+		return "Loaded checkpoint " + q + "."
+	case "delete":
+		return "Deleted checkpoint " + q + "."
+	case "rename":
+		return "Renamed the checkpoint to " + q + "."
+	case "fork":
+		return "Started a new conversation from " + q + "."
+	}
+	return ""
+}
+
+// describeSettingsChange says what a SettingsChanged changed.
+func describeSettingsChange(a, b engine.Settings) string {
+	var d []string
+	if a.Sampling.Temperature != b.Sampling.Temperature {
+		if b.Sampling.Greedy() {
+			d = append(d, "greedy decoding")
+		} else {
+			d = append(d, fmt.Sprintf("temperature %g", b.Sampling.Temperature))
+		}
+	}
+	if a.Sampling.TopK != b.Sampling.TopK {
+		d = append(d, fmt.Sprintf("top-k %d", b.Sampling.TopK))
+	}
+	if a.Sampling.TopP != b.Sampling.TopP {
+		d = append(d, fmt.Sprintf("top-p %g", b.Sampling.TopP))
+	}
+	if a.Sampling.Seed != b.Sampling.Seed {
+		d = append(d, fmt.Sprintf("seed %d", b.Sampling.Seed))
+	}
+	if a.Speculation != b.Speculation {
+		d = append(d, "speculation "+string(b.Speculation))
+	}
+	if a.DraftLen != b.DraftLen {
+		d = append(d, fmt.Sprintf("drafts of %d tokens", b.DraftLen))
+	}
+	if a.Thinking != b.Thinking {
+		d = append(d, map[bool]string{true: "thinking on", false: "thinking off"}[b.Thinking])
+	}
+	if a.System != b.System {
+		if b.System == "" {
+			d = append(d, "no system prompt")
+		} else {
+			d = append(d, "new system prompt")
+		}
+	}
+	if len(d) == 0 {
+		return "Settings unchanged."
+	}
+	return "Now: " + strings.Join(d, ", ") + "."
+}

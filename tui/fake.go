@@ -1,0 +1,557 @@
+package tui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// FakeOptions configure a FakeEngine.
+type FakeOptions struct {
+	Info     engine.ModelInfo // zero: a small r1 demo bundle
+	Settings engine.Settings  // zero: engine.DefaultSettings()
+	Messages []engine.Message // the conversation at start
+	// TokenDelay paces the reply; 0 streams as fast as the consumer reads.
+	TokenDelay time.Duration
+	// Dir, when set, keeps checkpoints as JSON files there, so they
+	// survive a restart (the end-to-end script relies on it).
+	Dir string
+	// Reply writes the reply to a message; nil uses built-in markdown.
+	Reply func(prompt string, turn int, s engine.Settings) string
+	// Now stamps checkpoints; nil uses time.Now.
+	Now func() time.Time
+}
+
+// FakeEngine implements Engine with scripted replies, synthetic metrics
+// and an in-memory (or on-disk) checkpoint store. Tests drive the
+// interface with it and it previews the interface without a model.
+type FakeEngine struct {
+	opts   FakeOptions
+	events chan engine.Event
+	quit   chan struct{}
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	info     engine.ModelInfo
+	settings engine.Settings
+	msgs     []engine.Message
+	ckpts    map[string]fakeCheckpoint
+	cancel   chan struct{} // non-nil while a turn runs
+	calls    []string
+	closed   bool
+}
+
+type fakeCheckpoint struct {
+	Info     engine.CheckpointInfo
+	Messages []engine.Message
+}
+
+// autosaveName is the reserved checkpoint name of the fake's autosave.
+const autosaveName = "autosave"
+
+// NewFakeEngine starts a fake engine.
+func NewFakeEngine(o FakeOptions) *FakeEngine {
+	if o.Info.Name == "" {
+		o.Info = engine.ModelInfo{Name: "demo-r1-small", Family: "r1", ComputeUnits: "CPU", Context: 2048,
+			VerifyWidths: []int{4}, Runtime: "reference"}
+	}
+	if o.Settings == (engine.Settings{}) {
+		o.Settings = engine.DefaultSettings()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	f := &FakeEngine{
+		opts:     o,
+		events:   make(chan engine.Event, 4096),
+		quit:     make(chan struct{}),
+		info:     o.Info,
+		settings: o.Settings,
+		msgs:     slices.Clone(o.Messages),
+		ckpts:    map[string]fakeCheckpoint{},
+	}
+	f.loadDir()
+	return f
+}
+
+func (f *FakeEngine) record(call string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, call)
+	f.mu.Unlock()
+}
+
+// Calls returns the methods called so far, with their arguments.
+func (f *FakeEngine) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *FakeEngine) emit(ev engine.Event) {
+	select {
+	case f.events <- ev:
+	case <-f.quit:
+	}
+}
+
+func (f *FakeEngine) Events() <-chan engine.Event { return f.events }
+func (f *FakeEngine) Info() engine.ModelInfo      { return f.info }
+
+func (f *FakeEngine) Settings() engine.Settings {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.settings
+}
+
+func (f *FakeEngine) Messages() []engine.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.msgs)
+}
+
+// Send streams a reply on a goroutine.
+func (f *FakeEngine) Send(text string) {
+	f.record("Send " + text)
+	f.mu.Lock()
+	if f.cancel != nil || f.closed {
+		f.mu.Unlock()
+		f.emit(engine.Failed{Op: "send", Err: errors.New("a reply is already being generated; wait or press esc")})
+		return
+	}
+	prevTokens := countTokens(f.msgs)
+	f.msgs = append(f.msgs, engine.Message{Role: "user", Content: text})
+	turn := len(f.msgs) - 1
+	set := f.settings
+	reply := f.reply(text, turn, set)
+	cancel := make(chan struct{})
+	f.cancel = cancel
+	prompt := countTokens(f.msgs) + 4
+	f.mu.Unlock()
+
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		f.stream(turn, reply, prompt, prevTokens, set, cancel)
+	}()
+}
+
+func (f *FakeEngine) reply(prompt string, turn int, s engine.Settings) string {
+	if f.opts.Reply != nil {
+		return f.opts.Reply(prompt, turn, s)
+	}
+	return demoReply(prompt, turn, s)
+}
+
+// stream emits the turn: prefill progress, deltas in verify-round
+// groups (drafted tokens then the model's own), and the end.
+func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engine.Settings, cancel chan struct{}) {
+	f.emit(engine.Started{Turn: turn, PromptTokens: prompt, ReusedTokens: reused})
+	f.emit(engine.PrefillProgress{Done: (prompt - reused) / 2, Total: prompt - reused})
+	f.emit(engine.PrefillProgress{Done: prompt - reused, Total: prompt - reused})
+
+	toks := splitTokens(reply)
+	spec := len(f.info.VerifyWidths) > 0 && set.Speculation != engine.SpecModeOff
+	state := engine.SpecOff
+	if spec {
+		state = engine.SpecOn
+		if set.Speculation == engine.SpecModeAuto {
+			state = engine.SpecAdaptive
+		}
+	}
+	var (
+		done       strings.Builder
+		perToken   []float64
+		drafted    int
+		accepted   int
+		rounds     int
+		draftRound int
+	)
+	finish := func(reason string) engine.TurnMetrics {
+		m := fakeMetrics(prompt, reused, perToken, reason, f.info.Context)
+		m.Spec = engine.SpecStats{Enabled: spec, State: state, Rounds: rounds, Drafted: drafted, Accepted: accepted,
+			FallbackRounds: rounds - draftRound}
+		if drafted > 0 {
+			m.Spec.AcceptanceRate = float64(accepted) / float64(drafted)
+			m.Spec.PLDRate = m.Spec.AcceptanceRate * 0.9
+		}
+		if draftRound > 0 {
+			m.Spec.MeanAccepted = float64(accepted) / float64(draftRound)
+		}
+		return m
+	}
+	for i := 0; i < len(toks); {
+		// A round: with speculation, every other round commits two
+		// accepted draft tokens and the model's own token.
+		n := 1
+		if spec && rounds%2 == 1 {
+			n = 3
+		}
+		n = min(n, len(toks)-i)
+		d := engine.Delta{}
+		for j := range n {
+			d.Text += toks[i+j]
+			d.Tokens = append(d.Tokens, 1000+i+j)
+			d.FromDraft = append(d.FromDraft, j < n-1)
+			perToken = append(perToken, 18+float64((i+j)*7%11))
+		}
+		rounds++
+		if n > 1 {
+			draftRound++
+			drafted += n + 1
+			accepted += n
+		}
+		i += n
+		done.WriteString(d.Text)
+		rate := 0.0
+		if drafted > 0 {
+			rate = float64(accepted) / float64(drafted)
+		}
+		d.Live = engine.Live{Generated: i, DecodeTokPerS: 1000 / mean(perToken), LastTokenMs: perToken[len(perToken)-1],
+			ContextUsed: prompt + i, ContextLimit: f.info.Context, SpecState: state, AcceptanceRate: rate}
+		f.emit(d)
+		if f.opts.TokenDelay > 0 {
+			select {
+			case <-time.After(f.opts.TokenDelay * time.Duration(n)):
+			case <-cancel:
+			case <-f.quit:
+				return
+			}
+		}
+		select {
+		case <-cancel:
+			f.endTurn(done.String())
+			f.emit(engine.Cancelled{Partial: done.String(), Metrics: finish("cancelled")})
+			return
+		default:
+		}
+	}
+	f.endTurn(done.String())
+	f.emit(engine.Finished{Reply: done.String(), Metrics: finish("eos")})
+}
+
+func (f *FakeEngine) endTurn(reply string) {
+	f.mu.Lock()
+	f.msgs = append(f.msgs, engine.Message{Role: "model", Content: reply})
+	f.cancel = nil
+	f.mu.Unlock()
+}
+
+func (f *FakeEngine) Cancel() {
+	f.record("Cancel")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cancel != nil {
+		select {
+		case <-f.cancel:
+		default:
+			close(f.cancel)
+		}
+	}
+}
+
+func (f *FakeEngine) SetSettings(s engine.Settings) {
+	f.record("SetSettings")
+	if s.Sampling.Temperature > 0 && !f.info.Logits {
+		f.emit(engine.Failed{Op: "settings", Err: fmt.Errorf("%s outputs argmax token ids, so it cannot sample; the temperature stays 0", f.info.Name)})
+		return
+	}
+	if w := f.info.VerifyWidths; len(w) > 0 && s.DraftLen > slices.Max(w)-1 && s.Speculation != engine.SpecModeOff {
+		f.emit(engine.Failed{Op: "settings", Err: fmt.Errorf("drafts of %d tokens do not fit the verify width %d of %s; use at most %d", s.DraftLen, slices.Max(w), f.info.Name, slices.Max(w)-1)})
+		return
+	}
+	f.mu.Lock()
+	f.settings = s
+	f.mu.Unlock()
+	f.emit(engine.SettingsChanged{Settings: s})
+}
+
+func (f *FakeEngine) Clear() {
+	f.record("Clear")
+	f.mu.Lock()
+	f.msgs = nil
+	f.mu.Unlock()
+	f.emit(engine.Cleared{})
+}
+
+func (f *FakeEngine) SaveCheckpoint(name string) {
+	f.record("SaveCheckpoint " + name)
+	if err := f.save(name); err != nil {
+		f.emit(engine.Failed{Op: "save", Err: err})
+		return
+	}
+	f.emit(engine.Checkpoints{Op: "save", Name: name, List: f.list()})
+}
+
+func (f *FakeEngine) save(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	msgs := slices.Clone(f.msgs)
+	cp := fakeCheckpoint{Messages: msgs, Info: engine.CheckpointInfo{
+		Name: name, Created: f.opts.Now(), Turns: len(msgs) / 2, Tokens: countTokens(msgs),
+		Bytes: int64(countTokens(msgs)) * 36 * 1024, Bundle: f.info.Name, BundleID: "fake-" + f.info.Name, Compatible: true,
+	}}
+	f.ckpts[name] = cp
+	f.mu.Unlock()
+	return f.writeDir(cp)
+}
+
+func (f *FakeEngine) LoadCheckpoint(name string) { f.restore("load", name) }
+func (f *FakeEngine) ForkCheckpoint(name string) { f.restore("fork", name) }
+
+func (f *FakeEngine) restore(op, name string) {
+	f.record(op + " " + name)
+	f.mu.Lock()
+	cp, ok := f.ckpts[name]
+	busy := f.cancel != nil
+	f.mu.Unlock()
+	switch {
+	case busy:
+		f.emit(engine.Failed{Op: op, Err: errors.New("a reply is being generated; stop it with esc first")})
+		return
+	case !ok:
+		f.emit(engine.Failed{Op: op, Err: fmt.Errorf("there is no checkpoint %q", name)})
+		return
+	case cp.Info.Bundle != f.info.Name:
+		f.emit(engine.Failed{Op: op, Err: fmt.Errorf("checkpoint %q was made with %s, not %s; open that bundle to load it", name, cp.Info.Bundle, f.info.Name)})
+		return
+	}
+	f.mu.Lock()
+	f.msgs = slices.Clone(cp.Messages)
+	f.mu.Unlock()
+	f.emit(engine.Cleared{Messages: slices.Clone(cp.Messages)})
+	f.emit(engine.Checkpoints{Op: op, Name: name, List: f.list()})
+}
+
+func (f *FakeEngine) DeleteCheckpoint(name string) {
+	f.record("DeleteCheckpoint " + name)
+	f.mu.Lock()
+	_, ok := f.ckpts[name]
+	delete(f.ckpts, name)
+	f.mu.Unlock()
+	if !ok {
+		f.emit(engine.Failed{Op: "delete", Err: fmt.Errorf("there is no checkpoint %q", name)})
+		return
+	}
+	if f.opts.Dir != "" {
+		os.Remove(filepath.Join(f.opts.Dir, name+".json"))
+	}
+	f.emit(engine.Checkpoints{Op: "delete", Name: name, List: f.list()})
+}
+
+func (f *FakeEngine) RenameCheckpoint(old, new string) {
+	f.record("RenameCheckpoint " + old + " " + new)
+	if err := checkName(new); err != nil {
+		f.emit(engine.Failed{Op: "rename", Err: err})
+		return
+	}
+	f.mu.Lock()
+	cp, ok := f.ckpts[old]
+	_, taken := f.ckpts[new]
+	if ok && !taken {
+		delete(f.ckpts, old)
+		cp.Info.Name = new
+		f.ckpts[new] = cp
+	}
+	f.mu.Unlock()
+	switch {
+	case !ok:
+		f.emit(engine.Failed{Op: "rename", Err: fmt.Errorf("there is no checkpoint %q", old)})
+		return
+	case taken:
+		f.emit(engine.Failed{Op: "rename", Err: fmt.Errorf("a checkpoint named %q already exists", new)})
+		return
+	}
+	if f.opts.Dir != "" {
+		os.Remove(filepath.Join(f.opts.Dir, old+".json"))
+		if err := f.writeDir(cp); err != nil {
+			f.emit(engine.Failed{Op: "rename", Err: err})
+			return
+		}
+	}
+	f.emit(engine.Checkpoints{Op: "rename", Name: new, List: f.list()})
+}
+
+func (f *FakeEngine) ListCheckpoints() {
+	f.record("ListCheckpoints")
+	f.emit(engine.Checkpoints{Op: "list", List: f.list()})
+}
+
+// Autosave saves under the reserved name and reports it as op
+// "autosave", which the interface does not announce.
+func (f *FakeEngine) Autosave() {
+	f.record("Autosave")
+	if err := f.save(autosaveName); err != nil {
+		f.emit(engine.Failed{Op: "autosave", Err: err})
+		return
+	}
+	f.emit(engine.Checkpoints{Op: "autosave", Name: autosaveName, List: f.list()})
+}
+
+// Close stops the streams and closes the event channel.
+func (f *FakeEngine) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	f.mu.Unlock()
+	close(f.quit)
+	f.wg.Wait()
+	close(f.events)
+	return nil
+}
+
+func (f *FakeEngine) list() []engine.CheckpointInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]engine.CheckpointInfo, 0, len(f.ckpts))
+	for _, cp := range f.ckpts {
+		info := cp.Info
+		info.Compatible = info.Bundle == f.info.Name
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.After(out[j].Created)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// AddCheckpoint puts a checkpoint in the store as if saved earlier
+// (tests use it for foreign-bundle checkpoints).
+func (f *FakeEngine) AddCheckpoint(info engine.CheckpointInfo, msgs []engine.Message) {
+	f.mu.Lock()
+	f.ckpts[info.Name] = fakeCheckpoint{Info: info, Messages: slices.Clone(msgs)}
+	f.mu.Unlock()
+}
+
+func (f *FakeEngine) writeDir(cp fakeCheckpoint) error {
+	if f.opts.Dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(f.opts.Dir, 0o700); err != nil {
+		return fmt.Errorf("save checkpoint %q: %w", cp.Info.Name, err)
+	}
+	b, err := json.MarshalIndent(cp, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save checkpoint %q: %w", cp.Info.Name, err)
+	}
+	return writeFileAtomic(filepath.Join(f.opts.Dir, cp.Info.Name+".json"), b, 0o600)
+}
+
+func (f *FakeEngine) loadDir() {
+	if f.opts.Dir == "" {
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(f.opts.Dir, "*.json"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var cp fakeCheckpoint
+		if json.Unmarshal(b, &cp) == nil && cp.Info.Name != "" {
+			f.ckpts[cp.Info.Name] = cp
+		}
+	}
+}
+
+func checkName(name string) error {
+	if strings.TrimSpace(name) == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("%q cannot be a checkpoint name: use letters, digits, - and _", name)
+	}
+	return nil
+}
+
+// splitTokens cuts text into word-sized pieces, spaces attached to the
+// word before, standing in for tokens.
+func splitTokens(s string) []string {
+	var toks []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\n' {
+			j := i
+			for j < len(s) && (s[j] == ' ' || s[j] == '\n') {
+				j++
+			}
+			toks = append(toks, s[start:j])
+			start = j
+			i = j - 1
+		}
+	}
+	if start < len(s) {
+		toks = append(toks, s[start:])
+	}
+	return toks
+}
+
+func countTokens(msgs []engine.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(splitTokens(m.Content)) + 4
+	}
+	return n
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(max(len(v), 1))
+}
+
+func fakeMetrics(prompt, reused int, perToken []float64, reason string, ctx int) engine.TurnMetrics {
+	sorted := slices.Clone(perToken)
+	slices.Sort(sorted)
+	m := engine.TurnMetrics{
+		PromptTokens: prompt, ReusedTokens: reused, GeneratedTokens: len(perToken), FinishReason: reason,
+		TTFTSeconds: 0.05 + 0.0004*float64(prompt-reused), PrefillSeconds: 0.0004 * float64(prompt-reused),
+		PerTokenMillis: perToken, ContextUsed: prompt + len(perToken), ContextLimit: ctx,
+		Memory: engine.Memory{FootprintBytes: 412 << 20, FootprintPeakBytes: 431 << 20, ModelBytes: 1900 << 20,
+			ModelPeakBytes: 1900 << 20, AvailableBytes: 9800 << 20, AvailableLowBytes: 9100 << 20},
+	}
+	if m.PrefillSeconds > 0 {
+		m.PrefillTokPerSec = float64(prompt-reused) / m.PrefillSeconds
+	}
+	if len(sorted) > 0 {
+		m.PerTokenMinMs, m.PerTokenMaxMs = sorted[0], sorted[len(sorted)-1]
+		m.PerTokenMedianMs = sorted[len(sorted)/2]
+		m.PerTokenMeanMs = mean(sorted)
+		m.DecodeTokPerSec = 1000 / m.PerTokenMeanMs
+	}
+	return m
+}
+
+// demoReply is the built-in reply: markdown that exercises the
+// renderer (a heading, a list, code, a table) and repeats part of the
+// prompt, the kind of text prompt-lookup drafts well.
+func demoReply(prompt string, turn int, s engine.Settings) string {
+	var b strings.Builder
+	if s.Thinking {
+		fmt.Fprintf(&b, "%sthought\nThe user wrote %q. I will answer briefly and show some markdown.%s", thinkOpen, prompt, thinkClose)
+	}
+	switch turn / 2 % 3 {
+	case 0:
+		fmt.Fprintf(&b, "You asked: *%s*\n\nHere is what orchard shows while a reply streams:\n\n- live **tok/s** and per-token latency\n- draft acceptance for the turn and the session\n- the three memory ledgers\n\nThe weights of this demo are not a real model, so this reply is scripted.", prompt)
+	case 1:
+		fmt.Fprintf(&b, "## Code\n\nA small Go function:\n\n```go\nfunc greet(name string) string {\n\treturn \"hello, \" + name\n}\n```\n\nYou said %q, and that is repeated here: %s.", prompt, prompt)
+	default:
+		fmt.Fprintf(&b, "| figure | meaning |\n|---|---|\n| TTFT | time to the first token |\n| accepted | share of drafted tokens kept |\n\nThat answers %q.", prompt)
+	}
+	return b.String()
+}

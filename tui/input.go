@@ -1,0 +1,223 @@
+package tui
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+)
+
+// maxInputRows bounds how tall the input grows before it scrolls.
+const maxInputRows = 6
+
+// input is the message editor: a multi-line textarea with a history of
+// sent messages (up/down on an empty input) and $EDITOR on demand.
+type input struct {
+	st    *Styles
+	ta    textarea.Model
+	width int
+
+	history []string
+	hpos    int    // index into history while browsing; len(history) when not
+	stash   string // what was typed before browsing started
+}
+
+func newInput(st *Styles, k keyMap) input {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.Placeholder = "Message · / for commands · ctrl+p palette"
+	ta.SetPromptFunc(2, func(i textarea.PromptInfo) string {
+		if i.LineNumber == 0 {
+			return "› "
+		}
+		return "  "
+	})
+	ta.SetStyles(st.Textarea)
+	ta.CharLimit = 0
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = maxInputRows
+	// Count content in visual rows, not logical lines, so a long paste
+	// is accepted whole and newlines are not refused after MaxHeight.
+	ta.MaxContentHeight = 100000
+	ta.SetVirtualCursor(false)
+	km := textarea.DefaultKeyMap()
+	km.InsertNewline = k.Newline
+	// The chat screen owns these keys.
+	for _, b := range []*key.Binding{&km.TransposeCharacterBackward, &km.SelectLineUp, &km.SelectLineDown, &km.InputBegin, &km.InputEnd} {
+		b.SetEnabled(false)
+	}
+	km.LinePrevious.SetKeys("up")
+	km.LineNext.SetKeys("down")
+	km.SelectAll.SetEnabled(false)
+	ta.KeyMap = km
+	ta.Focus()
+	return input{st: st, ta: ta}
+}
+
+func (in *input) SetSize(w, maxRows int) {
+	in.width = w
+	in.ta.SetWidth(w)
+	in.ta.MaxHeight = max(1, min(maxInputRows, maxRows))
+	in.ta, _ = in.ta.Update(nil) // recompute the dynamic height
+}
+
+func (in *input) Update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	in.ta, cmd = in.ta.Update(msg)
+	return cmd
+}
+
+func (in *input) Value() string { return in.ta.Value() }
+func (in *input) Empty() bool   { return strings.TrimSpace(in.ta.Value()) == "" }
+
+func (in *input) SetValue(s string) {
+	in.ta.SetValue(s)
+	in.ta.MoveToEnd()
+	in.ta, _ = in.ta.Update(nil)
+}
+
+func (in *input) Reset() {
+	in.ta.Reset()
+	in.ta, _ = in.ta.Update(nil)
+	in.hpos = len(in.history)
+}
+
+func (in *input) Focus() { in.ta.Focus() }
+func (in *input) Blur()  { in.ta.Blur() }
+
+// Height is the rows View takes: a rule and the textarea.
+func (in *input) Height() int { return 1 + in.ta.Height() }
+
+func (in *input) View() string {
+	rule := in.st.InputRule.Render(strings.Repeat("─", max(in.width, 0)))
+	return rule + "\n" + in.ta.View()
+}
+
+// Cursor returns the terminal cursor relative to the input's top-left.
+func (in *input) Cursor() *tea.Cursor {
+	c := in.ta.Cursor()
+	if c != nil {
+		c.Y++ // the rule
+	}
+	return c
+}
+
+// Remember adds a sent message to the history.
+func (in *input) Remember(s string) {
+	if s == "" || (len(in.history) > 0 && in.history[len(in.history)-1] == s) {
+		in.hpos = len(in.history)
+		return
+	}
+	in.history = append(in.history, s)
+	in.hpos = len(in.history)
+}
+
+// Browsing reports whether the input shows an unedited history entry,
+// so up/down keep walking the history rather than moving the cursor.
+func (in *input) Browsing() bool {
+	return in.hpos < len(in.history) && in.ta.Value() == in.history[in.hpos]
+}
+
+func (in *input) HistoryPrev() bool {
+	if in.hpos == 0 || len(in.history) == 0 {
+		return false
+	}
+	if !in.Browsing() {
+		in.stash = in.ta.Value()
+		in.hpos = len(in.history)
+	}
+	in.hpos--
+	in.SetValue(in.history[in.hpos])
+	return true
+}
+
+func (in *input) HistoryNext() bool {
+	if !in.Browsing() {
+		return false
+	}
+	in.hpos++
+	if in.hpos >= len(in.history) {
+		in.hpos = len(in.history)
+		in.SetValue(in.stash)
+		return true
+	}
+	in.SetValue(in.history[in.hpos])
+	return true
+}
+
+// Editor messages: the draft goes to a temporary file, $EDITOR runs
+// with the terminal handed over, and the file comes back as the input.
+type (
+	editorReadyMsg struct {
+		path string
+		err  error
+	}
+	editorDoneMsg struct {
+		text string
+		err  error
+	}
+)
+
+// prepareEditor writes the draft to a private temporary file.
+func prepareEditor(draft string) tea.Cmd {
+	return func() tea.Msg {
+		f, err := os.CreateTemp("", "orchard-*.md")
+		if err != nil {
+			return editorReadyMsg{err: err}
+		}
+		_, err = f.WriteString(draft)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return editorReadyMsg{err: err}
+		}
+		return editorReadyMsg{path: f.Name()}
+	}
+}
+
+// editorCommand picks $VISUAL, then $EDITOR, then vi. The variable may
+// carry arguments ("code --wait").
+func editorCommand(env []string, path string) *exec.Cmd {
+	ed := lookupEnv(env, "VISUAL")
+	if ed == "" {
+		ed = lookupEnv(env, "EDITOR")
+	}
+	if ed == "" {
+		ed = "vi"
+	}
+	f := strings.Fields(ed)
+	return exec.Command(f[0], append(f[1:], path)...)
+}
+
+// runEditor hands the terminal to the editor and reads the file back.
+func runEditor(env []string, path string) tea.Cmd {
+	return tea.ExecProcess(editorCommand(env, path), func(err error) tea.Msg { return editorResult(path, err) })
+}
+
+// editorResult reads the edited file back and removes it.
+func editorResult(path string, err error) tea.Msg {
+	defer os.Remove(path)
+	if err != nil {
+		return editorDoneMsg{err: err}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return editorDoneMsg{err: err}
+	}
+	return editorDoneMsg{text: strings.TrimRight(string(b), "\n")}
+}
+
+func lookupEnv(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}

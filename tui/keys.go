@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+)
+
+// keyMap holds every binding of the chat screen. Users can rebind any
+// of them by name through Options.Keys.
+type keyMap struct {
+	Send        key.Binding
+	Newline     key.Binding
+	Cancel      key.Binding
+	Quit        key.Binding
+	Palette     key.Binding
+	Editor      key.Binding
+	Help        key.Binding
+	Stats       key.Binding
+	Checkpoints key.Binding
+	Drafts      key.Binding
+	Thinking    key.Binding
+	HistoryPrev key.Binding
+	HistoryNext key.Binding
+	Complete    key.Binding
+	ScrollUp    key.Binding
+	ScrollDown  key.Binding
+	PageUp      key.Binding
+	PageDown    key.Binding
+	Top         key.Binding
+	Bottom      key.Binding
+	Focus       key.Binding
+}
+
+func defaultKeyMap() keyMap {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return keyMap{
+		Send:        b("enter", "send", "enter"),
+		Newline:     b("shift+enter", "newline", "shift+enter", "ctrl+j"),
+		Cancel:      b("esc", "stop reply", "esc"),
+		Quit:        b("ctrl+c×2", "quit", "ctrl+c"),
+		Palette:     b("ctrl+p", "commands", "ctrl+p"),
+		Editor:      b("ctrl+o", "$EDITOR", "ctrl+o"),
+		Help:        b("?", "help", "?", "f1"),
+		Stats:       b("ctrl+t", "stats", "ctrl+t", "f2"),
+		Checkpoints: b("ctrl+s", "checkpoints", "ctrl+s", "f3"),
+		Drafts:      b("ctrl+x", "show drafts", "ctrl+x", "f4"),
+		Thinking:    b("ctrl+r", "show thinking", "ctrl+r", "f5"),
+		HistoryPrev: b("↑", "history", "up"),
+		HistoryNext: b("↓", "history", "down"),
+		Complete:    b("tab", "complete", "tab"),
+		ScrollUp:    b("shift+↑", "scroll", "shift+up", "alt+up"),
+		ScrollDown:  b("shift+↓", "scroll", "shift+down", "alt+down"),
+		PageUp:      b("pgup", "page up", "pgup"),
+		PageDown:    b("pgdn", "page down", "pgdown"),
+		Top:         b("ctrl+home", "top", "ctrl+home"),
+		Bottom:      b("ctrl+end", "follow", "ctrl+end"),
+		Focus:       b("tab", "panel", "tab"),
+	}
+}
+
+// bindings names each binding for Options.Keys.
+func (k *keyMap) bindings() map[string]*key.Binding {
+	return map[string]*key.Binding{
+		"send": &k.Send, "newline": &k.Newline, "cancel": &k.Cancel, "quit": &k.Quit,
+		"palette": &k.Palette, "editor": &k.Editor, "help": &k.Help, "stats": &k.Stats,
+		"checkpoints": &k.Checkpoints, "drafts": &k.Drafts, "thinking": &k.Thinking,
+		"history-prev": &k.HistoryPrev, "history-next": &k.HistoryNext, "complete": &k.Complete,
+		"scroll-up": &k.ScrollUp, "scroll-down": &k.ScrollDown, "page-up": &k.PageUp,
+		"page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom, "focus": &k.Focus,
+	}
+}
+
+// KeyNames lists the action names Options.Keys accepts.
+func KeyNames() []string {
+	k := defaultKeyMap()
+	var names []string
+	for n := range k.bindings() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// override rebinds actions; an unknown action or an empty key list is
+// an error naming the valid choices.
+func (k *keyMap) override(keys map[string][]string) error {
+	all := k.bindings()
+	names := make([]string, 0, len(keys))
+	for n := range keys {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b, ok := all[name]
+		if !ok {
+			return fmt.Errorf("unknown key action %q (known: %s)", name, strings.Join(KeyNames(), ", "))
+		}
+		ks := slices.DeleteFunc(slices.Clone(keys[name]), func(s string) bool { return strings.TrimSpace(s) == "" })
+		if len(ks) == 0 {
+			return fmt.Errorf("key action %q: no keys given", name)
+		}
+		b.SetKeys(ks...)
+		b.SetHelp(ks[0], b.Help().Desc)
+	}
+	return nil
+}
+
+// ShortHelp is the help bar.
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Palette, k.Stats, k.Checkpoints, k.Help, k.Quit}
+}
+
+// FullHelp is the ? screen.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Send, k.Newline, k.Editor, k.HistoryPrev, k.Complete, k.Cancel},
+		{k.ScrollUp, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Quit},
+		{k.Palette, k.Stats, k.Checkpoints, k.Focus, k.Drafts, k.Thinking},
+	}
+}

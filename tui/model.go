@@ -1,0 +1,767 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+type panelKind int
+
+const (
+	panelNone panelKind = iota
+	panelStats
+	panelCheckpoints
+)
+
+type focusKind int
+
+const (
+	focusInput focusKind = iota
+	focusPanel
+	focusPalette
+)
+
+// Layout constants.
+const (
+	wideLayout    = 110 // from this width panels sit beside the conversation
+	sidePanelW    = 46
+	ckptSidePanel = 64
+	minConvRows   = 4
+	frameInterval = time.Second / 30 // streaming tail re-render rate
+	quitWindow    = 2 * time.Second  // second ctrl+c must come within this
+)
+
+// Messages of the model's own commands.
+type (
+	engineMsg struct {
+		events []engine.Event
+		closed bool
+	}
+	frameMsg    struct{}
+	autosaveMsg struct{}
+)
+
+// Model is the chat screen: the one Bubble Tea model. It routes input
+// to its components, which are plain structs, and turns engine events
+// into their state. It never blocks on the engine: calls go through an
+// ordered queue and events arrive as messages.
+type Model struct {
+	eng    Engine
+	events <-chan engine.Event
+	calls  *callQueue      // nil: call the engine inline (tests)
+	done   <-chan struct{} // closed when Run ends; stops the event pump
+
+	env             []string
+	nativeClipboard bool
+	now             func() time.Time
+	autosaveEvery   time.Duration
+	theme           string
+	noColor         bool
+	noMouse         bool
+
+	keys     keyMap
+	st       *Styles
+	md       *markdown
+	commands []command
+
+	width, height int
+	info          engine.ModelInfo
+	settings      engine.Settings
+
+	header  header
+	conv    *conversation
+	input   input
+	stats   stats
+	status  statusBar
+	ckpts   checkpoints
+	toast   toast
+	comp    completion
+	palette palette
+	help    help.Model
+
+	panel          panelKind
+	focus          focusKind
+	showHelp       bool
+	convH, convW   int
+	panelH, panelW int
+	quitArmedAt    time.Time
+	frameScheduled bool
+	changed        bool   // the conversation changed since the last autosave
+	pendingSend    string // a sent message the engine has not started yet
+	quitting       bool
+	engineStopped  bool
+
+	// The help bar and header change only with the width or the theme;
+	// drawing them costs more than the conversation, so they are kept.
+	helpBar, headerLine string
+	cachedW             int
+}
+
+// newModel builds the chat screen for eng. It reads the engine's
+// static state once; everything later comes as events.
+func newModel(eng Engine, opts Options) (*Model, error) {
+	keys := defaultKeyMap()
+	if err := keys.override(opts.Keys); err != nil {
+		return nil, err
+	}
+	theme := strings.ToLower(opts.Theme)
+	switch theme {
+	case "":
+		theme = "auto"
+	case "auto", "dark", "light":
+	default:
+		return nil, fmt.Errorf("unknown theme %q (want auto, dark or light)", opts.Theme)
+	}
+	env := opts.Env
+	noColor := opts.NoColor || lookupEnv(env, "NO_COLOR") != ""
+	dark := theme != "light"
+	st := newStyles(dark, noColor)
+	md := newMarkdown(dark, noColor)
+
+	m := &Model{
+		eng:             eng,
+		events:          eng.Events(),
+		env:             env,
+		nativeClipboard: !opts.NoNativeClipboard,
+		now:             time.Now,
+		autosaveEvery:   opts.AutosaveEvery,
+		theme:           theme,
+		noColor:         noColor,
+		noMouse:         opts.NoMouse,
+		keys:            keys,
+		st:              st,
+		md:              md,
+		commands:        commandTable(),
+		info:            eng.Info(),
+		settings:        eng.Settings(),
+	}
+	if m.autosaveEvery == 0 {
+		m.autosaveEvery = 2 * time.Minute
+	}
+	m.header = header{st: st, info: m.info}
+	m.conv = newConversation(st, md)
+	m.conv.SetMessages(eng.Messages())
+	m.input = newInput(st, keys)
+	m.stats = stats{st: st, info: m.info, settings: m.settings}
+	m.status = statusBar{st: st}
+	m.ckpts = newCheckpoints(st)
+	m.toast = toast{st: st}
+	m.comp = completion{st: st}
+	m.palette = newPalette(st, m.commands)
+	m.help = help.New()
+	m.help.Styles = st.Help
+	m.setWelcome()
+	return m, nil
+}
+
+func (m *Model) setWelcome() {
+	st := m.st
+	i := m.info
+	line2 := strings.Join(m.header.facts(), " · ")
+	m.conv.welcome = []string{
+		st.WelcomeKey.Render("orchard"),
+		"",
+		st.Value.Render(orDefault(i.Name, "no model")),
+		st.Welcome.Render(line2),
+		"",
+		st.Welcome.Render("Type a message and press ") + st.WelcomeKey.Render("enter") + st.Welcome.Render("."),
+		st.WelcomeKey.Render("/") + st.Welcome.Render(" commands · ") + st.WelcomeKey.Render("ctrl+p") + st.Welcome.Render(" palette · ") +
+			st.WelcomeKey.Render("?") + st.Welcome.Render(" help · ") + st.WelcomeKey.Render("ctrl+c ctrl+c") + st.Welcome.Render(" quit"),
+	}
+	for _, n := range i.Notes {
+		m.conv.welcome = append(m.conv.welcome, st.Welcome.Render(n))
+	}
+}
+
+// call runs an engine method off the Update path, in order.
+func (m *Model) call(f func(Engine)) {
+	if m.calls == nil {
+		f(m.eng)
+		return
+	}
+	m.calls.push(f)
+}
+
+func (m *Model) Init() tea.Cmd {
+	m.call(func(e Engine) { e.ListCheckpoints() })
+	cmds := []tea.Cmd{m.waitEvents(), m.autosaveTick()}
+	if m.theme == "auto" && !m.noColor {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+// waitEvents receives the next engine events. Deltas waiting behind the
+// first event are taken in the same message, so a fast engine costs
+// one Update per batch, not one per token.
+func (m *Model) waitEvents() tea.Cmd {
+	ch, done := m.events, m.done
+	return func() tea.Msg {
+		var ev engine.Event
+		var ok bool
+		select {
+		case ev, ok = <-ch:
+		case <-done:
+			return nil
+		}
+		if !ok {
+			return engineMsg{closed: true}
+		}
+		evs := []engine.Event{ev}
+		for len(evs) < 512 {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return engineMsg{events: evs, closed: true}
+				}
+				evs = append(evs, ev)
+			default:
+				return engineMsg{events: evs}
+			}
+		}
+		return engineMsg{events: evs}
+	}
+}
+
+func (m *Model) autosaveTick() tea.Cmd {
+	if m.autosaveEvery < 0 {
+		return nil
+	}
+	return tea.Tick(m.autosaveEvery, func(time.Time) tea.Msg { return autosaveMsg{} })
+}
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.resize()
+	case tea.BackgroundColorMsg:
+		if m.theme == "auto" {
+			m.setTheme(msg.IsDark())
+		}
+	case engineMsg:
+		cmd = m.handleEvents(msg.events)
+		if msg.closed {
+			m.engineStopped = true
+			m.quitting = true
+			return m, tea.Quit
+		}
+		cmd = tea.Batch(cmd, m.waitEvents())
+	case frameMsg:
+		m.frameScheduled = false
+		m.conv.Refresh()
+	case toastExpireMsg:
+		m.toast.Expire(msg.id)
+	case autosaveMsg:
+		if m.changed && !m.stats.busy() {
+			m.changed = false
+			m.call(func(e Engine) { e.Autosave() })
+		}
+		cmd = m.autosaveTick()
+	case editorReadyMsg:
+		if msg.err != nil {
+			cmd = m.errorToast("The editor could not start: " + msg.err.Error())
+		} else {
+			cmd = runEditor(m.env, msg.path)
+		}
+	case editorDoneMsg:
+		if msg.err != nil {
+			cmd = m.errorToast("The editor failed: " + msg.err.Error())
+		} else {
+			m.input.SetValue(msg.text)
+			m.updateCompletion()
+		}
+	case exportedMsg:
+		if msg.err != nil {
+			cmd = m.errorToast("The conversation was not exported: " + msg.err.Error())
+		} else {
+			cmd = m.infoToast("Exported the conversation to " + msg.path + ".")
+		}
+	case copiedMsg:
+		where := "to your terminal's clipboard (OSC 52)"
+		if msg.native {
+			where += " and this machine's clipboard"
+		}
+		cmd = m.infoToast(fmt.Sprintf("Copied %s characters %s.", commas(msg.chars), where))
+	case tea.PasteMsg:
+		cmd = m.routeText(msg)
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.conv.ScrollUp(3)
+		case tea.MouseWheelDown:
+			m.conv.ScrollDown(3)
+		}
+	case tea.KeyPressMsg:
+		cmd = m.handleKey(msg)
+	default:
+		if m.focus == focusInput {
+			cmd = m.input.Update(msg)
+		}
+	}
+	m.layout()
+	return m, cmd
+}
+
+// routeText sends pasted text where the focus is.
+func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
+	switch m.focus {
+	case focusPalette:
+		_, _, cmd := m.palette.Update(msg)
+		return cmd
+	case focusPanel:
+		if m.ckpts.mode == ckptRename || m.ckpts.mode == ckptSaveAs {
+			var cmd tea.Cmd
+			m.ckpts.field, cmd = m.ckpts.field.Update(msg)
+			return cmd
+		}
+		return nil
+	}
+	cmd := m.input.Update(msg)
+	m.updateCompletion()
+	return cmd
+}
+
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	if key.Matches(msg, k.Quit) {
+		if m.focus == focusPalette {
+			m.closePalette()
+			return nil
+		}
+		if !m.quitArmedAt.IsZero() && m.now().Sub(m.quitArmedAt) <= quitWindow {
+			return m.quit()
+		}
+		m.quitArmedAt = m.now()
+		return m.infoToast("Press ctrl+c again to quit (the conversation is saved).")
+	}
+	m.quitArmedAt = time.Time{}
+
+	if m.showHelp {
+		m.showHelp = false
+		return nil
+	}
+	switch m.focus {
+	case focusPalette:
+		chosen, closed, cmd := m.palette.Update(msg)
+		if closed {
+			m.closePalette()
+		}
+		if chosen != nil {
+			return tea.Batch(cmd, m.runPaletteItem(*chosen))
+		}
+		return cmd
+	case focusPanel:
+		act, cmd := m.ckpts.Update(msg)
+		return tea.Batch(cmd, m.checkpointAction(act))
+	}
+
+	switch {
+	case key.Matches(msg, k.Cancel):
+		switch {
+		case m.comp.Visible():
+			m.comp.Hide()
+		case m.stats.busy():
+			m.call(func(e Engine) { e.Cancel() })
+		case m.panel != panelNone:
+			m.closePanel()
+		}
+		return nil
+	case key.Matches(msg, k.Palette):
+		m.focus = focusPalette
+		m.input.Blur()
+		return m.palette.Open()
+	case key.Matches(msg, k.Editor):
+		return prepareEditor(m.input.Value())
+	case key.Matches(msg, k.Help) && (msg.String() != "?" || m.input.Value() == ""):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, k.Stats):
+		return m.cmdStats("")
+	case key.Matches(msg, k.Checkpoints):
+		if m.panel == panelCheckpoints {
+			m.closePanel()
+			return nil
+		}
+		return m.cmdCheckpoints("")
+	case key.Matches(msg, k.Drafts):
+		m.conv.ToggleDrafts()
+		if m.conv.showDrafts {
+			return m.infoToast("Tokens from accepted drafts are highlighted (markdown off while shown).")
+		}
+		return nil
+	case key.Matches(msg, k.Thinking):
+		m.conv.ToggleThinking()
+		return nil
+	case m.comp.Visible() && key.Matches(msg, k.Complete):
+		m.acceptCompletion()
+		return nil
+	case key.Matches(msg, k.Focus) && m.panel == panelCheckpoints:
+		m.focusPanel()
+		return nil
+	case key.Matches(msg, k.ScrollUp):
+		m.conv.ScrollUp(1)
+		return nil
+	case key.Matches(msg, k.ScrollDown):
+		m.conv.ScrollDown(1)
+		return nil
+	case key.Matches(msg, k.PageUp):
+		m.conv.PageUp()
+		return nil
+	case key.Matches(msg, k.PageDown):
+		m.conv.PageDown()
+		return nil
+	case key.Matches(msg, k.Top):
+		m.conv.Top()
+		return nil
+	case key.Matches(msg, k.Bottom):
+		m.conv.Bottom()
+		return nil
+	case key.Matches(msg, k.HistoryPrev) && m.comp.Visible():
+		m.comp.Move(-1)
+		return nil
+	case key.Matches(msg, k.HistoryNext) && m.comp.Visible():
+		m.comp.Move(1)
+		return nil
+	case key.Matches(msg, k.HistoryPrev) && (m.input.Value() == "" || m.input.Browsing()):
+		m.input.HistoryPrev()
+		return nil
+	case key.Matches(msg, k.HistoryNext) && m.input.Browsing():
+		m.input.HistoryNext()
+		return nil
+	case key.Matches(msg, k.Send):
+		return m.submit()
+	}
+	cmd := m.input.Update(msg)
+	m.updateCompletion()
+	return cmd
+}
+
+// submit handles enter: a slash command, or a message to send.
+func (m *Model) submit() tea.Cmd {
+	v := strings.TrimSpace(m.input.Value())
+	if v == "" {
+		return nil
+	}
+	if strings.HasPrefix(v, "/") && !strings.Contains(v, "\n") {
+		name, _ := parseCommand(v)
+		if _, exact := m.findCommand(name); !exact && m.comp.Visible() {
+			if !m.acceptCompletion() {
+				return nil
+			}
+			v = strings.TrimSpace(m.input.Value())
+		}
+		m.input.Remember(v)
+		m.input.Reset()
+		m.comp.Hide()
+		return m.runCommand(v)
+	}
+	if m.stats.busy() {
+		return m.errorToast("A reply is still streaming; esc stops it.")
+	}
+	m.input.Remember(v)
+	m.input.Reset()
+	m.comp.Hide()
+	m.conv.AddUser(v)
+	m.pendingSend = v
+	m.changed = true
+	m.call(func(e Engine) { e.Send(v) })
+	return nil
+}
+
+// acceptCompletion puts the selected completion in the input. It
+// reports whether the result is a complete command to run now.
+func (m *Model) acceptCompletion() bool {
+	it, ok := m.comp.Selected()
+	if !ok {
+		return false
+	}
+	m.input.SetValue(it.insert)
+	m.updateCompletion()
+	if it.final {
+		m.comp.Hide()
+	}
+	return it.final
+}
+
+func (m *Model) runPaletteItem(it paletteItem) tea.Cmd {
+	if it.action != nil {
+		return it.action(m)
+	}
+	c, ok := m.findCommand(it.command)
+	if !ok {
+		return nil
+	}
+	if c.args != "" {
+		m.input.SetValue("/" + c.name + " ")
+		m.updateCompletion()
+		return nil
+	}
+	return c.run(m, "")
+}
+
+func (m *Model) closePalette() {
+	m.focus = focusInput
+	m.palette.filter.Blur()
+	m.input.Focus()
+}
+
+func (m *Model) openPanel(p panelKind) {
+	if m.panel == panelCheckpoints && p != panelCheckpoints {
+		m.ckpts.Blur()
+	}
+	m.panel = p
+}
+
+func (m *Model) closePanel() {
+	m.panel = panelNone
+	m.ckpts.Blur()
+	m.focus = focusInput
+	m.input.Focus()
+}
+
+func (m *Model) focusPanel() {
+	m.focus = focusPanel
+	m.ckpts.Focus()
+	m.input.Blur()
+}
+
+func (m *Model) checkpointAction(a ckptAction) tea.Cmd {
+	switch a.op {
+	case "close":
+		m.ckpts.Blur()
+		m.focus = focusInput
+		m.input.Focus()
+	case "load":
+		return m.cmdLoad(a.name)
+	case "fork":
+		return m.cmdFork(a.name)
+	case "save":
+		return m.cmdSave(a.name)
+	case "delete":
+		m.call(func(e Engine) { e.DeleteCheckpoint(a.name) })
+	case "rename":
+		m.call(func(e Engine) { e.RenameCheckpoint(a.name, a.newName) })
+	}
+	return nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	return tea.Quit
+}
+
+func (m *Model) infoToast(text string) tea.Cmd  { return m.showToast(toastInfo, text) }
+func (m *Model) errorToast(text string) tea.Cmd { return m.showToast(toastError, text) }
+
+func (m *Model) showToast(kind toastKind, text string) tea.Cmd {
+	id, d := m.toast.Show(kind, text)
+	return tea.Tick(d, func(time.Time) tea.Msg { return toastExpireMsg{id: id} })
+}
+
+// setTheme switches light/dark in place; components share the styles.
+func (m *Model) setTheme(dark bool) {
+	if m.st.Dark == dark {
+		return
+	}
+	*m.st = *newStyles(dark, m.noColor)
+	*m.md = *newMarkdown(dark, m.noColor)
+	m.input.ta.SetStyles(m.st.Textarea)
+	m.help.Styles = m.st.Help
+	m.conv.invalidate()
+	m.setWelcome()
+	m.headerLine = ""
+}
+
+// resize sets every component's size after a window change.
+func (m *Model) resize() {
+	w := m.width
+	m.header.SetSize(w)
+	m.status.SetSize(w)
+	m.toast.SetSize(w)
+	m.help.SetWidth(w)
+	m.comp.width = w
+	m.input.SetSize(w, max(1, m.height/4))
+	m.layout()
+}
+
+// layout splits the rows between the conversation, the panel and the
+// fixed lines. The input grows as the user types, so this runs after
+// every update; it only does arithmetic and cheap SetSize calls.
+func (m *Model) layout() {
+	if m.width == 0 || m.height == 0 {
+		return
+	}
+	w := m.width
+	bottom := m.input.Height() + 1 + max(1, m.toast.Lines())
+	mainH := max(1, m.height-1-bottom)
+	m.convW, m.convH = w, mainH
+	m.panelW, m.panelH = 0, 0
+	if m.panel != panelNone {
+		if w >= wideLayout {
+			m.panelW = sidePanelW
+			if m.panel == panelCheckpoints {
+				m.panelW = ckptSidePanel
+			}
+			m.panelH = mainH
+			m.convW = w - m.panelW - 1 // a column of air before the panel
+		} else {
+			m.panelW = w
+			m.setPanelSize(w, mainH)
+			want := m.stats.Height()
+			if m.panel == panelCheckpoints {
+				want = m.ckpts.Height()
+			}
+			m.panelH = max(0, min(want, mainH-minConvRows))
+			m.convH = mainH - m.panelH
+		}
+		m.setPanelSize(m.panelW, m.panelH)
+	}
+	m.conv.SetSize(m.convW, m.convH)
+	m.palette.SetSize(w, mainH)
+}
+
+func (m *Model) setPanelSize(w, h int) {
+	m.stats.SetSize(w, h)
+	m.ckpts.SetSize(w, h)
+}
+
+// View draws the screen.
+func (m *Model) View() tea.View {
+	var v tea.View
+	v.AltScreen = true
+	if !m.noMouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
+	v.WindowTitle = "orchard · " + orDefault(m.info.Name, "chat")
+	if m.width == 0 || m.height == 0 || m.quitting {
+		return v
+	}
+	mainH := m.height - 1 - m.input.Height() - 1 - max(1, m.toast.Lines())
+	var main string
+	switch {
+	case m.showHelp:
+		main = m.helpView()
+	case m.focus == focusPalette:
+		main = m.palette.View()
+	default:
+		main = m.mainView()
+	}
+	lines := fitLines(main, mainH, m.width)
+	if m.comp.Visible() && !m.showHelp && m.focus == focusInput {
+		comp := strings.Split(m.comp.View(), "\n")
+		if len(comp) <= len(lines) {
+			copy(lines[len(lines)-len(comp):], comp)
+		}
+	}
+
+	if m.cachedW != m.width || m.headerLine == "" {
+		m.cachedW = m.width
+		m.headerLine = m.header.View()
+		m.helpBar = xansi.Truncate(m.help.ShortHelpView(m.keys.ShortHelp()), m.width, "…")
+	}
+	var b strings.Builder
+	b.WriteString(m.headerLine)
+	b.WriteByte('\n')
+	b.WriteString(strings.Join(lines, "\n"))
+	b.WriteByte('\n')
+	inputTop := 1 + mainH
+	b.WriteString(m.input.View())
+	b.WriteByte('\n')
+	b.WriteString(m.status.View(&m.stats, m.settings))
+	b.WriteByte('\n')
+	if m.toast.Visible() {
+		b.WriteString(m.toast.View())
+	} else {
+		b.WriteString(m.helpBar)
+	}
+	v.SetContent(b.String())
+	if m.focus == focusInput && !m.showHelp {
+		if c := m.input.Cursor(); c != nil {
+			c.Y += inputTop
+			v.Cursor = c
+		}
+	}
+	return v
+}
+
+// mainView is the conversation with the panel beside or below it.
+func (m *Model) mainView() string {
+	conv := m.conv.View()
+	if m.panel == panelNone || m.panelH == 0 {
+		return conv
+	}
+	var panel string
+	if m.panel == panelStats {
+		panel = m.stats.View()
+	} else {
+		panel = m.ckpts.View()
+	}
+	if m.panelW < m.width {
+		left := fitLines(conv, m.convH, m.convW)
+		for i, l := range left {
+			left[i] = padRight(l, m.convW+1)
+		}
+		return lipgloss.JoinHorizontal(lipgloss.Top, strings.Join(left, "\n"), panel)
+	}
+	return strings.Join(fitLines(conv, m.convH, m.width), "\n") + "\n" + panel
+}
+
+func (m *Model) helpView() string {
+	st := m.st
+	hm := m.help
+	hm.ShowAll = true
+	lines := []string{st.PanelTitle.Render("Keys") + st.Dim.Render("  · any key closes")}
+	lines = append(lines, strings.Split(hm.View(m.keys), "\n")...)
+	lines = append(lines, "", st.PanelTitle.Render("Commands"))
+	// Commands in as many columns as the width allows, so the whole
+	// screen fits in 80×24.
+	uw := 0
+	for _, c := range m.commands {
+		uw = max(uw, len(c.usage()))
+	}
+	cols := max(1, min(3, m.width/40))
+	colW := m.width / cols
+	rows := (len(m.commands) + cols - 1) / cols
+	for r := range rows {
+		var line string
+		for c := range cols {
+			i := c*rows + r
+			if i >= len(m.commands) {
+				break
+			}
+			cmd := m.commands[i]
+			cell := st.Value.Render(padRight(cmd.usage(), uw)) + " " + st.Dim.Render(cmd.help)
+			line += padRight(xansi.Truncate(cell, colW-1, "…"), colW)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fitLines returns exactly h lines of s, each cut to w cells.
+func fitLines(s string, h, w int) []string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if xansi.StringWidth(l) > w {
+			lines[i] = xansi.Truncate(l, w, "")
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return lines
+}

@@ -1,0 +1,204 @@
+// Package tui is orchard's terminal interface: the chat screen with the
+// conversation, live speed, speculation and memory figures, and the
+// checkpoints, built on Bubble Tea. It is presentation only; everything
+// it knows about the model comes through the Engine interface.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// Engine is what the interface needs from the engine goroutine. Every
+// method must return promptly; results arrive on Events.
+type Engine interface {
+	Events() <-chan engine.Event // closed when the engine stops
+	Info() engine.ModelInfo
+	Settings() engine.Settings
+	Messages() []engine.Message // the conversation now
+	Send(text string)
+	Cancel()
+	SetSettings(s engine.Settings)
+	Clear()
+	SaveCheckpoint(name string)
+	LoadCheckpoint(name string)
+	DeleteCheckpoint(name string)
+	RenameCheckpoint(old, new string)
+	ForkCheckpoint(name string)
+	ListCheckpoints()
+	Autosave()
+	Close() error
+}
+
+// Options configure Run. The zero value runs on the process terminal
+// with detected colours.
+type Options struct {
+	// Input and Output default to the terminal (os.Stdin, os.Stdout).
+	Input  io.Reader
+	Output io.Writer
+	// Env is the environment for colour detection, $EDITOR, $TMUX and
+	// $HOME; nil means os.Environ().
+	Env []string
+	// Theme is "auto" (ask the terminal, dark if it does not answer),
+	// "dark" or "light".
+	Theme string
+	// NoColor draws without colour, as NO_COLOR in Env also does.
+	NoColor bool
+	// Keys rebinds actions by name (see KeyNames), e.g.
+	// {"send": {"ctrl+s"}}.
+	Keys map[string][]string
+	// Width and Height set the initial size when the output is not a
+	// terminal (tests, recordings).
+	Width, Height int
+	// AutosaveEvery is the period of the autosave while the conversation
+	// changes; 0 means two minutes and a negative value turns the
+	// periodic save off (quit and SIGHUP still save).
+	AutosaveEvery time.Duration
+	// NoNativeClipboard leaves this machine's clipboard alone; /copy
+	// then only uses OSC 52.
+	NoNativeClipboard bool
+	// NoMouse leaves the mouse to the terminal so text can be selected
+	// without a modifier; the wheel then does not scroll the transcript.
+	NoMouse bool
+}
+
+// ErrEngineStopped is returned by Run when the engine closed its event
+// channel while the interface was running.
+var ErrEngineStopped = errors.New("the engine stopped")
+
+// Run shows the chat screen until the user quits, ctx ends, the
+// terminal hangs up (SIGHUP) or the engine stops. The conversation is
+// autosaved through eng whenever Run returns; closing eng is the
+// caller's job.
+func Run(ctx context.Context, eng Engine, opts Options) error {
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	m, err := newModel(eng, opts)
+	if err != nil {
+		return fmt.Errorf("tui: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.done = ctx.Done()
+	m.calls = newCallQueue(eng)
+	defer m.calls.close()
+
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithEnvironment(opts.Env)}
+	if opts.Input != nil {
+		popts = append(popts, tea.WithInput(opts.Input))
+	}
+	if opts.Output != nil {
+		popts = append(popts, tea.WithOutput(opts.Output))
+	}
+	if m.noColor {
+		popts = append(popts, tea.WithColorProfile(colorprofile.ASCII))
+	}
+	if opts.Width > 0 && opts.Height > 0 {
+		popts = append(popts, tea.WithWindowSize(opts.Width, opts.Height))
+	}
+	p := tea.NewProgram(m, popts...)
+
+	// A dropped SSH connection sends SIGHUP: save first, then leave.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var saveOnce sync.Once
+	autosave := func() { saveOnce.Do(func() { m.calls.push(func(e Engine) { e.Autosave() }) }) }
+	go func() {
+		select {
+		case <-hup:
+			autosave()
+			p.Quit()
+		case <-ctx.Done():
+		}
+	}()
+
+	_, err = p.Run()
+	autosave()
+	m.calls.close() // every queued call, the autosave last, reaches the engine
+	switch {
+	case m.engineStopped:
+		return ErrEngineStopped
+	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, tea.ErrInterrupted):
+		return nil
+	case err != nil:
+		return fmt.Errorf("tui: %w", err)
+	}
+	return nil
+}
+
+// callQueue runs engine calls in order on one goroutine, so Update
+// never waits on the engine and a Send is never overtaken by the
+// Cancel that follows it.
+type callQueue struct {
+	eng  Engine
+	mu   sync.Mutex
+	q    []func(Engine)
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+func newCallQueue(eng Engine) *callQueue {
+	c := &callQueue{eng: eng, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+func (c *callQueue) push(f func(Engine)) {
+	c.mu.Lock()
+	c.q = append(c.q, f)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *callQueue) run() {
+	defer close(c.done)
+	for {
+		c.mu.Lock()
+		q := c.q
+		c.q = nil
+		c.mu.Unlock()
+		for _, f := range q {
+			f(c.eng)
+		}
+		if len(q) > 0 {
+			continue
+		}
+		select {
+		case <-c.wake:
+		case <-c.stop:
+			c.mu.Lock()
+			empty := len(c.q) == 0
+			c.mu.Unlock()
+			if empty {
+				return
+			}
+		}
+	}
+}
+
+// close runs what is queued and stops the goroutine.
+func (c *callQueue) close() {
+	c.once.Do(func() { close(c.stop) })
+	<-c.done
+}

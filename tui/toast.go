@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"strings"
+	"time"
+	"unicode"
+
+	xansi "github.com/charmbracelet/x/ansi"
+)
+
+type toastKind int
+
+const (
+	toastInfo toastKind = iota
+	toastError
+)
+
+// toast is the line for notices and errors. Each message replaces the
+// last and expires on its own; the id lets a stale expiry be ignored.
+type toast struct {
+	st    *Styles
+	width int
+	text  string
+	kind  toastKind
+	id    int
+}
+
+// toastExpireMsg clears the toast with that id if it is still shown.
+type toastExpireMsg struct{ id int }
+
+const (
+	toastInfoFor  = 4 * time.Second
+	toastErrorFor = 10 * time.Second
+	toastMaxLines = 2
+)
+
+func (t *toast) SetSize(w int) { t.width = w }
+
+// Show sets the message and returns how long it should stay.
+func (t *toast) Show(kind toastKind, text string) (int, time.Duration) {
+	t.id++
+	t.kind, t.text = kind, tidyMessage(text)
+	if kind == toastError {
+		return t.id, toastErrorFor
+	}
+	return t.id, toastInfoFor
+}
+
+func (t *toast) Expire(id int) {
+	if id == t.id {
+		t.text = ""
+	}
+}
+
+func (t *toast) Visible() bool { return t.text != "" }
+
+// Lines is how many rows View takes.
+func (t *toast) Lines() int {
+	if !t.Visible() {
+		return 0
+	}
+	return len(t.lines())
+}
+
+func (t *toast) lines() []string {
+	prefix := "• "
+	if t.kind == toastError {
+		prefix = "✕ "
+	}
+	ls := wrapPlain(prefix+t.text, max(t.width-1, 10))
+	if len(ls) > toastMaxLines {
+		ls = ls[:toastMaxLines]
+		ls[toastMaxLines-1] = xansi.Truncate(ls[toastMaxLines-1], max(t.width-2, 1), "") + "…"
+	}
+	return ls
+}
+
+func (t *toast) View() string {
+	if !t.Visible() {
+		return ""
+	}
+	style := t.st.ToastInfo
+	if t.kind == toastError {
+		style = t.st.ToastError
+	}
+	ls := t.lines()
+	for i, l := range ls {
+		ls[i] = style.Render(l)
+	}
+	return strings.Join(ls, "\n")
+}
+
+// tidyMessage makes any text fit a toast: control characters (an
+// escape sequence inside an error would corrupt the screen) become
+// spaces and runs of whitespace collapse, so a multi-line error reads
+// as one sentence.
+func tidyMessage(s string) string {
+	s = xansi.Strip(s)
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// failureText turns an engine failure into a sentence. Engine errors
+// are written for people, so their text is kept; the operation says
+// what did not happen.
+func failureText(op string, err error) string {
+	what := map[string]string{
+		"send":     "The message was not sent",
+		"save":     "The checkpoint was not saved",
+		"load":     "The checkpoint was not loaded",
+		"delete":   "The checkpoint was not deleted",
+		"rename":   "The checkpoint was not renamed",
+		"fork":     "The conversation was not forked",
+		"list":     "The checkpoints could not be listed",
+		"settings": "The setting was not changed",
+		"clear":    "The conversation was not cleared",
+		"autosave": "Autosave failed",
+	}[op]
+	if what == "" {
+		what = "Something went wrong"
+		if op != "" {
+			what = op + " failed"
+		}
+	}
+	if err == nil {
+		return what + "."
+	}
+	return what + ": " + err.Error()
+}

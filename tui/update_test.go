@@ -1,0 +1,560 @@
+package tui
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+func live(gen int, tps float64, state engine.SpecState, acc float64) engine.Live {
+	return engine.Live{Generated: gen, DecodeTokPerS: tps, LastTokenMs: 1000 / tps, ContextUsed: 100 + gen,
+		ContextLimit: 2048, SpecState: state, AcceptanceRate: acc}
+}
+
+func TestStreamingEventsUpdateTranscriptAndStats(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{})
+
+	send(m, engine.Started{Turn: 0, PromptTokens: 100, ReusedTokens: 60}, engine.PrefillProgress{Done: 20, Total: 40})
+	if got := plain(m); !strings.Contains(got, "prefill 50%") {
+		t.Fatalf("status bar does not show the prefill:\n%s", got)
+	}
+	send(m,
+		engine.Delta{Text: "Hello ", Tokens: []int{1}, FromDraft: []bool{false}, Live: live(1, 20, engine.SpecAdaptive, 0)},
+		engine.Delta{Text: "apple orchard", Tokens: []int{2, 3}, FromDraft: []bool{true, false}, Live: live(3, 24.5, engine.SpecAdaptive, 0.5)},
+	)
+	got := plain(m)
+	for _, want := range []string{"Hello apple orchard", "● 24.5 tok/s", "spec adaptive 50%", "ctx 103/2,048"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("streaming view lacks %q:\n%s", want, got)
+		}
+	}
+	met := engine.TurnMetrics{PromptTokens: 100, ReusedTokens: 60, GeneratedTokens: 3, FinishReason: "eos",
+		TTFTSeconds: 0.25, PrefillTokPerSec: 160, DecodeTokPerSec: 23.96, PerTokenMillis: []float64{50, 40, 41},
+		PerTokenMinMs: 40, PerTokenMedianMs: 41, PerTokenMaxMs: 50, ContextUsed: 103, ContextLimit: 2048,
+		Spec:   engine.SpecStats{Enabled: true, State: engine.SpecAdaptive, Rounds: 2, Drafted: 4, Accepted: 2, AcceptanceRate: 0.5, MeanAccepted: 2},
+		Memory: engine.Memory{FootprintBytes: 300 << 20, FootprintPeakBytes: 320 << 20, ModelBytes: 2 << 30, ModelPeakBytes: 2 << 30, AvailableBytes: 8 << 30, AvailableLowBytes: 7 << 30}}
+	send(m, engine.Finished{Reply: "Hello apple orchard", Metrics: met})
+	got = plain(m)
+	// The live figure settles to the exact one.
+	for _, want := range []string{"○ 24.0 tok/s", "3 tokens · 24.0 tok/s · TTFT 0.25 s · drafts 50% accepted", "mem 300 MiB"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("finished view lacks %q:\n%s", want, got)
+		}
+	}
+	m.Update(press("ctrl+t"))
+	got = plain(m)
+	for _, want := range []string{"100 in, 60 reused, 3 out", "50% turn · 50% session", "2.00 turn", "300 MiB · peak 320 MiB", "2.0 GiB · peak 2.0 GiB", "8.0 GiB · low 7.0 GiB", "0.25 s", "160 tok/s", "40/41/50 ms"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stats panel lacks %q:\n%s", want, got)
+		}
+	}
+	if !m.changed {
+		t.Error("a finished turn did not mark the conversation for autosave")
+	}
+}
+
+func TestCancelledKeepsPartialReply(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	send(m, engine.Started{PromptTokens: 10}, engine.Delta{Text: "partial answ", Live: live(2, 10, engine.SpecOff, 0)})
+	send(m, engine.Cancelled{Partial: "partial answ", Metrics: engine.TurnMetrics{GeneratedTokens: 2, FinishReason: "cancelled"}})
+	got := plain(m)
+	for _, want := range []string{"partial answ", "cancelled · 2 tokens", "■ cancelled", "partial reply is kept"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("view lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestRefusedSendGoesBackToInput(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	m.conv.AddUser("my long question")
+	send(m, engine.Failed{Op: "send", Err: errors.New("the conversation no longer fits the context of 2,048 tokens")})
+	if len(m.conv.msgs) != 0 {
+		t.Fatalf("the refused message stayed in the transcript: %d messages", len(m.conv.msgs))
+	}
+	if m.input.Value() != "my long question" {
+		t.Fatalf("input = %q, want the refused message back", m.input.Value())
+	}
+	got := plain(m)
+	if !strings.Contains(got, "The message was not sent: the conversation no longer fits") {
+		t.Fatalf("toast missing:\n%s", got)
+	}
+}
+
+func TestToastNeverShowsControlCharacters(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	send(m, engine.Failed{Op: "save", Err: errors.New("open /x:\n\tpermission denied\x1b[31m")})
+	got := m.toast.View()
+	if strings.ContainsAny(xansi.Strip(got), "\n\t\x1b") && lipglossHeight(got) > toastMaxLines {
+		t.Fatalf("toast has raw control characters: %q", got)
+	}
+	if !strings.Contains(xansi.Strip(got), "The checkpoint was not saved: open /x: permission denied") {
+		t.Fatalf("toast = %q", xansi.Strip(got))
+	}
+	long := errors.New(strings.Repeat("very long reason ", 40))
+	send(m, engine.Failed{Op: "load", Err: long})
+	if n := len(strings.Split(m.toast.View(), "\n")); n > toastMaxLines {
+		t.Fatalf("toast takes %d lines, want at most %d", n, toastMaxLines)
+	}
+}
+
+func lipglossHeight(s string) int { return len(strings.Split(s, "\n")) }
+
+func TestClearedReplacesConversation(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	m.conv.AddUser("old")
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "restored question"}, {Role: "model", Content: "restored **answer**"}}})
+	got := plain(m)
+	if strings.Contains(got, "old") || !strings.Contains(got, "restored question") || !strings.Contains(got, "restored answer") {
+		t.Fatalf("view after Cleared:\n%s", got)
+	}
+	send(m, engine.Cleared{})
+	if !strings.Contains(plain(m), "Type a message") {
+		t.Fatalf("empty conversation does not show the welcome:\n%s", plain(m))
+	}
+}
+
+func TestSlashCommandsChangeSettings(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{})
+	run := func(line string) string {
+		t.Helper()
+		typeText(m, line)
+		m.Update(press("enter"))
+		drain(m, f)
+		return xansi.Strip(m.toast.View())
+	}
+	// The fake's bundle is argmax-only: the engine refuses, and says why.
+	if got := run("/temp 0.7"); !strings.Contains(got, "cannot sample") {
+		t.Errorf("/temp on an argmax bundle: toast %q", got)
+	}
+	if got := run("/temp warm"); !strings.Contains(got, "/temp takes a number") {
+		t.Errorf("/temp warm: toast %q", got)
+	}
+	if got := run("/spec off"); !strings.Contains(got, "speculation off") || m.settings.Speculation != engine.SpecModeOff {
+		t.Errorf("/spec off: toast %q, settings %+v", got, m.settings)
+	}
+	if got := run("/draft 2"); !strings.Contains(got, "drafts of 2 tokens") || m.settings.DraftLen != 2 {
+		t.Errorf("/draft 2: toast %q", got)
+	}
+	if got := run("/think on"); !strings.Contains(got, "thinking on") || !m.settings.Thinking {
+		t.Errorf("/think on: toast %q", got)
+	}
+	if got := run("/system Be brief."); !strings.Contains(got, "new system prompt") || m.settings.System != "Be brief." {
+		t.Errorf("/system: toast %q", got)
+	}
+	if got := run("/seed 42"); !strings.Contains(got, "seed 42") {
+		t.Errorf("/seed: toast %q", got)
+	}
+	if got := run("/nope"); !strings.Contains(got, "There is no command /nope") {
+		t.Errorf("/nope: toast %q", got)
+	}
+	if got := run("/save"); !strings.Contains(got, "/save needs an argument") {
+		t.Errorf("/save without a name: toast %q", got)
+	}
+
+	sampler := testFake(t, FakeOptions{Info: engine.ModelInfo{Name: "cardbud", Family: "stateful3-logits", Context: 2048, Logits: true}})
+	m = newTestModel(t, sampler, 80, 24, Options{})
+	f = sampler
+	for line, want := range map[string]string{"/temp 0.7": "temperature 0.7", "/topk 40": "top-k 40", "/topp 0.9": "top-p 0.9"} {
+		if got := run(line); !strings.Contains(got, want) {
+			t.Errorf("%s: toast %q, want %q", line, got, want)
+		}
+	}
+	if m.settings.Sampling != (engine.Sampling{Temperature: 0.7, TopK: 40, TopP: 0.9}) {
+		t.Errorf("sampling = %+v", m.settings.Sampling)
+	}
+}
+
+func TestForeignCheckpointIsRefusedNamingBothBundles(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	f.AddCheckpoint(engine.CheckpointInfo{Name: "e4b-chat", Created: testTime, Bundle: "gemma-4-e4b-stateful"}, nil)
+	m := newTestModel(t, f, 80, 24, Options{})
+	typeText(m, "/load e4b-chat")
+	m.Update(press("enter"))
+	drain(m, f)
+	got := m.toast.text
+	if !strings.Contains(got, "gemma-4-e4b-stateful") || !strings.Contains(got, "demo-r1-small") {
+		t.Fatalf("refusal does not name both bundles: %q", got)
+	}
+}
+
+func TestEscCancelsAndCtrlCTwiceQuits(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{})
+	send(m, engine.Started{PromptTokens: 5})
+	m.Update(press("esc"))
+	if calls := f.Calls(); len(calls) == 0 || calls[len(calls)-1] != "Cancel" {
+		t.Fatalf("esc while streaming: calls %v", calls)
+	}
+	_, cmd := m.Update(press("ctrl+c"))
+	if m.quitting {
+		t.Fatal("one ctrl+c quit")
+	}
+	if !strings.Contains(plain(m), "ctrl+c again") {
+		t.Fatalf("first ctrl+c gives no hint:\n%s", plain(m))
+	}
+	_ = cmd
+	_, cmd = m.Update(press("ctrl+c"))
+	if !m.quitting || cmd == nil {
+		t.Fatal("second ctrl+c did not quit")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("second ctrl+c did not return tea.Quit")
+	}
+}
+
+func TestHistoryWithUpAndDown(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{})
+	for _, s := range []string{"first", "second"} {
+		typeText(m, s)
+		m.Update(press("enter"))
+		pump(t, m, f, func() bool { return !m.stats.busy() && m.stats.phase == phaseDone })
+	}
+	m.Update(press("up"))
+	if m.input.Value() != "second" {
+		t.Fatalf("up: %q", m.input.Value())
+	}
+	m.Update(press("up"))
+	if m.input.Value() != "first" {
+		t.Fatalf("up up: %q", m.input.Value())
+	}
+	m.Update(press("down"))
+	m.Update(press("down"))
+	if m.input.Value() != "" {
+		t.Fatalf("down down: %q", m.input.Value())
+	}
+	// With text typed, up moves the cursor instead of recalling.
+	typeText(m, "draft")
+	m.Update(press("up"))
+	if m.input.Value() != "draft" {
+		t.Fatalf("up on a typed draft replaced it: %q", m.input.Value())
+	}
+}
+
+func TestNewlineKeysAndPaste(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	typeText(m, "a")
+	m.Update(press("shift+enter"))
+	typeText(m, "b")
+	m.Update(tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl})
+	typeText(m, "c")
+	if got := m.input.Value(); got != "a\nb\nc" {
+		t.Fatalf("input = %q", got)
+	}
+	m.input.Reset()
+	big := strings.Repeat("a line of pasted text\n", 2000)
+	m.Update(tea.PasteMsg{Content: big})
+	if got := m.input.Value(); got != big {
+		t.Fatalf("paste kept %d of %d bytes", len(got), len(big))
+	}
+	if h := m.input.Height(); h > maxInputRows+1 {
+		t.Fatalf("input grew to %d rows", h)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	f.AddCheckpoint(engine.CheckpointInfo{Name: "apples", Created: testTime, Bundle: "demo-r1-small", Compatible: true}, nil)
+	m := newTestModel(t, f, 80, 24, Options{})
+	drain(m, f) // the list asked for at start
+	typeText(m, "/lo")
+	if !m.comp.Visible() || m.comp.items[0].label != "/load NAME" {
+		t.Fatalf("completion for /lo: %+v", m.comp.items)
+	}
+	m.Update(press("tab"))
+	if m.input.Value() != "/load " {
+		t.Fatalf("tab: %q", m.input.Value())
+	}
+	typeText(m, "ap")
+	if !m.comp.Visible() || m.comp.items[0].label != "apples" {
+		t.Fatalf("argument completion: %+v", m.comp.items)
+	}
+	m.Update(press("tab"))
+	if m.input.Value() != "/load apples" {
+		t.Fatalf("tab on the name: %q", m.input.Value())
+	}
+	m.input.Reset()
+	m.comp.Hide()
+	// Enter on a unique prefix of an argument-less command runs it.
+	typeText(m, "/cle")
+	m.Update(press("enter"))
+	if calls := f.Calls(); calls[len(calls)-1] != "Clear" {
+		t.Fatalf("enter on /cle: calls %v", calls)
+	}
+}
+
+func TestScrolledUpViewStaysPut(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	var msgs []engine.Message
+	for i := range 30 {
+		msgs = append(msgs, engine.Message{Role: "user", Content: "question " + itoa(i)}, engine.Message{Role: "model", Content: "answer " + itoa(i)})
+	}
+	send(m, engine.Cleared{Messages: msgs})
+	m.Update(press("pgup"))
+	if m.conv.AtBottom() {
+		t.Fatal("pgup did not scroll")
+	}
+	before := plain(m)
+	send(m, engine.Started{PromptTokens: 10})
+	send(m, engine.Delta{Text: "new\n\nlines\n\nkeep\n\ncoming", Live: live(4, 10, engine.SpecOff, 0)})
+	after := plain(m)
+	if firstLines(before, 10) != firstLines(after, 10) {
+		t.Fatalf("streaming moved a scrolled-up view:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	m.Update(press("ctrl+end"))
+	if !m.conv.AtBottom() || !strings.Contains(plain(m), "coming") {
+		t.Fatalf("ctrl+end does not follow:\n%s", plain(m))
+	}
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	if m.conv.AtBottom() {
+		t.Fatal("the wheel does not scroll")
+	}
+}
+
+func firstLines(s string, n int) string {
+	l := strings.Split(s, "\n")
+	return strings.Join(l[1:min(n, len(l))], "\n")
+}
+
+func itoa(i int) string { return commas(i) }
+
+func TestThinkingFoldedAndDraftHighlight(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	reply := thinkOpen + "thought\nsecret chain of reasoning here" + thinkClose + "The answer."
+	send(m, engine.Started{PromptTokens: 5})
+	send(m, engine.Delta{Text: reply[:12], Live: live(1, 10, engine.SpecOn, 0)})
+	if got := plain(m); strings.Contains(got, "<|chan") {
+		t.Fatalf("a half-arrived marker is shown:\n%s", got)
+	}
+	send(m, engine.Delta{Text: reply[12:], Tokens: []int{1, 2}, FromDraft: []bool{true, true}, Live: live(3, 10, engine.SpecOn, 1)})
+	send(m, engine.Finished{Reply: reply})
+	got := plain(m)
+	if strings.Contains(got, "secret chain") || !strings.Contains(got, "thinking · 5 words") || !strings.Contains(got, "The answer.") {
+		t.Fatalf("thinking not folded:\n%s", got)
+	}
+	m.Update(press("ctrl+r"))
+	if !strings.Contains(plain(m), "secret chain of reasoning") {
+		t.Fatalf("ctrl+r does not unfold:\n%s", plain(m))
+	}
+	m.Update(press("ctrl+x"))
+	styled := m.View().Content
+	if !strings.Contains(styled, m.st.Draft.Render("The answer.")) {
+		t.Fatalf("draft tokens are not highlighted:\n%q", styled)
+	}
+	if text, _ := m.conv.LastReply(); text != "The answer." {
+		t.Fatalf("LastReply = %q, want the answer without thinking", text)
+	}
+}
+
+func TestExportWritesPrivateMarkdown(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{Env: []string{"HOME=" + dir}})
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "hi"}, {Role: "model", Content: thinkOpen + "hmm" + thinkClose + "hello **there**"}}})
+	typeText(m, "/export ~/out.md")
+	_, cmd := m.Update(press("enter"))
+	msg := cmd()
+	m.Update(msg)
+	if !strings.Contains(m.toast.text, "Exported the conversation to "+filepath.Join(dir, "out.md")) {
+		t.Fatalf("no confirmation:\n%s", plain(m))
+	}
+	fi, err := os.Stat(filepath.Join(dir, "out.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "out.md"))
+	for _, want := range []string{"# Conversation with demo-r1-small", "## You\n\nhi", "## Model\n\n> **Thinking**\n>\n> hmm\n\nhello **there**"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("export lacks %q:\n%s", want, b)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("temporary files left: %v", ents)
+	}
+	// A failure is a sentence, not a panic.
+	typeText(m, "/export /nonexistent-dir/x.md")
+	_, cmd = m.Update(press("enter"))
+	m.Update(cmd())
+	if !strings.Contains(plain(m), "The conversation was not exported") {
+		t.Fatalf("export failure not reported:\n%s", plain(m))
+	}
+}
+
+func TestKeyOverrides(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{Keys: map[string][]string{"stats": {"f9"}}})
+	m.Update(tea.KeyPressMsg{Code: tea.KeyF9})
+	if m.panel != panelStats {
+		t.Fatal("rebound key does not open the stats panel")
+	}
+	if _, err := newModel(f, Options{Keys: map[string][]string{"sned": {"x"}}}); err == nil || !strings.Contains(err.Error(), `unknown key action "sned"`) {
+		t.Fatalf("unknown action: %v", err)
+	}
+	if _, err := newModel(f, Options{Theme: "purple"}); err == nil {
+		t.Fatal("unknown theme accepted")
+	}
+}
+
+func TestEveryViewFitsTheWindow(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{})
+	var msgs []engine.Message
+	for i := range 5 {
+		msgs = append(msgs, engine.Message{Role: "user", Content: strings.Repeat("word ", 40) + itoa(i)},
+			engine.Message{Role: "model", Content: "| a | b |\n|---|---|\n| " + strings.Repeat("wide ", 40) + " | x |\n\n```\n" + strings.Repeat("code", 50) + "\n```"})
+	}
+	send(m, engine.Cleared{Messages: msgs})
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {60, 20}, {40, 12}, {200, 60}} {
+		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		for _, setup := range []func(){func() {}, func() { m.Update(press("ctrl+t")) }, func() { m.Update(press("ctrl+s")) }, func() { m.Update(press("ctrl+p")) }, func() { m.Update(press("esc")); m.Update(press("?")) }} {
+			setup()
+			lines := strings.Split(m.View().Content, "\n")
+			if len(lines) != size[1] {
+				t.Errorf("%dx%d: %d lines", size[0], size[1], len(lines))
+			}
+			for i, l := range lines {
+				if w := xansi.StringWidth(l); w > size[0] {
+					t.Errorf("%dx%d: line %d is %d cells: %q", size[0], size[1], i, w, xansi.Strip(l))
+				}
+			}
+		}
+		m.Update(press("esc"))
+		m.closePanel()
+	}
+}
+
+func TestNoColor(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{Env: []string{"NO_COLOR=1"}})
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "hi"}, {Role: "model", Content: "# Title\n\n`code` and *text*"}}})
+	m.Update(press("ctrl+x"))
+	v := m.View().Content
+	if strings.Contains(v, "\x1b[38") || strings.Contains(v, "\x1b[48") {
+		t.Fatalf("colour codes under NO_COLOR: %q", v)
+	}
+	if !m.st.NoColor {
+		t.Fatal("NO_COLOR not detected")
+	}
+}
+
+func TestBackgroundDetectionSwitchesTheme(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{Theme: "auto"})
+	if !m.st.Dark {
+		t.Fatal("the default before the terminal answers is not dark")
+	}
+	m.Update(tea.BackgroundColorMsg{Color: whiteColor{}})
+	if m.st.Dark {
+		t.Fatal("a white background did not select the light theme")
+	}
+}
+
+type whiteColor struct{}
+
+func (whiteColor) RGBA() (r, g, b, a uint32) { return 0xffff, 0xffff, 0xffff, 0xffff }
+
+func TestEditorResult(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "draft.md")
+	os.WriteFile(p, []byte("edited text\n"), 0o600)
+	msg := editorResult(p, nil).(editorDoneMsg)
+	if msg.text != "edited text" || msg.err != nil {
+		t.Fatalf("editorResult = %+v", msg)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatal("the temporary file was kept")
+	}
+	cmd := editorCommand([]string{"EDITOR=vi", "VISUAL=code --wait"}, "/tmp/x.md")
+	if got := strings.Join(cmd.Args, " "); got != "code --wait /tmp/x.md" {
+		t.Fatalf("editor command %q", got)
+	}
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	m.Update(editorDoneMsg{text: "from the editor"})
+	if m.input.Value() != "from the editor" {
+		t.Fatalf("input = %q", m.input.Value())
+	}
+}
+
+func TestCheckpointPanelActions(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "q"}, {Role: "model", Content: "a"}}})
+	for _, n := range []string{"one", "two"} {
+		f.SaveCheckpoint(n)
+	}
+	m.Update(press("ctrl+s"))
+	drain(m, f)
+	m.Update(press("tab"))
+	if m.focus != focusPanel {
+		t.Fatal("tab does not focus the panel")
+	}
+	// Rename the selected one.
+	m.Update(press("r"))
+	for range 10 {
+		m.Update(tea.KeyPressMsg{Code: tea.KeyBackspace})
+	}
+	typeText(m, "renamed")
+	m.Update(press("enter"))
+	drain(m, f)
+	if !strings.Contains(strings.Join(m.ckpts.Names(), ","), "renamed") {
+		t.Fatalf("rename: %v / calls %v", m.ckpts.Names(), f.Calls())
+	}
+	// Delete asks first; n keeps it.
+	m.Update(press("d"))
+	if !strings.Contains(plain(m), "Delete \"renamed\"? y deletes") {
+		t.Fatalf("no confirmation:\n%s", plain(m))
+	}
+	m.Update(press("n"))
+	drain(m, f)
+	if len(m.ckpts.list) != 2 {
+		t.Fatal("n deleted")
+	}
+	m.Update(press("d"))
+	m.Update(press("y"))
+	drain(m, f)
+	if len(m.ckpts.list) != 1 {
+		t.Fatalf("y did not delete: %v", m.ckpts.Names())
+	}
+	// Save as, then fork.
+	m.Update(press("s"))
+	typeText(m, "three")
+	m.Update(press("enter"))
+	drain(m, f)
+	m.Update(press("f"))
+	drain(m, f)
+	if !strings.Contains(plain(m), "Started a new conversation from") {
+		t.Fatalf("fork:\n%s", plain(m))
+	}
+	m.Update(press("esc"))
+	if m.focus != focusInput {
+		t.Fatal("esc does not give the focus back")
+	}
+}
+
+func TestAutosaveWhenChanged(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{AutosaveEvery: 1})
+	m.Update(autosaveMsg{})
+	if strings.Contains(strings.Join(f.Calls(), ","), "Autosave") {
+		t.Fatal("autosave with nothing changed")
+	}
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "q"}}})
+	m.Update(autosaveMsg{})
+	if !strings.Contains(strings.Join(f.Calls(), ","), "Autosave") {
+		t.Fatal("no autosave after a change")
+	}
+	drain(m, f)
+	if m.toast.Visible() {
+		t.Fatalf("autosave is announced: %q", m.toast.text)
+	}
+}
