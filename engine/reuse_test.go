@@ -148,6 +148,16 @@ func TestContextPolicy(t *testing.T) {
 	long := strings.Repeat("pears and plums ", 7) // about 64 tokens; two turns overflow 128
 	stop := newSession(t, b, Settings{MaxTokens: 8})
 	reply(t, stop, long)
+	var warned string
+	near := newSession(t, b, Settings{MaxTokens: 2})
+	near.Send(strings.Repeat("pears and plums ", 12), func(e Event) { // about 117 of 128 positions
+		if n, ok := e.(Notice); ok {
+			warned = n.Text
+		}
+	})
+	if !strings.Contains(warned, "nearly full") {
+		t.Fatalf("no warning before the context fills: %q", warned)
+	}
 	before := stop.Messages()
 	err := stop.Send(long, func(Event) {})
 	if !errors.Is(err, ErrContextFull) || !strings.Contains(err.Error(), "drop-oldest") {

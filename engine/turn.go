@@ -55,6 +55,9 @@ func (s *Session) send(text string, emit func(Event), prefillOnly bool) error {
 	s.lastPrompt = ids
 	if dropped > 0 {
 		emit(Notice{Text: fmt.Sprintf("dropped the %d oldest turns to fit the %d-token context; the conversation is prefilled again", dropped, s.caps.Context)})
+	} else if left := s.caps.Context - len(ids); left < s.caps.Context/8 {
+		// Say so before the context runs out, not after.
+		emit(Notice{Text: fmt.Sprintf("the context is nearly full: %d of %d tokens left for replies; /clear starts over, or set the context policy to drop-oldest", left, s.caps.Context)})
 	}
 
 	// Reuse the longest common prefix, always re-feeding at least one token.
