@@ -180,12 +180,12 @@ func (s *Session) prefill(t *turn, toks []int) (int, error) {
 		done += n
 		t.emit(PrefillProgress{Done: done, Total: len(toks)})
 	}
-	return s.choose(next, t), nil
+	return s.choose(next), nil
 }
 
 // choose returns the next token: the chain's argmax, or a sample from its
 // logits when the settings ask for sampling.
-func (s *Session) choose(argmax int, t *turn) int {
+func (s *Session) choose(argmax int) int {
 	if s.set.Sampling.Greedy() || s.chain.Logits() == nil {
 		return argmax
 	}
@@ -277,7 +277,7 @@ func (s *Session) decode(t *turn, next int) error {
 		}
 		s.policy.observeDecode(s.now().Sub(t0).Seconds())
 		s.committed = append(s.committed, next)
-		next = s.choose(n, t)
+		next = s.choose(n)
 	}
 }
 
@@ -545,7 +545,7 @@ func (s *Session) Continue(emit func(Event)) error {
 			return s.fail(t, err)
 		}
 		s.committed = append(s.committed, u)
-		next = s.choose(n, t)
+		next = s.choose(n)
 	}
 	s.pending, s.unfed, s.contOK = -1, nil, false
 	t.decodeStart = s.now()

@@ -34,7 +34,7 @@ func newR1Chunk(m *Model, t *Twin, fn Function) (*r1Chunk, error) {
 
 // r1Description lists the tensors of one r1 chunk function.
 func r1Description(g *Geometry, a, b int, fn Function) coreml.Description {
-	H, LP, P, ctx := g.Hidden, g.Layers, g.PLEDim, g.Context
+	H, NL, P, ctx := g.Hidden, g.Layers, g.PLEDim, g.Context
 	hd, ghd := g.HeadDim, g.GlobalHeadDim
 	in := map[string]coreml.TensorSpec{}
 	out := map[string]coreml.TensorSpec{}
@@ -42,7 +42,7 @@ func r1Description(g *Geometry, a, b int, fn Function) coreml.Description {
 	f16 := coreml.Float16
 	if fn.Role == RoleDecode {
 		in["hidden_in"], in["inputs_embeds"] = spec(f16, H), spec(f16, H)
-		in["tokid"] = spec(f16, LP, P)
+		in["tokid"] = spec(f16, NL, P)
 		in["cos_s"], in["sin_s"] = spec(f16, hd), spec(f16, hd)
 		in["cos_f"], in["sin_f"] = spec(f16, ghd), spec(f16, ghd)
 		in["mask_s"], in["mask_f"] = spec(f16, ctx), spec(f16, ctx)
@@ -53,7 +53,7 @@ func r1Description(g *Geometry, a, b int, fn Function) coreml.Description {
 	} else {
 		N := fn.N
 		in["hidden_in"], in["inputs_embeds"] = spec(f16, N, H), spec(f16, N, H)
-		in["tokid"] = spec(f16, N, LP, P)
+		in["tokid"] = spec(f16, N, NL, P)
 		in["cos_s"], in["sin_s"] = spec(f16, N, hd), spec(f16, N, hd)
 		in["cos_f"], in["sin_f"] = spec(f16, N, ghd), spec(f16, N, ghd)
 		w := ctx
