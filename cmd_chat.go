@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 
 	"golang.org/x/term"
 
@@ -55,7 +56,7 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	defer logFile.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := tui.Options{Theme: cfg.UI.Theme, Keys: cfg.Keys}
+	opts := tui.Options{Theme: cfg.UI.Theme, Keys: cfg.Keys, DraftFile: filepath.Join(cfg.Data.Dir, "draft.txt")}
 
 	dir := cfg.Model.Path
 	switch {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
+	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/engine"
 )
 
@@ -72,6 +74,10 @@ type Options struct {
 	// NoMouse leaves the mouse to the terminal so text can be selected
 	// without a modifier; the wheel then does not scroll the transcript.
 	NoMouse bool
+	// DraftFile keeps a message typed but not sent when the interface
+	// closes (quit, a dropped connection) and puts it back next time; ""
+	// keeps nothing.
+	DraftFile string
 }
 
 // ErrEngineStopped is returned by Run when the engine closed its event
@@ -109,6 +115,11 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 	if opts.Width > 0 && opts.Height > 0 {
 		popts = append(popts, tea.WithWindowSize(opts.Width, opts.Height))
 	}
+	if opts.DraftFile != "" {
+		if data, err := os.ReadFile(opts.DraftFile); err == nil && len(data) > 0 {
+			m.input.SetValue(string(data))
+		}
+	}
 	p := tea.NewProgram(m, popts...)
 
 	// A dropped SSH connection sends SIGHUP: save first, then leave.
@@ -126,8 +137,11 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 		}
 	}()
 
-	_, err = p.Run()
+	final, err := p.Run()
 	autosave()
+	if opts.DraftFile != "" {
+		keepDraft(opts.DraftFile, final)
+	}
 	m.calls.close() // every queued call, the autosave last, reaches the engine
 	switch {
 	case m.engineStopped:
@@ -140,6 +154,20 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 		return fmt.Errorf("tui: %w", err)
 	}
 	return nil
+}
+
+// keepDraft saves the unsent message of the final model, or removes an
+// old draft when the input is empty, so nothing typed is lost.
+func keepDraft(path string, final tea.Model) {
+	m, ok := final.(*Model)
+	if !ok {
+		return
+	}
+	if v := m.input.Value(); strings.TrimSpace(v) != "" {
+		atomicfile.Write(path, []byte(v))
+		return
+	}
+	os.Remove(path)
 }
 
 // callQueue runs engine calls in order on one goroutine, so Update
