@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/orchard-llm/orchard/bundle"
@@ -25,7 +26,11 @@ type loaded struct {
 // openModel opens a bundle on the runtime it needs: the reference runtime
 // for orchard's synthetic bundles (their chunk folders hold reference
 // twins), Core ML for published ones.
-func openModel(dir string, o engine.Options, set engine.Settings) (*loaded, error) {
+// progress receives one-line messages (compiling, first-run notes).
+func openModel(dir string, o engine.Options, set engine.Settings, progress func(string)) (*loaded, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
 	start := time.Now()
 	b, err := bundle.Open(dir)
 	if err != nil {
@@ -34,6 +39,11 @@ func openModel(dir string, o engine.Options, set engine.Settings) (*loaded, erro
 	rt, name, err := runtimeFor(b)
 	if err != nil {
 		return nil, err
+	}
+	if name == "Core ML" {
+		if err := compilePackages(b, progress); err != nil {
+			return nil, err
+		}
 	}
 	cu, err := engine.Units(b, o.ComputeUnits)
 	if err != nil {
@@ -54,6 +64,11 @@ func openModel(dir string, o engine.Options, set engine.Settings) (*loaded, erro
 		set.Speculation = engine.SpecModeOff
 		notes = append(notes, fmt.Sprintf("speculation off: %.1f GB of memory is below the 7 GB the verify assets need (set --spec on to override)", float64(m.Physical)/(1<<30)))
 	}
+	if name == "Core ML" && cu != coreml.CPUOnly {
+		// The first prediction specializes kernels for the GPU or Neural
+		// Engine (about 40 s on E2B); say so rather than look stuck.
+		notes = append(notes, "the first reply prepares Neural Engine / GPU kernels (first run only); later ones are fast")
+	}
 	sess, err := engine.NewSession(b, chain, tok, set)
 	if err != nil {
 		chain.Close()
@@ -63,6 +78,24 @@ func openModel(dir string, o engine.Options, set engine.Settings) (*loaded, erro
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
 		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...)}
 	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start)}, nil
+}
+
+// compilePackages compiles chunks shipped as .mlpackage once (cached as
+// .mlmodelc beside them) and points the bundle at the compiled twins.
+func compilePackages(b *bundle.Bundle, progress func(string)) error {
+	for _, list := range [][]bundle.Chunk{b.Chunks, b.Heads} {
+		for i := range list {
+			if !strings.HasSuffix(list[i].Path, ".mlpackage") {
+				continue
+			}
+			out, err := coreml.CompileModel(list[i].Path, progress)
+			if err != nil {
+				return fmt.Errorf("compile %s: %w", list[i].Name, err)
+			}
+			list[i].Path = out
+		}
+	}
+	return nil
 }
 
 // runtimeFor picks the runtime a bundle's chunk folders need.
