@@ -82,9 +82,10 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer m.sess.Close()
-	if log, err := engine.OpenMetricsLog(cfg.MetricsFile(), m.info, m.b.Dir, m.loadDur); err == nil {
-		m.sess.Metrics = log.Record
-		defer log.Close()
+	mlog, err := engine.OpenMetricsLog(cfg.MetricsFile(), m.info, m.b.Dir, m.loadDur)
+	if err == nil {
+		m.sess.Metrics = mlog.Record
+		defer mlog.Close()
 	} else {
 		fmt.Fprintln(stderr, "  note: no metrics log:", err)
 	}
@@ -103,11 +104,11 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr)
 
-	if code := restoreForRun(m, cfg, *kvRestore, *resume, text, stderr); code != 0 {
+	if code := restoreForRun(m, cfg, mlog, *kvRestore, *resume, text, stderr); code != 0 {
 		return code
 	}
 	if *kvSave != "" {
-		return kvSaveRun(m, cfg, *kvSave, text, stderr)
+		return kvSaveRun(m, cfg, mlog, *kvSave, text, stderr)
 	}
 
 	var fin *engine.TurnMetrics

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -76,6 +78,11 @@ func TestRunKVSaveRestore(t *testing.T) {
 	}
 	if ids(restored) != ids(plain) || ids(plain) == "[]" {
 		t.Fatalf("restored %s, plain %s", ids(restored), ids(plain))
+	}
+	home, _ := os.UserHomeDir()
+	metrics, _ := os.ReadFile(filepath.Join(home, ".local", "share", "orchard", "metrics.jsonl"))
+	if !strings.Contains(string(metrics), `"kvOp":"save"`) || !strings.Contains(string(metrics), `"kvOp":"restore"`) {
+		t.Errorf("metrics.jsonl lacks the kv records:\n%s", metrics)
 	}
 	if code, _, stderr := runCmd(t, "run", "--demo", "--kv-restore", dir, "--prompt", "Apples?"); code != 2 || !strings.Contains(stderr, "does not match") {
 		t.Fatalf("kv-restore with another prompt: %d %s", code, stderr)

@@ -15,7 +15,7 @@ import (
 // --resume NAME (the checkpoint store) into the session. With
 // --kv-restore, a given prompt is checked against the saved token hash, as
 // corellm-chat does. It returns an exit code (0 = go on).
-func restoreForRun(m *loaded, cfg *config.Config, kvDir, name, prompt string, stderr io.Writer) int {
+func restoreForRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, kvDir, name, prompt string, stderr io.Writer) int {
 	switch {
 	case kvDir != "":
 		id, err := checkpoints.CoreLLMIdentityOf(m.b)
@@ -49,8 +49,12 @@ func restoreForRun(m *loaded, cfg *config.Config, kvDir, name, prompt string, st
 			fmt.Fprintln(stderr, "orchard run: --kv-restore:", err)
 			return 1
 		}
+		took := time.Since(start).Seconds()
 		fmt.Fprintf(stderr, "--- kv restore ---\nposition:          %d\ncommitted tokens:  %d\nkv bytes:          %d\nimport:            %.3fs\n",
-			kv.Cache.Position, len(toks), kv.Cache.Bytes(), time.Since(start).Seconds())
+			kv.Cache.Position, len(toks), kv.Cache.Bytes(), took)
+		if mlog != nil {
+			mlog.RecordKV("restore", kv.Cache.Bytes(), took, len(toks))
+		}
 	case name != "":
 		store, err := checkpoints.Open(cfg.CheckpointsDir())
 		if err != nil {
@@ -77,7 +81,7 @@ func restoreForRun(m *loaded, cfg *config.Config, kvDir, name, prompt string, st
 
 // kvSaveRun prefills the prompt and writes corellm-chat's --kv-save
 // directory (r1 only: the format is the r1 host cache).
-func kvSaveRun(m *loaded, cfg *config.Config, dir, prompt string, stderr io.Writer) int {
+func kvSaveRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, dir, prompt string, stderr io.Writer) int {
 	start := time.Now()
 	if err := m.sess.PrefillOnly(prompt, func(engine.Event) {}); err != nil {
 		fmt.Fprintln(stderr, "orchard run: --kv-save:", err)
@@ -94,8 +98,12 @@ func kvSaveRun(m *loaded, cfg *config.Config, dir, prompt string, stderr io.Writ
 		fmt.Fprintln(stderr, "orchard run: --kv-save:", err)
 		return 1
 	}
+	took := time.Since(t).Seconds()
 	fmt.Fprintf(stderr, "--- kv save ---\nposition:          %d\ncommitted tokens:  %d\nkv bytes:          %d\nprefill:           %.3fs\nexport:            %.3fs\n",
-		cp.Cache.Position, len(cp.Tokens), cp.Cache.Bytes(), prefill.Seconds(), time.Since(t).Seconds())
+		cp.Cache.Position, len(cp.Tokens), cp.Cache.Bytes(), prefill.Seconds(), took)
+	if mlog != nil {
+		mlog.RecordKV("save", cp.Cache.Bytes(), took, len(cp.Tokens))
+	}
 	return 0
 }
 

@@ -80,5 +80,24 @@ func (l *MetricsLog) Record(m TurnMetrics) error {
 	return err
 }
 
+// RecordKV writes a `kv` record for a cache save or restore (okayuji doc
+// §7): the operation, the cache bytes, how long the export or import took
+// and the committed tokens.
+func (l *MetricsLog) RecordKV(op string, bytes int64, sec float64, tokens int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rec := map[string]any{"kind": "kv", "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"kvOp": op, "kvBytes": bytes, "kvDurationSeconds": sec, "promptTokens": tokens}
+	for k, v := range l.ident {
+		rec[k] = v
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = l.f.Write(append(line, '\n'))
+	return err
+}
+
 // Close closes the file.
 func (l *MetricsLog) Close() error { return l.f.Close() }
