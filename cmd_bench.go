@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/orchard-llm/orchard/engine"
 )
@@ -42,6 +43,7 @@ type benchRow struct {
 	Acceptance     float64 `json:"draftAcceptanceRate"`
 	Tokens         int     `json:"generatedTokens"`
 	Identical      bool    `json:"identicalOffOn"`
+	Skipped        string  `json:"skipped,omitempty"` // why the workload could not run (its prompt exceeds the context)
 }
 
 // runBench is `orchard bench`: each condition runs in its own child
@@ -107,6 +109,10 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 				a := append(append([]string{"run"}, target...), "--json", "--prompt", w.Prompt, "--spec", c,
 					"--max-tokens", strconv.Itoa(*maxTokens), "--draft-len", strconv.Itoa(*draftLen))
 				out, err := spawn(a)
+				if err != nil && strings.Contains(err.Error(), engine.ErrContextFull.Error()) {
+					row.Skipped = "the prompt does not fit the context"
+					break
+				}
 				if err != nil {
 					fmt.Fprintf(stderr, "orchard bench: %s (%s): %v\n", w.Name, c, err)
 					return 1
@@ -123,6 +129,9 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 				if !slices.Equal(first, br.ReplyIDs) {
 					row.Identical = false
 				}
+			}
+			if row.Skipped != "" {
+				break
 			}
 			o, n := got["off"].Metrics, got["on"].Metrics
 			off, on = append(off, o.DecodeTokPerSec), append(on, n.DecodeTokPerSec)
@@ -145,6 +154,10 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 		fmt.Fprintf(stdout, "| workload | off tok/s | on tok/s | speed-up (pair median) | acceptance | TTFT | prefill tok/s | tokens | identical |\n")
 		fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rows {
+			if r.Skipped != "" {
+				fmt.Fprintf(stdout, "| %s | skipped: %s | | | | | | | |\n", r.Workload, r.Skipped)
+				continue
+			}
 			fmt.Fprintf(stdout, "| %s | %.1f | %.1f | ×%.2f | %.2f | %.0f ms | %.0f | %d | %v |\n", r.Workload, r.OffTokPerSec,
 				r.OnTokPerSec, r.PairRatio, r.Acceptance, 1000*r.TTFTSeconds, r.PrefillTokPerS, r.Tokens, r.Identical)
 		}

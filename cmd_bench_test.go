@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -11,12 +12,13 @@ import (
 // the table's shape and the lossless check.
 func TestBench(t *testing.T) {
 	isolate(t)
+	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
 	var children int
 	spawn := func(a []string) ([]byte, error) {
 		children++
 		var out, errb bytes.Buffer
 		if code := run(a, strings.NewReader(""), &out, &errb); code != 0 {
-			t.Fatalf("child %v: %d %s", a, code, errb.String())
+			return nil, fmt.Errorf("exit %d: %s", code, errb.String())
 		}
 		return out.Bytes(), nil
 	}
@@ -29,13 +31,20 @@ func TestBench(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || children != 4*2*2 {
-		t.Fatalf("%d rows from %d children", len(rows), children)
-	}
+	// The tiny demo's 128-token context cannot hold the JSON extraction
+	// prompt: that row is skipped with the reason, the others measured.
+	skipped := 0
 	for _, r := range rows {
+		if r.Skipped != "" {
+			skipped++
+			continue
+		}
 		if !r.Identical || r.OffTokPerSec <= 0 || r.PairRatio <= 0 || r.Tokens != 6 {
 			t.Errorf("row %+v", r)
 		}
+	}
+	if len(rows) != 4 || skipped != 1 || children < 3*2*2 {
+		t.Fatalf("%d rows (%d skipped) from %d children", len(rows), skipped, children)
 	}
 	if median([]float64{3, 1, 2}) != 2 || median([]float64{4, 1, 2, 3}) != 2.5 {
 		t.Fatal("median")

@@ -39,7 +39,13 @@ func demoBundle(family string, stderr io.Writer) (string, error) {
 		cache = os.TempDir()
 	}
 	root := filepath.Join(cache, "orchard", "demo")
-	dir := filepath.Join(root, fmt.Sprintf("%s-small-seed1-v%d", family, reference.SynthVersion))
+	// ORCHARD_DEMO_PRESET=tiny makes a much smaller demo (the test suite
+	// uses it to stay fast under the race detector).
+	preset := "small"
+	if os.Getenv("ORCHARD_DEMO_PRESET") == "tiny" {
+		preset = "tiny"
+	}
+	dir := filepath.Join(root, fmt.Sprintf("%s-%s-seed1-v%d", family, preset, reference.SynthVersion))
 	if _, err := bundle.Open(dir); err == nil {
 		return dir, nil
 	}
@@ -52,7 +58,7 @@ func demoBundle(family string, stderr io.Writer) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Fprintf(stderr, "writing the demo bundle to %s (first run only)…\n", dir)
-	if _, err := reference.Synthesize(reference.SynthOptions{Family: family, Preset: "small", Seed: 1, Out: tmp}); err != nil {
+	if _, err := reference.Synthesize(reference.SynthOptions{Family: family, Preset: preset, Seed: 1, Out: tmp}); err != nil {
 		return "", err
 	}
 	os.RemoveAll(dir) // an earlier, invalid attempt

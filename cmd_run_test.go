@@ -11,6 +11,7 @@ import (
 
 func TestRunJSONAndStats(t *testing.T) {
 	isolate(t)
+	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
 	code, out, stderr := runCmd(t, "run", "--demo", "--demo-family", "stateful3", "--prompt", "Hello.", "--max-tokens", "5", "--json", "--stats")
 	if code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
@@ -39,6 +40,7 @@ func TestRunJSONAndStats(t *testing.T) {
 
 func TestRunStdinAndErrors(t *testing.T) {
 	isolate(t)
+	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
 	var out, errb strings.Builder
 	code := run([]string{"run", "--demo", "--max-tokens", "3", "--no-mtp"}, strings.NewReader("from stdin\n"), &out, &errb)
 	if code != 0 || !strings.Contains(errb.String(), "OFF") {
@@ -60,6 +62,7 @@ func TestRunStdinAndErrors(t *testing.T) {
 // continues exactly as a plain run, and --save / --resume use the store.
 func TestRunKVSaveRestore(t *testing.T) {
 	isolate(t)
+	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
 	dir := t.TempDir() + "/kv"
 	if code, _, stderr := runCmd(t, "run", "--demo", "--prompt", "Pears?", "--kv-save", dir); code != 0 || !strings.Contains(stderr, "--- kv save ---") {
 		t.Fatalf("kv-save: %d %s", code, stderr)

@@ -91,6 +91,7 @@ func TestUsageErrors(t *testing.T) {
 // making the demo bundle once and reusing it.
 func TestDemo(t *testing.T) {
 	isolate(t)
+	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
 	code, out, stderr := runCmd(t, "--demo", "--family", "v2")
 	if code != 0 {
 		t.Fatalf("demo: %d %s", code, stderr)
