@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/config"
 )
@@ -337,24 +337,8 @@ func ckptExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s exists; choose a new file so nothing is overwritten\n", c.name, out)
 		return 2
 	}
-	// Write beside the target and rename, so a failed export leaves no
-	// partial archive that looks finished.
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
-	if err != nil {
-		return c.fail(err, false)
-	}
-	defer os.Remove(f.Name())
-	err = s.Export(name, f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), out)
-	}
-	if err != nil {
+	// A failed export leaves no partial archive that looks finished.
+	if err := atomicfile.WriteFunc(out, func(w io.Writer) error { return s.Export(name, w) }); err != nil {
 		return c.fail(err, false)
 	}
 	return 0

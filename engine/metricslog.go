@@ -72,6 +72,11 @@ func (l *MetricsLog) Record(m TurnMetrics) error {
 	for k, v := range add {
 		rec[k] = v
 	}
+	return l.write(rec)
+}
+
+// write appends one record as a line (the caller holds l.mu).
+func (l *MetricsLog) write(rec map[string]any) error {
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -91,12 +96,7 @@ func (l *MetricsLog) RecordKV(op string, bytes int64, sec float64, tokens int) e
 	for k, v := range l.ident {
 		rec[k] = v
 	}
-	line, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	_, err = l.f.Write(append(line, '\n'))
-	return err
+	return l.write(rec)
 }
 
 // Close closes the file.
