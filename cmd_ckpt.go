@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/atomicfile"
+	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/config"
 )
