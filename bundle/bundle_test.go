@@ -217,6 +217,13 @@ func TestFormatAndFamilyErrors(t *testing.T) {
 			t.Fatalf("problems %q", msg)
 		}
 	})
+	t.Run("v2 ladder build", func(t *testing.T) {
+		_, dir := synth(t, "v2")
+		editJSON(t, filepath.Join(dir, "convert_config_v2int4_int8.json"), func(m map[string]any) { m["kind"] = "ladder"; m["WSLIDE"] = 1024 })
+		if msg := problems(t, dir); !strings.Contains(msg, "ladder") {
+			t.Fatalf("problems %q", msg)
+		}
+	})
 	t.Run("v2 on the neural engine", func(t *testing.T) {
 		_, dir := synth(t, "v2")
 		editJSON(t, filepath.Join(dir, "manifest.json"), func(m map[string]any) { m["computeUnits"] = "cpuAndNeuralEngine" })

@@ -34,7 +34,23 @@ type V2Config struct {
 	EOSIDs      []int          `json:"eos_ids"`
 	NMax        *int           `json:"N_MAX,omitempty"`
 
+	// Keys of the 12B ring/ladder builds of the same runtime; E4B has none
+	// and orchard does not run those builds (loadV2 says so).
+	Ctx32k          *bool             `json:"ctx32k,omitempty"`
+	Kind            string            `json:"kind,omitempty"`
+	Functions       map[string]string `json:"functions,omitempty"`
+	DefaultFunction string            `json:"default_function,omitempty"`
+	WSlide          *int              `json:"WSLIDE,omitempty"`
+	Verify          *V2StaticVerify   `json:"verify,omitempty"`
+
 	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// V2StaticVerify is the static-verify function of hybrid (Qwen) builds.
+type V2StaticVerify struct {
+	Function string `json:"function"`
+	S        int    `json:"S"`
+	Mode     string `json:"mode,omitempty"`
 }
 
 // V2Range is the sequence-length range of the chunks.

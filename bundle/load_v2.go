@@ -3,6 +3,7 @@ package bundle
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 
 	"github.com/orchard-llm/orchard/coreml"
 )
@@ -51,6 +52,10 @@ func (b *Bundle) loadV2(v *validator) {
 		req(c.Sidecars.Embed.File != "", "sidecars.embed") &&
 		req(hasEOS, "eos_ids")
 	if !ok {
+		return
+	}
+	if c.Kind != "" || c.Ctx32k != nil && *c.Ctx32k || c.WSlide != nil || c.Verify != nil || slices.Contains(c.LayerTypes, "linear_attention") {
+		v.fail("%s: a ring/ladder or hybrid build (kind %q, ctx32k, WSLIDE, static verify or linear attention); orchard runs the E4B stateful chain only", name, c.Kind)
 		return
 	}
 	g := &b.Geometry
