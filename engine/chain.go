@@ -148,6 +148,7 @@ type graph struct {
 	m       coreml.Model
 	desc    coreml.Description
 	in      coreml.Features
+	views   map[string]*coreml.Tensor // reshaped views of inputs (conform.go)
 	checked bool
 }
 
@@ -160,13 +161,13 @@ func loadGraph(rt coreml.Runtime, path, fn string, cu coreml.ComputeUnits) (*gra
 	if fn != "" {
 		label += " (" + fn + ")"
 	}
-	return &graph{name: label, m: m, desc: m.Description(), in: coreml.Features{}}, nil
+	return &graph{name: label, m: m, desc: m.Description(), in: coreml.Features{}, views: map[string]*coreml.Tensor{}}, nil
 }
 
 // set feeds a tensor if the model declares it.
 func (g *graph) set(name string, t *coreml.Tensor) {
-	if _, ok := g.desc.Inputs[name]; ok {
-		g.in[name] = t
+	if spec, ok := g.desc.Inputs[name]; ok {
+		g.in[name] = g.conform(name, spec, t)
 	}
 }
 

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/reference"
+)
+
+// unitRuntime declares every input of the reference models with an extra
+// leading unit dimension — as a published graph might declare [1,H] where
+// the docs say [H] — and strips it again before predicting.
+type unitRuntime struct{ rt *reference.Runtime }
+
+func (u unitRuntime) Alloc(shape []int, dt coreml.DType) *coreml.Tensor { return u.rt.Alloc(shape, dt) }
+
+func (u unitRuntime) Load(path string, o coreml.LoadOptions) (coreml.Model, error) {
+	m, err := u.rt.Load(path, o)
+	if err != nil {
+		return nil, err
+	}
+	d := m.Description()
+	in := map[string]coreml.TensorSpec{}
+	for name, s := range d.Inputs {
+		n := coreml.TensorSpec{DType: s.DType, Shape: append([]int{1}, s.Shape...)}
+		if s.Ranges != nil {
+			n.Ranges = append([][2]int{{1, 1}}, s.Ranges...)
+		}
+		in[name] = n
+	}
+	return &unitModel{Model: m, d: coreml.Description{Inputs: in, Outputs: d.Outputs, States: d.States}, inner: d}, nil
+}
+
+type unitModel struct {
+	coreml.Model
+	d, inner coreml.Description
+}
+
+func (m *unitModel) Description() coreml.Description { return m.d }
+
+func (m *unitModel) Predict(in coreml.Features, st coreml.State) (coreml.Features, error) {
+	if err := m.d.CheckInputs(in); err != nil {
+		return nil, err
+	}
+	stripped := coreml.Features{}
+	for name, t := range in {
+		stripped[name] = &coreml.Tensor{Shape: t.Shape[1:], DType: t.DType, Data: t.Data}
+	}
+	return m.Model.Predict(stripped, st)
+}
+
+// TestDeclaredRankDiffers: every family runs, token-equal to the oracle,
+// when the graphs declare their inputs with an extra leading unit
+// dimension; the driver's tensors are viewed under the declared shapes.
+func TestDeclaredRankDiffers(t *testing.T) {
+	for _, fam := range families {
+		b := tinyBundle(t, fam)
+		c, err := Open(b, unitRuntime{reference.New()}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := prompts(b.Geometry.Vocab)[5]
+		got := chainGreedy(t, c, p, 12)
+		c.Close()
+		if want := oracleGreedy(t, b, p, 12); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: %v, want %v", fam, got, want)
+		}
+	}
+}
+
+func TestReshaped(t *testing.T) {
+	fixed := coreml.TensorSpec{DType: coreml.Float16, Shape: []int{1, 1, 64}}
+	ranged := coreml.TensorSpec{DType: coreml.Float16, Shape: []int{1, 1, 64}, Ranges: [][2]int{{1, 1}, {1, 16}, {64, 64}}}
+	cases := []struct {
+		spec coreml.TensorSpec
+		have []int
+		want string
+		ok   bool
+	}{
+		{fixed, []int{64}, "[1 1 64]", true},
+		{fixed, []int{1, 1, 1, 64}, "[1 1 64]", true},
+		{fixed, []int{2, 64}, "", false},
+		{ranged, []int{5, 64}, "[1 5 64]", true},
+		{ranged, []int{17, 64}, "", false},
+		{coreml.TensorSpec{DType: coreml.Float16, Shape: []int{2, 64}}, []int{64}, "", false}, // a 2 cannot be added
+	}
+	for i, c := range cases {
+		got, ok := reshaped(c.spec, c.have)
+		if ok != c.ok || ok && fmt.Sprint(got) != c.want {
+			t.Errorf("case %d: %v %v, want %s %v", i, got, ok, c.want, c.ok)
+		}
+	}
+}
