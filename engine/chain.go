@@ -203,3 +203,12 @@ func (g *graph) close() error {
 	}
 	return g.m.Close()
 }
+
+// tokenAt reads token id i of a head's output. The docs leave the dtype of
+// r1's "token" open; int32 is likely, but a float id is read as well.
+func tokenAt(t *coreml.Tensor, i int) int {
+	if t.DType == coreml.Int32 {
+		return int(t.I32(i))
+	}
+	return int(t.Float(i))
+}

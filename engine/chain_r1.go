@@ -260,7 +260,7 @@ func (c *r1Chain) runHead(hidden *coreml.Tensor) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return int(t.I32(0)), nil
+	return tokenAt(t, 0), nil
 }
 
 // Prefill schedules the prompt as corellm-chat does (okayuji doc §2.2 d):
@@ -472,7 +472,7 @@ func (c *r1Chain) Verify(tokens []int) ([]int, error) {
 	}
 	targets := make([]int, S)
 	for i := range targets {
-		targets[i] = int(t.I32(i))
+		targets[i] = tokenAt(t, i)
 	}
 	return targets, nil
 }

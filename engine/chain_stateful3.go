@@ -276,7 +276,7 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return int(id.I32(0)), nil
+	return tokenAt(id, 0), nil
 }
 
 // argmax widens the fp16 logits and picks the largest, lowest index on

@@ -215,7 +215,7 @@ func (c *v2Chain) heads(hidden *coreml.Tensor, rows int) ([]int, error) {
 	}
 	c.ids = c.ids[:0]
 	for i := range rows {
-		c.ids = append(c.ids, int(t.I32(i)))
+		c.ids = append(c.ids, tokenAt(t, i))
 	}
 	return c.ids, nil
 }
