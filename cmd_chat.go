@@ -124,12 +124,12 @@ func pickModel(ctx context.Context, cfg *config.Config, opts tui.Options, stderr
 		entries = append(entries, tui.PickerEntry{Name: f.Name, Family: string(f.Family), Size: humanSize(f.Size),
 			Path: f.Path, Valid: f.Valid, Reason: f.Problem})
 	}
-	entries = append(entries, tui.PickerEntry{Name: demoEntry, Family: "r1", Path: demoEntry, Valid: true})
+	entries = append(entries, tui.PickerEntry{Name: demoEntry, Family: "r1", Path: "made in the cache folder on first use", Valid: true})
 	choice, err := tui.Pick(ctx, entries, opts)
 	if err != nil {
 		return "", err
 	}
-	if choice.Path == demoEntry {
+	if choice.Name == demoEntry {
 		return demoBundle("r1", stderr)
 	}
 	if err := cfg.RememberModel(choice.Path); err != nil {
