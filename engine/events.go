@@ -18,7 +18,8 @@ type PrefillProgress struct{ Done, Total int }
 
 // Delta is newly generated text. Tokens and FromDraft are parallel:
 // FromDraft[i] says whether token i was accepted from a speculative draft
-// (the TUI can highlight them). Coalesced deltas concatenate.
+// (the TUI can highlight them). Coalesced deltas concatenate. The slices
+// are read-only views of the turn's record.
 type Delta struct {
 	Text      string
 	Tokens    []int

@@ -9,6 +9,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/reference"
+	"github.com/orchard-llm/orchard/tokenizer"
 )
 
 // nullRuntime loads a twin's contract without weights and predicts
@@ -172,6 +173,39 @@ func TestHostPathAllocatesNothing(t *testing.T) {
 		ch.Close()
 		if allocs != 0 {
 			t.Errorf("%s: %.1f allocations per decoded token", c.name, allocs)
+		}
+	}
+}
+
+// BenchmarkSessionPerToken is the whole per-token path of a turn — host
+// inputs, chain plumbing, stop checks, detokenizing, metrics and the
+// event — over the null runtime at E2B geometry, per generated token.
+func BenchmarkSessionPerToken(b *testing.B) {
+	bd := shapeBundle(b, "r1", "e2b")
+	tok, err := tokenizer.Load(bd.Tokenizer)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ch, err := Open(bd, nullRuntime{}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ch.Close()
+	const perTurn = 1024 // a new conversation (zeroing 36 MB of cache) only every 1,024 tokens
+	s, err := NewSession(bd, ch, tok, Settings{MaxTokens: perTurn, Speculation: SpecModeOff})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Memory, s.stops = nil, nil
+	if err := s.Send("warm up", func(Event) {}); err != nil { // first-use buffers
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += perTurn {
+		s.Clear()
+		if err := s.Send("hi", func(Event) {}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -28,7 +28,8 @@ type turn struct {
 	stream             *tokenizer.Stream
 	emit               func(Event)
 	finish             string
-	lastFed            bool // the last emitted token is in the cache (verify rounds)
+	lastFed            bool   // the last emitted token is in the cache (verify rounds)
+	one                [1]int // a single emitted token, without allocating
 }
 
 // Send runs one turn for the user's text, reporting through emit. It
@@ -263,7 +264,8 @@ func (s *Session) decode(t *turn, next int) error {
 		}
 		// Emit first (the user sees the token now), then feed it — unless
 		// it is the last one the cap allows: then it stays pending.
-		s.emitTokens(t, []int{next}, 0)
+		t.one[0] = next
+		s.emitTokens(t, t.one[:], 0)
 		t.lastFed = false
 		if len(t.gen) >= capTokens {
 			s.pending, t.finish = next, "cap"
@@ -352,21 +354,20 @@ func (s *Session) emitTokens(t *turn, toks []int, firstDraft int) {
 	}
 	t.lastEmit = now
 	sec := now.Sub(last).Seconds()
-	var text []byte
-	d := Delta{Tokens: slices.Clone(toks), FromDraft: make([]bool, len(toks))}
+	from := len(t.gen)
+	var text string
 	for i, tok := range toks {
 		t.gen = append(t.gen, tok)
-		fromDraft := firstDraft > 0 && i >= firstDraft
-		t.fromDraft = append(t.fromDraft, fromDraft)
-		d.FromDraft[i] = fromDraft
+		t.fromDraft = append(t.fromDraft, firstDraft > 0 && i >= firstDraft)
 		t.perTok = append(t.perTok, 1000*sec/float64(len(toks)))
-		text = append(text, t.stream.Push(tok)...)
+		text += t.stream.Push(tok) // one token: the piece itself, no copy
 	}
 	s.emitted += len(toks)
 	t.reply = append(t.reply, text...)
-	d.Text = string(text)
-	d.Live = s.live(t, now)
-	t.emit(d)
+	// The event shares the turn's record: it only grows, and the full
+	// slice expressions make a consumer's append copy rather than write.
+	to := len(t.gen)
+	t.emit(Delta{Text: text, Tokens: t.gen[from:to:to], FromDraft: t.fromDraft[from:to:to], Live: s.live(t, now)})
 }
 
 // live computes the running figures after an emission.

@@ -23,7 +23,9 @@ type Stream struct {
 	skipSpecial bool
 	ids         []int  // ids[:ctx] were emitted (context), the rest pend
 	ctx         int    // number of context ids
-	prefix      string // Decode(ids[:ctx])
+	prefix      string // Decode(ids[:ctx]); stale while lazy
+	lazy        bool   // prefix not computed yet (the fast path skips it)
+	solid       bool   // the context decodes to text, so a following piece is never stripped
 }
 
 // NewStream starts a stream. With skipSpecial, special tokens produce no
@@ -36,6 +38,17 @@ func NewStream(t *Tokenizer, skipSpecial bool) *Stream {
 // partial character, a skipped special token) and sometimes several
 // characters at once.
 func (s *Stream) Push(id int) string {
+	// Fast path: nothing pending, the context holds text, and the token
+	// has a fixed piece — its text is that piece (see pieces).
+	if s.solid && len(s.ids) == s.ctx && !(s.skipSpecial && s.t.IsSpecial(id)) {
+		if p, ok := s.t.pieces.piece(id); ok {
+			s.ids = append(s.ids[:0], id)
+			s.ctx, s.lazy = 1, true
+			s.solid = s.t.pieces.survivesStrip(p)
+			return p
+		}
+	}
+	s.settle()
 	s.ids = append(s.ids, id)
 	text := s.t.Decode(s.ids, s.skipSpecial)
 	if !strings.HasPrefix(text, s.prefix) {
@@ -45,7 +58,7 @@ func (s *Stream) Push(id int) string {
 		text = s.t.Decode(s.ids, s.skipSpecial)
 	}
 	pending := len(s.ids) - s.ctx
-	if pending < maxPending && (len(text) <= len(s.prefix) || s.incomplete(text, id)) {
+	if pending < maxPending && (len(text) <= len(s.prefix) || s.incomplete(text)) {
 		return ""
 	}
 	out := text[len(s.prefix):]
@@ -53,12 +66,22 @@ func (s *Stream) Push(id int) string {
 	s.dropContext()
 	s.ctx = len(s.ids)
 	s.prefix = s.t.Decode(s.ids, s.skipSpecial)
+	s.solid = s.prefix != "" && s.t.pieces != nil
 	return out
+}
+
+// settle computes a prefix the fast path left lazy.
+func (s *Stream) settle() {
+	if s.lazy {
+		s.prefix = s.t.Decode(s.ids[:s.ctx], s.skipSpecial)
+		s.lazy = false
+	}
 }
 
 // Flush returns whatever text is still held back, incomplete characters
 // included (as U+FFFD), and resets the stream.
 func (s *Stream) Flush() string {
+	s.settle()
 	text := s.t.Decode(s.ids, s.skipSpecial)
 	out := text
 	if strings.HasPrefix(text, s.prefix) {
@@ -66,28 +89,37 @@ func (s *Stream) Flush() string {
 	} else {
 		out = s.t.Decode(s.ids[s.ctx:], s.skipSpecial)
 	}
-	s.ids, s.ctx, s.prefix = s.ids[:0], 0, ""
+	s.ids, s.ctx, s.prefix, s.solid = s.ids[:0], 0, "", false
 	return out
 }
 
 // incomplete reports whether text may end in the first bytes of a
-// character: U+FFFD made by a byte-fallback token. A literal U+FFFD token is
-// complete text and is not held back.
-func (s *Stream) incomplete(text string, last int) bool {
+// character: U+FFFD made by a byte-fallback token (the last token that
+// produces text: a skipped special token between two bytes of one
+// character must not cut it). A literal U+FFFD token is complete text and
+// is not held back.
+func (s *Stream) incomplete(text string) bool {
 	if !strings.HasSuffix(text, "\uFFFD") {
 		return false
 	}
-	tok, ok := s.t.Token(last)
-	if !ok {
-		return false
+	for i := len(s.ids) - 1; i >= s.ctx; i-- {
+		id := s.ids[i]
+		if s.skipSpecial && s.t.IsSpecial(id) {
+			continue
+		}
+		tok, ok := s.t.Token(id)
+		if !ok {
+			return false
+		}
+		_, isByte := byteToken(tok)
+		return isByte
 	}
-	_, isByte := byteToken(tok)
-	return isByte
+	return false
 }
 
 // dropContext forgets the context ids, keeping only the pending ones.
 func (s *Stream) dropContext() {
 	n := copy(s.ids, s.ids[s.ctx:])
 	s.ids = s.ids[:n]
-	s.ctx, s.prefix = 0, ""
+	s.ctx, s.prefix, s.lazy, s.solid = 0, "", false, false
 }

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -109,5 +110,53 @@ func TestStreamBoundedWindow(t *testing.T) {
 	out.WriteString(s.Flush())
 	if !strings.Contains(out.String(), "\uFFFD") {
 		t.Errorf("invalid bytes produced no U+FFFD")
+	}
+}
+
+// TestStreamRandomIDs: random id sequences (any token, spaces and
+// specials included) stream to exactly what Decode gives whenever the ids
+// spell valid text — the fast path and the window path agree.
+func TestStreamRandomIDs(t *testing.T) {
+	tok := synthTokenizer(t, 512)
+	rng := rand.New(rand.NewPCG(4, 2))
+	space, _ := tok.TokenID("▁")
+	for range 3000 {
+		n := 1 + rng.IntN(24)
+		ids := make([]int, n)
+		for i := range ids {
+			switch rng.IntN(5) {
+			case 0:
+				ids[i] = space
+			default:
+				ids[i] = rng.IntN(tok.VocabSize())
+			}
+		}
+		for _, skip := range []bool{false, true} {
+			want := tok.Decode(ids, skip)
+			if strings.ContainsRune(want, utf8.RuneError) {
+				continue
+			}
+			if got := streamAll(t, tok, ids, skip); got != want {
+				t.Fatalf("ids %v skip=%v:\n got %q\nwant %q", ids, skip, got, want)
+			}
+		}
+	}
+}
+
+// TestStreamFastPathAllocatesNothing: once text has been emitted, a plain
+// token costs no allocation.
+func TestStreamFastPathAllocatesNothing(t *testing.T) {
+	tok := synthTokenizer(t, 512)
+	ids := tok.Encode("the orchard had apples and pears and plums")
+	s := NewStream(tok, false)
+	s.Push(ids[0])
+	s.Push(ids[1])
+	i := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		s.Push(ids[2+i%(len(ids)-2)])
+		i++
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per token", allocs)
 	}
 }

@@ -18,6 +18,7 @@ type Tokenizer struct {
 
 	idText    []string // id → token text as the decoder sees it
 	idKind    []uint8  // id → kindNone, kindNormal or kindSpecial
+	pieces    *pieces  // the streaming fast path (nil when the decoder chain does not allow it)
 	bos       int      // -1 when the file names no BOS token
 	scratches sync.Pool
 }
@@ -148,6 +149,7 @@ func (t *Tokenizer) buildIDTables() {
 			t.idKind[id] = kindSpecial
 		}
 	}
+	t.pieces = newPieces(t)
 }
 
 // findBOS reads the BOS token from a TemplateProcessing post-processor, or
