@@ -161,11 +161,14 @@ func (e *Engine) Messages() []Message {
 func (e *Engine) Send(text string) {
 	seq := e.sendSeq.Add(1)
 	e.do("send", func() {
-		if seq <= e.cancelTo.Load() {
+		cancelled := func() bool { return seq <= e.cancelTo.Load() }
+		if cancelled() {
 			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
 			return
 		}
+		e.sess.cancelHook = cancelled
 		e.sess.Send(text, e.emitTurn)
+		e.sess.cancelHook = nil
 	})
 }
 

@@ -43,7 +43,14 @@ func TestEngineDeliversInOrder(t *testing.T) {
 	e := Start(s, ModelInfo{Name: "t"})
 	defer e.Close()
 	e.Send("Hello.")
-	time.Sleep(200 * time.Millisecond) // let deltas pile up
+	// Read nothing until the turn is over (the engine updates the
+	// conversation it reports before queueing Finished): every delta
+	// piles up in the queue and must come out merged.
+	for deadline := time.Now().Add(60 * time.Second); len(e.Messages()) < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the turn did not finish")
+		}
+	}
 	evs := collect(t, e, isEnd)
 	if _, ok := evs[0].(Started); !ok {
 		t.Fatalf("first event %T", evs[0])
@@ -64,8 +71,8 @@ func TestEngineDeliversInOrder(t *testing.T) {
 			}
 		}
 	}
-	if toks != 30 || !strings.HasPrefix(f.Reply, text) || deltas >= 30 {
-		t.Fatalf("%d tokens in %d deltas (want 30, coalesced)", toks, deltas)
+	if toks != 30 || !strings.HasPrefix(f.Reply, text) || deltas != 1 {
+		t.Fatalf("%d tokens in %d deltas (want 30 in one merged delta)", toks, deltas)
 	}
 	if got := e.Messages(); len(got) != 2 || got[1].Content != f.Reply {
 		t.Fatalf("messages %+v", got)

@@ -55,7 +55,11 @@ type Session struct {
 	Metrics func(TurnMetrics) error
 
 	cancel atomic.Bool
-	now    func() time.Time
+	// cancelHook, when set (by the Engine, per turn), also stops the turn:
+	// it reads the engine's cancel counter, so a cancel issued as the turn
+	// starts is never lost to the flag's reset.
+	cancelHook func() bool
+	now        func() time.Time
 }
 
 // ErrCancelled is returned when a turn was stopped by Cancel.
@@ -162,6 +166,11 @@ func (s *Session) Capabilities() Capabilities { return s.chain.Capabilities() }
 
 // Cancel stops the running turn after the chain call in flight.
 func (s *Session) Cancel() { s.cancel.Store(true) }
+
+// stopRequested reports whether the running turn should stop.
+func (s *Session) stopRequested() bool {
+	return s.cancel.Load() || s.cancelHook != nil && s.cancelHook()
+}
 
 // Clear forgets the conversation and the cache.
 func (s *Session) Clear() error {

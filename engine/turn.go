@@ -169,7 +169,7 @@ func (s *Session) prefill(t *turn, toks []int) (int, error) {
 	slice := slices.Max(append(slices.Clone(s.caps.PrefillWidths), 64))
 	var next int
 	for done := 0; done < len(toks); {
-		if s.cancel.Load() {
+		if s.stopRequested() {
 			return 0, ErrCancelled
 		}
 		n := min(slice, len(toks)-done)
@@ -241,7 +241,7 @@ func (s *Session) decode(t *turn, next int) error {
 			s.pending, t.finish = next, "contextFull"
 			return nil
 		}
-		if s.cancel.Load() {
+		if s.stopRequested() {
 			s.pending = next
 			return ErrCancelled
 		}
