@@ -104,6 +104,17 @@ func (c *ckptCmd) parse(args []string, min, max int) ([]string, bool) {
 
 // open opens the store: --dir, else the configured data folder's
 // checkpoints/ (the same folder the chat uses).
+// start parses the positionals and opens the store; a nil store comes with
+// the exit code.
+func (c *ckptCmd) start(args []string, min, max int) (*checkpoints.Store, []string, int) {
+	pos, ok := c.parse(args, min, max)
+	if !ok {
+		return nil, nil, 2
+	}
+	s, code := c.open()
+	return s, pos, code
+}
+
 func (c *ckptCmd) open() (*checkpoints.Store, int) {
 	root := *c.dir
 	if root == "" {
@@ -141,10 +152,7 @@ func (c *ckptCmd) fail(err error, corruptIsInput bool) int {
 func ckptLs(args []string, stdout, stderr io.Writer) int {
 	c := newCkptCmd("ls", stderr)
 	asJSON := c.fs.Bool("json", false, "print JSON")
-	if _, ok := c.parse(args, 0, 0); !ok {
-		return 2
-	}
-	s, code := c.open()
+	s, _, code := c.start(args, 0, 0)
 	if s == nil {
 		return code
 	}
@@ -209,11 +217,7 @@ func ckptShow(args []string, stdout, stderr io.Writer) int {
 	c := newCkptCmd("show", stderr)
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	verify := c.fs.Bool("verify", false, "read every file and check its sha256")
-	pos, ok := c.parse(args, 1, 1)
-	if !ok {
-		return 2
-	}
-	s, code := c.open()
+	s, pos, code := c.start(args, 1, 1)
 	if s == nil {
 		return code
 	}
@@ -284,11 +288,7 @@ func ckptShow(args []string, stdout, stderr io.Writer) int {
 
 func ckptRm(args []string, stdout, stderr io.Writer) int {
 	c := newCkptCmd("rm", stderr)
-	names, ok := c.parse(args, 1, -1)
-	if !ok {
-		return 2
-	}
-	s, code := c.open()
+	s, names, code := c.start(args, 1, -1)
 	if s == nil {
 		return code
 	}
@@ -302,11 +302,7 @@ func ckptRm(args []string, stdout, stderr io.Writer) int {
 
 func ckptMv(args []string, stdout, stderr io.Writer) int {
 	c := newCkptCmd("mv", stderr)
-	pos, ok := c.parse(args, 2, 2)
-	if !ok {
-		return 2
-	}
-	s, code := c.open()
+	s, pos, code := c.start(args, 2, 2)
 	if s == nil {
 		return code
 	}
@@ -318,11 +314,7 @@ func ckptMv(args []string, stdout, stderr io.Writer) int {
 
 func ckptExport(args []string, stdout, stderr io.Writer) int {
 	c := newCkptCmd("export", stderr)
-	pos, ok := c.parse(args, 2, 2)
-	if !ok {
-		return 2
-	}
-	s, code := c.open()
+	s, pos, code := c.start(args, 2, 2)
 	if s == nil {
 		return code
 	}
@@ -346,11 +338,7 @@ func ckptExport(args []string, stdout, stderr io.Writer) int {
 
 func ckptImport(args []string, stdout, stderr io.Writer) int {
 	c := newCkptCmd("import", stderr)
-	pos, ok := c.parse(args, 1, 2)
-	if !ok {
-		return 2
-	}
-	s, code := c.open()
+	s, pos, code := c.start(args, 1, 2)
 	if s == nil {
 		return code
 	}
