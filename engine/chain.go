@@ -204,6 +204,24 @@ func (g *graph) close() error {
 	return g.m.Close()
 }
 
+// headTokens runs an argmax head ("hidden" in, "token" out) and appends
+// the ids of the first rows rows to dst.
+func (g *graph) headTokens(hidden *coreml.Tensor, rows int, dst []int) ([]int, error) {
+	g.set("hidden", hidden)
+	out, err := g.predict(nil)
+	if err != nil {
+		return dst, err
+	}
+	t, err := g.output(out, "token")
+	if err != nil {
+		return dst, err
+	}
+	for i := range rows {
+		dst = append(dst, tokenAt(t, i))
+	}
+	return dst, nil
+}
+
 // tokenAt reads token id i of a head's output. The docs leave the dtype of
 // r1's "token" open; int32 is likely, but a float id is read as well.
 func tokenAt(t *coreml.Tensor, i int) int {

@@ -37,7 +37,8 @@ type r1Chain struct {
 	dec     r1Inputs
 	headIn  *coreml.Tensor // [H] row for the single-row head
 	pos     int
-	onehotP int // slot currently set in the decode one-hot
+	onehotP int    // slot currently set in the decode one-hot
+	one     [1]int // the head's token, without allocating
 	notes   []string
 }
 
@@ -251,16 +252,11 @@ func (c *r1Chain) bindKV(g *graph, bounds [2]int) {
 
 // runHead runs the single-row argmax head on a [H] hidden state.
 func (c *r1Chain) runHead(hidden *coreml.Tensor) (int, error) {
-	c.head.set("hidden", hidden)
-	out, err := c.head.predict(nil)
+	ids, err := c.head.headTokens(hidden, 1, c.one[:0])
 	if err != nil {
 		return 0, err
 	}
-	t, err := c.head.output(out, "token")
-	if err != nil {
-		return 0, err
-	}
-	return tokenAt(t, 0), nil
+	return ids[0], nil
 }
 
 // Prefill schedules the prompt as corellm-chat does (okayuji doc §2.2 d):
@@ -461,20 +457,7 @@ func (c *r1Chain) Verify(tokens []int) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.headV.set("hidden", hidden)
-	out, err := c.headV.predict(nil)
-	if err != nil {
-		return nil, err
-	}
-	t, err := c.headV.output(out, "token")
-	if err != nil {
-		return nil, err
-	}
-	targets := make([]int, S)
-	for i := range targets {
-		targets[i] = tokenAt(t, i)
-	}
-	return targets, nil
+	return c.headV.headTokens(hidden, S, make([]int, 0, S))
 }
 
 func (c *r1Chain) Close() error {

@@ -202,22 +202,12 @@ func (c *v2Chain) forward(toks []int) (*coreml.Tensor, error) {
 	return hidden, nil
 }
 
-// heads runs the argmax head on hidden [rows, H].
+// heads runs the argmax head on hidden [rows, H]; the ids are reused by
+// the next call.
 func (c *v2Chain) heads(hidden *coreml.Tensor, rows int) ([]int, error) {
-	c.head.set("hidden", hidden)
-	out, err := c.head.predict(nil)
-	if err != nil {
-		return nil, err
-	}
-	t, err := c.head.output(out, "token")
-	if err != nil {
-		return nil, err
-	}
-	c.ids = c.ids[:0]
-	for i := range rows {
-		c.ids = append(c.ids, tokenAt(t, i))
-	}
-	return c.ids, nil
+	var err error
+	c.ids, err = c.head.headTokens(hidden, rows, c.ids[:0])
+	return c.ids, err
 }
 
 func (c *v2Chain) Decode(tok int) (int, error) {
