@@ -25,17 +25,8 @@ func parseDecoder(raw json.RawMessage, where string) (decoder, error) {
 	where = fmt.Sprintf("%s %s", where, c.Type)
 	switch c.Type {
 	case "Sequence":
-		var seq sequenceDecoder
-		for i, sub := range c.Decoders {
-			d, err := parseDecoder(sub, fmt.Sprintf("%s[%d]", where, i))
-			if err != nil {
-				return nil, err
-			}
-			if d != nil {
-				seq = append(seq, d)
-			}
-		}
-		return seq, nil
+		seq, err := parseSequence(c.Decoders, where, parseDecoder)
+		return sequenceDecoder(seq), err
 	case "Replace":
 		from, err := c.Pattern.literal(where)
 		if err != nil {

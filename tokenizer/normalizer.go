@@ -58,6 +58,23 @@ func parseComponent(raw json.RawMessage, where string) (*component, error) {
 	return &c, nil
 }
 
+// parseSequence parses the members of a Sequence component with parse,
+// dropping null members; where names the position in errors.
+func parseSequence[T comparable](subs []json.RawMessage, where string, parse func(json.RawMessage, string) (T, error)) ([]T, error) {
+	var seq []T
+	var zero T
+	for i, sub := range subs {
+		x, err := parse(sub, fmt.Sprintf("%s[%d]", where, i))
+		if err != nil {
+			return nil, err
+		}
+		if x != zero {
+			seq = append(seq, x)
+		}
+	}
+	return seq, nil
+}
+
 func isNull(raw json.RawMessage) bool {
 	s := strings.TrimSpace(string(raw))
 	return s == "" || s == "null"
@@ -76,17 +93,8 @@ func parseNormalizer(raw json.RawMessage, where string) (normalizer, error) {
 	where = fmt.Sprintf("%s %s", where, c.Type)
 	switch c.Type {
 	case "Sequence":
-		var seq sequenceNormalizer
-		for i, sub := range c.Normalizers {
-			n, err := parseNormalizer(sub, fmt.Sprintf("%s[%d]", where, i))
-			if err != nil {
-				return nil, err
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
-		}
-		return seq, nil
+		seq, err := parseSequence(c.Normalizers, where, parseNormalizer)
+		return sequenceNormalizer(seq), err
 	case "Replace":
 		from, err := c.Pattern.literal(where)
 		if err != nil {

@@ -23,17 +23,8 @@ func parsePreTokenizer(raw json.RawMessage, where string) (preTokenizer, error) 
 	where = fmt.Sprintf("%s %s", where, c.Type)
 	switch c.Type {
 	case "Sequence":
-		var seq sequencePreTokenizer
-		for i, sub := range c.PreTokenizers {
-			p, err := parsePreTokenizer(sub, fmt.Sprintf("%s[%d]", where, i))
-			if err != nil {
-				return nil, err
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
-		}
-		return seq, nil
+		seq, err := parseSequence(c.PreTokenizers, where, parsePreTokenizer)
+		return sequencePreTokenizer(seq), err
 	case "Split":
 		lit, err := c.Pattern.literal(where)
 		if err != nil {
