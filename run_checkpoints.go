@@ -34,7 +34,7 @@ func restoreForRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, kvDir
 		}
 		toks, pending := kv.Tokens()
 		if prompt != "" {
-			ids, err := promptIDs(m, prompt)
+			ids, err := m.sess.PromptIDs(prompt)
 			if err != nil {
 				fmt.Fprintln(stderr, "orchard run:", err)
 				return 1
@@ -119,6 +119,3 @@ func saveCheckpoint(m *loaded, cfg *config.Config, name string) error {
 	}
 	return store.Save(cp)
 }
-
-// promptIDs renders a single-turn prompt as the session would feed it.
-func promptIDs(m *loaded, prompt string) ([]int, error) { return m.sess.PromptIDs(prompt) }
