@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func TestRunStdinAndErrors(t *testing.T) {
 	isolate(t)
 	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
 	var out, errb strings.Builder
-	code := run([]string{"run", "--demo", "--max-tokens", "3", "--no-mtp"}, strings.NewReader("from stdin\n"), &out, &errb)
+	code := Main([]string{"run", "--demo", "--max-tokens", "3", "--no-mtp"}, strings.NewReader("from stdin\n"), &out, &errb)
 	if code != 0 || !strings.Contains(errb.String(), "OFF") {
 		t.Fatalf("stdin prompt: %d %s", code, errb.String())
 	}

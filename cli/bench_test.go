@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ func TestBench(t *testing.T) {
 	spawn := func(a []string) ([]byte, error) {
 		children++
 		var out, errb bytes.Buffer
-		if code := run(a, strings.NewReader(""), &out, &errb); code != 0 {
+		if code := Main(a, strings.NewReader(""), &out, &errb); code != 0 {
 			return nil, fmt.Errorf("exit %d: %s", code, errb.String())
 		}
 		return out.Bytes(), nil

@@ -1,0 +1,68 @@
+// Package cli holds orchard's commands: the chat, run, selftest, bench,
+// bundle, ckpt, config, models and tokenize subcommands and the wiring
+// that opens a bundle for them. The orchard binary (main.go) only calls Main.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+const usage = `orchard — chat with Gemma 4 Core ML bundles
+
+usage:
+  orchard [--model DIR] [--continue] [flags]   chat (no model: the remembered one, else a picker)
+  orchard chat [--model DIR] [--continue]      the same
+  orchard --demo [--family F]                  chat with the demo bundle (synthetic weights, made on first use)
+  orchard run (--model DIR | --demo) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
+  orchard selftest (--model DIR | --demo) [--steps N]   verification gates (exit 1 on a failure)
+  orchard bench (--model DIR | --demo) [--rounds N] [--json]   speculation off/on workload table
+  orchard config show [--json] [--config FILE] [flags]   effective settings and where each came from
+  orchard config init [--config FILE] [--force]          write a commented config file (0600)
+  orchard models [--json] [--models-dir DIR]             bundles in the search folders and the Hugging Face cache
+  orchard ckpt ls|show|rm|mv|export|import               saved checkpoints (orchard ckpt help)
+  orchard bundle synth --family F --preset tiny|small --seed N --out DIR
+  orchard bundle inspect DIR [--json]
+  orchard bundle forward DIR --ids 2,105,... [--top K]
+  orchard tokenize --tokenizer FILE [--decode] [--json] [--bench]
+
+families: r1, v2, stateful3, stateful3-logits
+`
+
+// Main dispatches a command line; it returns the process exit code
+// (0 ok, 1 runtime failure, 2 bad usage or invalid input).
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "--demo" && args[0] != "-h" && args[0] != "--help" {
+		return runChat(args, stdout, stderr, false) // orchard [--model DIR] [flags]
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "--demo", "demo":
+		return runChat(args[1:], stdout, stderr, true)
+	case "chat":
+		return runChat(args[1:], stdout, stderr, false)
+	case "bundle":
+		return runBundle(args[1:], stdout, stderr)
+	case "tokenize":
+		return tokenizer.RunCLI(args[1:], stdin, stdout, stderr)
+	case "run":
+		return runOne(args[1:], stdin, stdout, stderr)
+	case "selftest":
+		return runSelftest(args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
+	case "config":
+		return runConfig(args[1:], stdout, stderr)
+	case "models":
+		return runModels(args[1:], stdout, stderr)
+	case "ckpt":
+		return runCkpt(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
