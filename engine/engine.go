@@ -41,6 +41,7 @@ type Engine struct {
 	// Set on the engine goroutine by UseStore.
 	store CheckpointStore
 	units coreml.ComputeUnits
+	convs conversations // request conversations kept aside (complete.go)
 }
 
 // ErrClosed is reported for commands sent after Close.
@@ -60,8 +61,9 @@ func (e *Engine) loop() {
 	defer e.loopWG.Done()
 	for cmd := range e.cmds {
 		cmd()
+		msgs, set := e.convs.view(e.sess)
 		e.mu.Lock()
-		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
+		e.msgs, e.set = msgs, set
 		e.mu.Unlock()
 	}
 }
@@ -134,7 +136,19 @@ func (e *Engine) do(op string, cmd func()) {
 		e.emit(Failed{Op: op, Err: ErrClosed})
 		return
 	}
-	e.cmds <- cmd
+	if !chatOp(op) {
+		e.cmds <- cmd
+		return
+	}
+	e.cmds <- func() {
+		// A request's conversation may be in the session (Complete):
+		// chat commands act on the chat's own.
+		if err := e.convs.toHome(e.sess); err != nil {
+			e.emit(Failed{Op: op, Err: err})
+			return
+		}
+		cmd()
+	}
 }
 
 // Events delivers the engine's events; it is closed after Close.
