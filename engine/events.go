@@ -258,4 +258,5 @@ type ModelInfo struct {
 	Logits       bool  // sampling possible
 	Runtime      string
 	Notes        []string
+	Attached     string // the server's address when the chat runs over orchard serve
 }
