@@ -257,11 +257,11 @@ type chatCompletion struct {
 }
 
 type chatChoice struct {
-	Index        int          `json:"index"`
-	Message      *chatOut     `json:"message,omitempty"`
-	Delta        *chatOut     `json:"delta,omitempty"`
-	FinishReason *string      `json:"finish_reason"`
-	Logprobs     *struct{}    `json:"logprobs"`
+	Index        int       `json:"index"`
+	Message      *chatOut  `json:"message,omitempty"`
+	Delta        *chatOut  `json:"delta,omitempty"`
+	FinishReason *string   `json:"finish_reason"`
+	Logprobs     *struct{} `json:"logprobs"`
 }
 
 type chatOut struct {

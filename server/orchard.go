@@ -225,4 +225,3 @@ func (s *Server) renameCheckpoint(w http.ResponseWriter, r *http.Request) {
 	old := r.PathValue("name")
 	s.run(w, r, func(e Engine) { e.RenameCheckpoint(old, body.Name) })
 }
-
