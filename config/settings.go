@@ -103,6 +103,10 @@ func settings() []setting {
 			func(c *Config) *string { return &c.Data.Dir }),
 		boolSetting("log.debug", "debug", "log debug detail to <data.dir>/logs/orchard.log",
 			func(c *Config) *bool { return &c.Log.Debug }),
+		stringSetting("server.listen", "listen", "TCP address orchard serve listens on; beyond loopback it needs an API key",
+			func(c *Config) *string { return &c.Server.Listen }),
+		secretSetting("server.api_key", "api-key", "API key orchard serve requires (Authorization: Bearer KEY) and the chat sends when it attaches",
+			func(c *Config) *string { return &c.Server.APIKey }),
 		enumSetting("ui.theme", "theme", "colours: auto (from the terminal background), dark or light",
 			Themes(), func(c *Config) *string { return &c.UI.Theme }),
 	}
@@ -129,6 +133,18 @@ func stringSetting(key, flag, doc string, field func(*Config) *string) setting {
 		},
 		get: func(c *Config) any { return *field(c) },
 	}
+}
+
+// secretSetting is a string that show and init never print.
+func secretSetting(key, flag, doc string, field func(*Config) *string) setting {
+	st := stringSetting(key, flag, doc, field)
+	st.get = func(c *Config) any {
+		if *field(c) == "" {
+			return ""
+		}
+		return "(set, not shown)"
+	}
+	return st
 }
 
 func pathSetting(key, flag, doc string, field func(*Config) *string) setting {
