@@ -1,4 +1,4 @@
-// Package cli holds orchard's commands: the chat, run, selftest, bench,
+// Package cli holds orchard's commands: the chat, serve, run, selftest, bench,
 // bundle, ckpt, config, models and tokenize subcommands and the wiring
 // that opens a bundle for them. The orchard binary (main.go) only calls Main.
 package cli
@@ -17,6 +17,8 @@ usage:
   orchard [--model DIR] [--continue] [flags]   chat (no model: the remembered one, else a picker)
   orchard chat [--model DIR] [--continue]      the same
   orchard --demo [--family F]                  chat with the demo bundle (synthetic weights, made on first use)
+  orchard --attach [ADDR]                      the chat over a running orchard serve (automatic when it serves the bundle asked for)
+  orchard serve (--model DIR | --demo) [--listen ADDR] [--api-key KEY] [--queue N]   the model behind an OpenAI/ollama API
   orchard run (--model DIR | --demo) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
   orchard selftest (--model DIR | --demo) [--steps N]   verification gates (exit 1 on a failure)
   orchard bench (--model DIR | --demo) [--rounds N] [--json]   speculation off/on workload table
@@ -50,6 +52,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runBundle(args[1:], stdout, stderr)
 	case "tokenize":
 		return tokenizer.RunCLI(args[1:], stdin, stdout, stderr)
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
 	case "run":
 		return runOne(args[1:], stdin, stdout, stderr)
 	case "selftest":
