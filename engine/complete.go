@@ -124,9 +124,8 @@ func (s *Session) requestIDs(req Request) ([]int, error) {
 	if err != nil {
 		return nil, &RequestError{err}
 	}
-	if len(ids) >= s.caps.Context && req.Settings.ContextPolicy != ContextDropOldest {
-		return nil, &RequestError{fmt.Errorf("the conversation is %d tokens and the context holds %d: %w", len(ids), s.caps.Context, ErrContextFull)}
-	}
+	// Whether it fits is for the turn to say: continuing a cached reply
+	// can take fewer tokens than this fresh encoding.
 	return ids, nil
 }
 
@@ -222,6 +221,11 @@ func (st *stopper) pass(ev Event, sink func(Event)) {
 		st.flush(e.Reply, sink)
 		if st.hit {
 			e.Reply, e.Metrics.FinishReason = st.reply, "stop"
+		}
+		sink(e)
+	case Failed:
+		if errors.Is(e.Err, ErrContextFull) {
+			e.Err = &RequestError{e.Err} // the conversation does not fit: the request's to fix
 		}
 		sink(e)
 	case Cancelled:

@@ -117,7 +117,7 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	b := tinyBundle(t)
 	sess := newSession(t, b, engine.DefaultSettings(), o.delay)
 	sess.Metrics = o.metrics
-	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: 256, Runtime: "reference"}
+	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: sess.Capabilities().Context, Runtime: "reference"}
 	eng := engine.Start(sess, info)
 	dir := t.TempDir()
 	store, err := checkpoints.Open(filepath.Join(dir, "checkpoints"))
