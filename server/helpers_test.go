@@ -17,29 +17,34 @@ import (
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
+// synthetic bundles, one per preset per test binary run, in temp
+// folders removed after the tests.
 var (
-	synthOnce sync.Once
-	synthRoot string // the temp folder, removed after the tests
-	synthDir  string
-	synthErr  error
+	synthMu    sync.Mutex
+	synthDirs  = map[string]string{}
+	synthRoots []string
 )
 
-// tinyBundle writes one tiny r1 bundle per test binary run.
-func tinyBundle(t testing.TB) *bundle.Bundle {
+// tinyBundle is the tiny r1 bundle the tests run on.
+func tinyBundle(t testing.TB) *bundle.Bundle { return presetBundle(t, "tiny") }
+
+func presetBundle(t testing.TB, preset string) *bundle.Bundle {
 	t.Helper()
-	synthOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "orchard-server-test-")
+	synthMu.Lock()
+	defer synthMu.Unlock()
+	dir, ok := synthDirs[preset]
+	if !ok {
+		root, err := os.MkdirTemp("", "orchard-server-test-")
 		if err != nil {
-			synthErr = err
-			return
+			t.Fatal(err)
 		}
-		synthRoot = dir
-		synthDir, synthErr = reference.Synthesize(reference.SynthOptions{Family: "r1", Preset: "tiny", Seed: 7, Out: dir})
-	})
-	if synthErr != nil {
-		t.Fatal(synthErr)
+		synthRoots = append(synthRoots, root)
+		if dir, err = reference.Synthesize(reference.SynthOptions{Family: "r1", Preset: preset, Seed: 7, Out: root}); err != nil {
+			t.Fatal(err)
+		}
+		synthDirs[preset] = dir
 	}
-	b, err := bundle.Open(synthDir)
+	b, err := bundle.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +53,8 @@ func tinyBundle(t testing.TB) *bundle.Bundle {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if synthRoot != "" {
-		os.RemoveAll(synthRoot)
+	for _, root := range synthRoots {
+		os.RemoveAll(root)
 	}
 	os.Exit(code)
 }
@@ -110,11 +115,15 @@ type serverOpts struct {
 	queue   int
 	grace   time.Duration
 	metrics func(engine.TurnMetrics) error
+	preset  string // "" is tiny
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
 	t.Helper()
-	b := tinyBundle(t)
+	if o.preset == "" {
+		o.preset = "tiny"
+	}
+	b := presetBundle(t, o.preset)
 	sess := newSession(t, b, engine.DefaultSettings(), o.delay)
 	sess.Metrics = o.metrics
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: sess.Capabilities().Context, Runtime: "reference"}
