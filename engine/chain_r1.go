@@ -11,8 +11,11 @@ import (
 
 // r1Chain drives a coreml-corellm-r1 bundle (okayuji doc §2.2): the KV
 // cache lives on the host as one fp16 [1, CTX, hd] buffer per own layer.
-// decode returns whole updated caches (swapped in), offset and plain
-// prefill return only the block's rows (copied in at the base position).
+// decode returns whole updated caches, offset and plain prefill return only
+// the block's rows (copied in at the base position). Each cache is double
+// buffered: decode reads one buffer and Core ML writes the updated cache
+// straight into the other (an output backing), then the two swap — no host
+// copy of the cache per token, as upstream swaps array references.
 type r1Chain struct {
 	b    *bundle.Bundle
 	c    *bundle.R1Config
@@ -24,7 +27,8 @@ type r1Chain struct {
 	storeS, storeF                      int
 	neg                                 uint16
 
-	k, v    map[int]*coreml.Tensor // own layer → [1, CTX, hd]
+	k, v    map[int]*coreml.Tensor // own layer → [1, CTX, hd], the cache now
+	k2, v2  map[int]*coreml.Tensor // the other buffer of each pair: decode's output
 	names   map[int][4]string      // own layer → k_in, v_in, k_out, v_out (made once: no per-token formatting)
 	decode  []*graph
 	blocks  map[int]*r1Block // width → lazily loaded block functions
@@ -64,13 +68,16 @@ func openR1(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*r1Chai
 		H: g.Hidden, P: g.PLEDim, LP: g.Layers * g.PLEDim, ctx: g.Context, hd: g.HeadDim, ghd: g.GlobalHeadDim,
 		sliding: g.SlidingWindow, fs: c.FirstShared, neg: host.Neg,
 		storeS: c.StoreLayers["sliding_attention"], storeF: c.StoreLayers["full_attention"],
-		k: map[int]*coreml.Tensor{}, v: map[int]*coreml.Tensor{}, blocks: map[int]*r1Block{}, names: map[int][4]string{},
+		k: map[int]*coreml.Tensor{}, v: map[int]*coreml.Tensor{}, k2: map[int]*coreml.Tensor{}, v2: map[int]*coreml.Tensor{},
+		blocks: map[int]*r1Block{}, names: map[int][4]string{},
 		plainN: c.CoreLLM.Prefill.PlainWidth(), onehotP: -1}
 	for l := range c.FirstShared {
 		ch.names[l] = [4]string{fmt.Sprintf("k_%d_in", l), fmt.Sprintf("v_%d_in", l), fmt.Sprintf("k_%d_out", l), fmt.Sprintf("v_%d_out", l)}
 		d := ch.headDim(l)
 		ch.k[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
 		ch.v[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
+		ch.k2[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
+		ch.v2[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
 	}
 	for _, n := range c.CoreLLM.Prefill.N {
 		if n == ch.plainN {
@@ -212,18 +219,21 @@ func (c *r1Chain) decodeStep(tok int) (*coreml.Tensor, error) {
 		bounds := c.b.Chunks[i].Layers
 		g.set("hidden_in", hidden)
 		c.bindKV(g, bounds)
+		own := bounds[0] < c.fs
+		if own {
+			for l := bounds[0]; l < bounds[1]; l++ {
+				g.into(c.names[l][2], c.k2[l])
+				g.into(c.names[l][3], c.v2[l])
+			}
+		}
 		out, err := g.predict(nil)
 		if err != nil {
 			return nil, err
 		}
-		if bounds[0] < c.fs {
+		if own {
 			for l := bounds[0]; l < bounds[1]; l++ {
-				if c.k[l], err = g.output(out, c.names[l][2]); err != nil {
-					return nil, err
-				}
-				if c.v[l], err = g.output(out, c.names[l][3]); err != nil {
-					return nil, err
-				}
+				c.k[l], c.k2[l] = c.k2[l], c.k[l]
+				c.v[l], c.v2[l] = c.v2[l], c.v[l]
 			}
 		}
 		if hidden, err = g.output(out, "hidden"); err != nil {

@@ -63,6 +63,7 @@ func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chai
 	}
 	c.in[0] = c.inputs(rt, 1)
 	c.bind(c.infer[:], c.in[0])
+	c.keepPassed(c.infer[:2])
 	// Probe prefill_b8 on the stateful chunks; a failed load (iPhone, old
 	// OS) means token-by-token prefill, not an error (G20).
 	if !o.NoBatchedPrefill {
@@ -81,6 +82,7 @@ func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chai
 			c.T = T
 			c.in[1] = c.inputs(rt, T)
 			c.bind(c.batch[:2], c.in[1])
+			c.keepPassed(c.batch[:2])
 		}
 	}
 	if err := c.Reset(); err != nil {
@@ -96,6 +98,17 @@ func (c *s3Chain) inputs(rt coreml.Runtime, T int) *s3Inputs {
 	return &s3Inputs{hidden: a(f, 1, T, c.H), ple: a(f, 1, T, c.LP), maskF: a(f, 1, 1, T, c.ctx), maskS: a(f, 1, 1, T, c.W),
 		cosS: a(f, 1, 1, T, c.hd), sinS: a(f, 1, 1, T, c.hd), cosF: a(f, 1, 1, T, c.ghd), sinF: a(f, 1, 1, T, c.ghd),
 		cur: a(coreml.Int32, 1), ring: a(coreml.Int32, 1)}
+}
+
+// keepPassed leaves what chunk_1 and chunk_2 hand on (hidden states, the
+// combined per-layer input, kv13/kv14) in Core ML memory: chunk_3 reads
+// them there, so the host copies nothing of them (about 5 MB a step at E2B).
+func (c *s3Chain) keepPassed(gs []*graph) {
+	for _, g := range gs {
+		if g != nil {
+			g.keep("hidden_states_out", "per_layer_combined_out", "kv13_k", "kv13_v", "kv14_k", "kv14_v")
+		}
+	}
 }
 
 func (c *s3Chain) bind(gs []*graph, in *s3Inputs) {
@@ -279,16 +292,24 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 	return tokenAt(id, 0), nil
 }
 
-// argmax widens the fp16 logits and picks the largest, lowest index on
-// ties (as torch does; G17).
+// argmax widens the logits, fp16 or fp32 as the model declares them, and
+// picks the largest, lowest index on ties (as torch does; G17).
 func (c *s3Chain) argmax(t *coreml.Tensor) int {
 	if len(c.out) != c.vocab {
 		c.out = make([]float32, c.vocab)
 	}
+	if t.DType == coreml.Float32 {
+		for i := range c.out {
+			c.out[i] = t.F32(i)
+		}
+	} else {
+		for i, h := range t.U16()[:c.vocab] {
+			c.out[i] = coreml.F16ToF32(h)
+		}
+	}
 	best := 0
-	for i, h := range t.U16()[:c.vocab] {
-		c.out[i] = coreml.F16ToF32(h)
-		if c.out[i] > c.out[best] {
+	for i, v := range c.out {
+		if v > c.out[best] {
 			best = i
 		}
 	}

@@ -63,6 +63,10 @@ func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chai
 		ch.chunks = append(ch.chunks, gr)
 		// A chunk that takes sks is stateless (shared KV); others own state.
 		ch.stateful = append(ch.stateful, !gr.has("sks"))
+		// Hidden states and the store layers' caches only feed the next
+		// chunks and the head: they stay in Core ML memory.
+		gr.keep("hidden")
+		gr.keep(ch.storeOut[:]...)
 	}
 	head, err := loadGraph(rt, b.Heads[0].Path, "", o.ComputeUnits)
 	if err != nil {
@@ -132,8 +136,9 @@ func (c *v2Chain) inputs(S int) *v2Inputs {
 }
 
 // forward runs S tokens at the current position through every chunk and
-// returns the last chunk's hidden [S, H].
-func (c *v2Chain) forward(toks []int) (*coreml.Tensor, error) {
+// returns the last chunk's hidden [S, H]: kept in the backend unless read
+// is set, for the host to take a row from.
+func (c *v2Chain) forward(toks []int, read bool) (*coreml.Tensor, error) {
 	S, p := len(toks), c.pos
 	if p+S > c.ctx {
 		return nil, ErrContextFull
@@ -164,6 +169,8 @@ func (c *v2Chain) forward(toks []int) (*coreml.Tensor, error) {
 	sidecars.OneHot(in.onehot.U16(), p, S, S, c.ctx)
 	hidden := in.embed // chunk 0's hidden_in is the very embedding buffer
 	var sks, svs, skf, svf *coreml.Tensor
+	last := c.chunks[len(c.chunks)-1]
+	last.setKeep("hidden", !read)
 	for i, g := range c.chunks {
 		g.set("hidden_in", hidden)
 		g.set("inputs_embeds", in.embed)
@@ -212,7 +219,7 @@ func (c *v2Chain) heads(hidden *coreml.Tensor, rows int) ([]int, error) {
 
 func (c *v2Chain) Decode(tok int) (int, error) {
 	c.one[0] = tok
-	hidden, err := c.forward(c.one[:])
+	hidden, err := c.forward(c.one[:], false)
 	if err != nil {
 		return 0, err
 	}
@@ -242,7 +249,7 @@ func (c *v2Chain) Prefill(tokens []int) (int, error) {
 	for idx := 0; idx < n; {
 		S := min(block, n-idx)
 		var err error
-		if hidden, err = c.forward(tokens[idx : idx+S]); err != nil {
+		if hidden, err = c.forward(tokens[idx:idx+S], idx+S == n); err != nil {
 			return 0, err
 		}
 		idx += S
@@ -263,7 +270,7 @@ func (c *v2Chain) Verify(tokens []int) ([]int, error) {
 	if S < 1 || S > min(16, c.maxS) {
 		return nil, fmt.Errorf("verify: %d tokens, widths are 1…%d", S, min(16, c.maxS))
 	}
-	hidden, err := c.forward(tokens)
+	hidden, err := c.forward(tokens, false)
 	if err != nil {
 		return nil, err
 	}

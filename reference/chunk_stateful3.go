@@ -112,7 +112,7 @@ func (c *s3Chunk) layerView(s *state, l int) kvView {
 		Heads: g.KVHeads, Slots: slots, HeadStride: slots * maxhd, SlotStride: maxhd}
 }
 
-func (c *s3Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features, error) {
+func (c *s3Chunk) predict(in coreml.Features, st coreml.State, into coreml.Features) (coreml.Features, error) {
 	name := c.kind
 	if err := c.desc.CheckInputs(in); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

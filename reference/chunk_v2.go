@@ -69,7 +69,7 @@ func (c *v2Chunk) NewState() (coreml.State, error) {
 	return newState(c.desc.States), nil
 }
 
-func (c *v2Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features, error) {
+func (c *v2Chunk) predict(in coreml.Features, st coreml.State, into coreml.Features) (coreml.Features, error) {
 	if err := c.desc.CheckInputs(in); err != nil {
 		return nil, fmt.Errorf("v2 chunk [%d,%d): %w", c.a, c.b, err)
 	}
