@@ -70,6 +70,9 @@ type Options struct {
 	// VerifyHeadUnits places r1's batched verify head; DefaultUnits keeps
 	// the published rule (the CPU when the chain may use the Neural Engine).
 	VerifyHeadUnits coreml.ComputeUnits
+	// HeadUnits places v2's lm head; DefaultUnits runs it with the chunks
+	// (CORELLM_V2_HEAD_CU, okayuji doc §1.4).
+	HeadUnits coreml.ComputeUnits
 	// NoBatchedPrefill feeds prompts token by token (for tests and to
 	// measure the batched path against the plain one).
 	NoBatchedPrefill bool
