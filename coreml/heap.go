@@ -1,8 +1,9 @@
 package coreml
 
 import (
+	"maps"
 	"sync"
-	"unsafe"
+	"sync/atomic"
 )
 
 // HeapMemory is the backend memory of a runtime that computes in Go memory
@@ -10,10 +11,12 @@ import (
 // produced, which it treats as its own the way Core ML treats its arena.
 // It lets such runtimes plan calls exactly as the Core ML backend does. A
 // recorded buffer that the GC later frees stays recorded; the record only
-// steers the copy accounting, never memory safety.
+// steers the copy accounting, never memory safety. Lookups take no lock:
+// the record is an immutable map replaced whole when a buffer is added,
+// which happens while a chain warms up, not per token.
 type HeapMemory struct {
-	mu    sync.Mutex
-	bases map[uintptr]int // start address → length
+	mu    sync.Mutex // serializes writers
+	bases atomic.Pointer[map[uintptr]int]
 }
 
 // Alloc returns a zeroed tensor in memory the runtime owns.
@@ -28,12 +31,18 @@ func (h *HeapMemory) Record(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	h.mu.Lock()
-	if h.bases == nil {
-		h.bases = map[uintptr]int{}
+	lo, _ := span(b)
+	if m := h.bases.Load(); m != nil && (*m)[lo] >= len(b) {
+		return
 	}
-	h.bases[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = len(b)
-	h.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next := map[uintptr]int{}
+	if m := h.bases.Load(); m != nil {
+		next = maps.Clone(*m)
+	}
+	next[lo] = max(next[lo], len(b))
+	h.bases.Store(&next)
 }
 
 // Owns reports whether b lies inside a recorded buffer. A buffer seen from
@@ -42,13 +51,15 @@ func (h *HeapMemory) Owns(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
+	m := h.bases.Load()
+	if m == nil {
+		return false
+	}
 	lo, hi := span(b)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if n, ok := h.bases[lo]; ok && hi <= lo+uintptr(n) {
+	if n, ok := (*m)[lo]; ok && hi <= lo+uintptr(n) {
 		return true
 	}
-	for base, n := range h.bases {
+	for base, n := range *m {
 		if lo >= base && hi <= base+uintptr(n) {
 			return true
 		}

@@ -62,6 +62,7 @@ type Owner interface {
 // Make reuses its slices, so planning a call allocates nothing once warm.
 type Plan struct {
 	In, Out []Step
+	spans   [][2]uintptr // the inputs' memory, for alias checks without re-walking the map
 }
 
 // Reuser is a model's own output buffers: what its last call returned for
@@ -78,8 +79,12 @@ type Reuser interface {
 // backings, for outputs of a fixed shape); own (may be nil) gives the
 // model's reused output buffers.
 func (p *Plan) Make(d Description, in Features, o *Outputs, mem Owner, backings bool, own Reuser) error {
-	p.In, p.Out = p.In[:0], p.Out[:0]
+	p.In, p.Out, p.spans = p.In[:0], p.Out[:0], p.spans[:0]
 	for name, t := range in {
+		if t != nil && len(t.Data) > 0 {
+			lo, hi := span(t.Data)
+			p.spans = append(p.spans, [2]uintptr{lo, hi})
+		}
 		switch {
 		case t == nil:
 			return fmt.Errorf("input %s: nil tensor", name)
@@ -100,7 +105,7 @@ func (p *Plan) Make(d Description, in Features, o *Outputs, mem Owner, backings 
 				if mem != nil && !mem.Owns(dst.Data) {
 					return fmt.Errorf("output %s: its destination was not allocated by this runtime (use Runtime.Alloc)", name)
 				}
-				if aliases(in, dst.Data) {
+				if p.aliases(dst.Data) {
 					return fmt.Errorf("output %s: its destination is also an input of the same call", name)
 				}
 				p.Out = append(p.Out, Step{Name: name, How: Backed})
@@ -111,7 +116,7 @@ func (p *Plan) Make(d Description, in Features, o *Outputs, mem Owner, backings 
 				continue
 			}
 		}
-		if backings && spec.Ranges == nil && (own == nil || !aliases(in, own.OutputBuffer(name))) {
+		if backings && spec.Ranges == nil && (own == nil || !p.aliases(own.OutputBuffer(name))) {
 			p.Out = append(p.Out, Step{Name: name, How: Reused})
 			continue
 		}
@@ -140,17 +145,13 @@ func find(steps []Step, name string) (Step, bool) {
 }
 
 // aliases reports whether b shares memory with any input's data.
-func aliases(in Features, b []byte) bool {
+func (p *Plan) aliases(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
 	lo, hi := span(b)
-	for _, t := range in {
-		if t == nil || len(t.Data) == 0 {
-			continue
-		}
-		l, h := span(t.Data)
-		if l < hi && lo < h {
+	for _, s := range p.spans {
+		if s[0] < hi && lo < s[1] {
 			return true
 		}
 	}

@@ -31,6 +31,16 @@ type model struct {
 	last map[string][]byte         // the output buffers the last call returned (coreml.Reuser)
 }
 
+// hasKept reports whether the planned call passes a kept output through.
+func (m *model) hasKept() bool {
+	for _, s := range m.plan.In {
+		if s.How == coreml.PassThrough {
+			return true
+		}
+	}
+	return false
+}
+
 // OutputBuffer is the buffer the last call returned for an output.
 func (m *model) OutputBuffer(name string) []byte { return m.last[name] }
 
@@ -51,16 +61,20 @@ func (m *model) Predict(in coreml.Features, st coreml.State, o *coreml.Outputs) 
 	if err := m.plan.Make(m.desc, in, o, &m.rt.mem, true, m); err != nil {
 		return nil, err
 	}
-	clear(m.in)
-	for name, t := range in {
-		if h := t.KeptHandle(); h != nil {
-			real, ok := h.(*coreml.Tensor)
-			if !ok {
-				return nil, fmt.Errorf("input %s: kept by another runtime", name)
+	feed := in
+	if m.hasKept() { // resolve kept outputs to their buffers
+		clear(m.in)
+		for name, t := range in {
+			if h := t.KeptHandle(); h != nil {
+				real, ok := h.(*coreml.Tensor)
+				if !ok {
+					return nil, fmt.Errorf("input %s: kept by another runtime", name)
+				}
+				t = real
 			}
-			t = real
+			m.in[name] = t
 		}
-		m.in[name] = t
+		feed = m.in
 	}
 	for _, s := range m.plan.In {
 		m.rt.meter.Add(s.Bytes)
@@ -69,7 +83,7 @@ func (m *model) Predict(in coreml.Features, st coreml.State, o *coreml.Outputs) 
 	if o != nil {
 		into = o.Into
 	}
-	out, err := m.k.predict(m.in, st, into)
+	out, err := m.k.predict(feed, st, into)
 	if err != nil {
 		return nil, err
 	}
