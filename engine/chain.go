@@ -36,6 +36,10 @@ type Chain interface {
 	// Snapshot and Restore move the cache in and out for checkpoints.
 	Snapshot() (*CacheState, error)
 	Restore(*CacheState) error
+	// SetSoft sets the encoder rows that stand in for the embeddings of
+	// the prompt positions they cover (image and audio spans); nil clears
+	// them. Later Prefill calls embed those positions from them.
+	SetSoft([]SoftSpan)
 	Close() error
 }
 

@@ -255,11 +255,11 @@ func (c *r1Chain) decodeStep(tok int) (*coreml.Tensor, error) {
 		return nil, ErrContextFull
 	}
 	d := &c.dec
-	if err := c.host.Embed(tok, d.embed.U16()); err != nil {
+	if err := c.host.EmbedAt(p, tok, d.embed.U16()); err != nil {
 		return nil, err
 	}
 	copy(d.hidden0.Data, d.embed.Data)
-	if err := c.host.PLE(tok, d.tokid.U16()); err != nil {
+	if err := c.host.PLEAt(p, tok, d.tokid.U16()); err != nil {
 		return nil, err
 	}
 	oh := d.onehot.U16()
@@ -436,10 +436,10 @@ func (c *r1Chain) runBlock(blk *r1Block, toks []int, n int) (*coreml.Tensor, err
 	clear(emb)
 	clear(tok)
 	for i, t := range toks {
-		if err := c.host.Embed(t, emb[i*c.H:(i+1)*c.H]); err != nil {
+		if err := c.host.EmbedAt(p+i, t, emb[i*c.H:(i+1)*c.H]); err != nil {
 			return nil, err
 		}
-		if err := c.host.PLE(t, tok[i*c.LP:(i+1)*c.LP]); err != nil {
+		if err := c.host.PLEAt(p+i, t, tok[i*c.LP:(i+1)*c.LP]); err != nil {
 			return nil, err
 		}
 	}
@@ -552,3 +552,6 @@ func (c *r1Chain) Close() error {
 	c.headV.close()
 	return c.host.Close()
 }
+
+// SetSoft hands media rows to the host inputs (Chain).
+func (c *r1Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }

@@ -280,10 +280,10 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 	mf, ms := in.maskF.U16(), in.maskS.U16()
 	cs, ss, cf, sf := in.cosS.U16(), in.sinS.U16(), in.cosF.U16(), in.sinF.U16()
 	for t, tok := range toks {
-		if err := c.host.Embed(tok, hid[t*c.H:(t+1)*c.H]); err != nil {
+		if err := c.host.EmbedAt(p+t, tok, hid[t*c.H:(t+1)*c.H]); err != nil {
 			return 0, err
 		}
-		if err := c.host.PLE(tok, ple[t*c.LP:(t+1)*c.LP]); err != nil {
+		if err := c.host.PLEAt(p+t, tok, ple[t*c.LP:(t+1)*c.LP]); err != nil {
 			return 0, err
 		}
 		sidecars.MaskFullRow(mf[t*c.ctx:(t+1)*c.ctx], p+t, c.host.Neg)
@@ -390,3 +390,6 @@ func (c *s3Chain) Close() error {
 	}
 	return c.host.Close()
 }
+
+// SetSoft hands media rows to the host inputs (Chain).
+func (c *s3Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }

@@ -205,13 +205,13 @@ func (c *v2Chain) forward(toks []int, read bool) (*coreml.Tensor, error) {
 	in := c.inputs(S)
 	emb := in.embed.U16()
 	for i, t := range toks {
-		if err := c.host.Embed(t, emb[i*c.H:(i+1)*c.H]); err != nil {
+		if err := c.host.EmbedAt(p+i, t, emb[i*c.H:(i+1)*c.H]); err != nil {
 			return nil, err
 		}
 		for ci, ch := range c.b.Chunks {
 			a, b := ch.Layers[0], ch.Layers[1]
 			w := (b - a) * c.P
-			if err := c.host.PLESlice(t, a, b, c.P, in.tokid[ci].U16()[i*w:(i+1)*w]); err != nil {
+			if err := c.host.PLESliceAt(p+i, t, a, b, c.P, in.tokid[ci].U16()[i*w:(i+1)*w]); err != nil {
 				return nil, err
 			}
 		}
@@ -369,3 +369,6 @@ func (c *v2Chain) Close() error {
 	c.head.close()
 	return c.host.Close()
 }
+
+// SetSoft hands media rows to the host inputs (Chain).
+func (c *v2Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }
