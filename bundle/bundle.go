@@ -21,6 +21,7 @@ type Bundle struct {
 	Geometry   Geometry
 	Chunks     []Chunk // in execution order
 	Heads      []Chunk // r1/v2 lm heads (lmhead, then the batched verify head)
+	Encoders   []Chunk // vision and audio encoders present (encoders.go)
 	EOS        []int
 	Template   Template
 	Tokenizer  string // tokenizer.json path
@@ -112,8 +113,10 @@ func Open(dir string) (*Bundle, error) {
 	switch b.Family {
 	case R1:
 		b.loadR1(&v)
+		b.findEncoders()
 	case V2:
 		b.loadV2(&v)
+		b.findEncoders()
 	case Stateful3, Stateful3Logits:
 		b.loadS3(&v)
 	}

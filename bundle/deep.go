@@ -65,8 +65,10 @@ func (c Contract) DefaultsLoad() bool {
 }
 
 // Models lists the model folders of a bundle, in the order the chain uses
-// them: chunks, then heads.
-func (b *Bundle) Models() []Chunk { return append(slices.Clone(b.Chunks), b.Heads...) }
+// them: chunks, then heads, then encoders.
+func (b *Bundle) Models() []Chunk {
+	return slices.Concat(b.Chunks, b.Heads, b.Encoders)
+}
 
 // InspectContract loads every function of every model of b through rt on
 // units and describes it. It stops at nothing: a function that fails to

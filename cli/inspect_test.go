@@ -41,7 +41,7 @@ func TestInspectDeep(t *testing.T) {
 			}
 		}
 	}
-	if code != 0 || json.Unmarshal([]byte(js), &rep) != nil || rep.Family != "v2" || len(rep.Contract.Models) != 5 {
+	if code != 0 || json.Unmarshal([]byte(js), &rep) != nil || rep.Family != "v2" || len(rep.Contract.Models) != 6 || rep.Contract.Models[5].Name != "vision_fp16" {
 		t.Fatalf("inspect --deep --json: %d %s\n%s", code, stderr, js)
 	}
 	head := rep.Contract.Models[4]

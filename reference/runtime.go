@@ -60,6 +60,16 @@ func (r *Runtime) Load(path string, o coreml.LoadOptions) (coreml.Model, error) 
 	if !ok {
 		return nil, fmt.Errorf("reference model %s: no function %q (has %v): %w", path, name, t.FunctionNames(), ErrNoFunction)
 	}
+	if t.Kind == KindVision || t.Kind == KindAudio {
+		if r.null {
+			return newModel(r, newNullKernel(encoderDescription(t.Kind, *t.Encoder))), nil
+		}
+		k, err := newEncoder(t)
+		if err != nil {
+			return nil, fmt.Errorf("reference model %s: %w", path, err)
+		}
+		return newModel(r, k), nil
+	}
 	if r.null {
 		d, err := Describe(t, name)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 // SynthVersion changes whenever Synthesize writes different weights or
 // files for the same options, so caches of synthetic bundles (the demo)
 // can tell a stale bundle from a current one.
-const SynthVersion = 3
+const SynthVersion = 4
 
 // SynthOptions selects what `orchard bundle synth` writes.
 type SynthOptions struct {
@@ -132,6 +132,39 @@ func shapeOnlyWeights(g *Geometry) (*Weights, []float32) {
 	return w, ple
 }
 
+// Encoder folders as the published bundles name them, next to the
+// manifest (multimodal doc §4).
+const (
+	VisionEncoderName = "vision_fp16"
+	AudioEncoderName  = "audio_fp16"
+)
+
+// encoders writes the encoder twins a family ships: r1 (E2B) has vision
+// and audio, v2 (E4B) vision only. Their grid and frame count come from
+// the preset: the real 48×48 patches and 3,000 frames at E2B/E4B size and
+// in the demo, small ones in tiny bundles so tests stay fast.
+func (s *synth) encoders(audio bool) error {
+	grid, frames := 48, 3000
+	switch s.o.Preset {
+	case "tiny":
+		grid, frames = 12, 200 // 16 soft rows per image; 2 s of audio, 50 tokens
+	case "small":
+		grid = 24 // 64 soft rows per image
+	}
+	one := map[string]Function{"main": {Role: RoleRows, N: 1}}
+	vision := Twin{Kind: KindVision, Functions: one, DefaultFunction: "main",
+		Encoder: &EncoderSpec{Grid: grid, Pool: 3, Hidden: s.g.Hidden, Seed: s.o.Seed + 101}}
+	if err := s.twin(VisionEncoderName+".mlmodelc", vision, nil); err != nil {
+		return err
+	}
+	if !audio {
+		return nil
+	}
+	aud := Twin{Kind: KindAudio, Functions: one, DefaultFunction: "main",
+		Encoder: &EncoderSpec{Frames: frames, Hidden: s.g.Hidden, Seed: s.o.Seed + 202}}
+	return s.twin(AudioEncoderName+".mlmodelc", aud, nil)
+}
+
 // writeJSON writes v indented, private to the user.
 func writeJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
@@ -222,7 +255,7 @@ func (s *synth) twin(name string, t Twin, model []string) error {
 		return err
 	}
 	t.Format, t.Geometry, t.Weights = TwinFormat, s.g, "model.safetensors"
-	if !s.o.NoWeights {
+	if !s.o.NoWeights && t.Encoder == nil {
 		meta := map[string]string{"format": "pt", "orchard": TwinFormat}
 		if err := WriteWeights(filepath.Join(dir, t.Weights), &s.g, s.w, t.Layers[0], t.Layers[1], model, meta); err != nil {
 			return err

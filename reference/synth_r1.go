@@ -94,6 +94,9 @@ func (s *synth) r1() error {
 	if err := writeJSON(filepath.Join(s.dir, "manifest.json"), manifest); err != nil {
 		return err
 	}
+	if err := s.encoders(true); err != nil {
+		return err
+	}
 	return s.common(s.dir)
 }
 

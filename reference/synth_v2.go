@@ -78,5 +78,8 @@ func (s *synth) v2() error {
 	if err := writeJSON(filepath.Join(s.dir, "manifest.json"), manifest); err != nil {
 		return err
 	}
+	if err := s.encoders(false); err != nil {
+		return err
+	}
 	return s.common(s.dir)
 }

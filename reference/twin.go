@@ -51,6 +51,7 @@ type Twin struct {
 	Logits          bool                `json:"logits,omitempty"`      // stateful3 chunk_3 emits logits (cardbud)
 	LogitsF32       bool                `json:"logits_f32,omitempty"`  // those logits are fp32 (fp16 values widened)
 	StateRank4      bool                `json:"state_rank4,omitempty"` // v2 states are [1, NKV, CTX, hd]
+	Encoder         *EncoderSpec        `json:"encoder,omitempty"`     // vision and audio encoder twins
 	Weights         string              `json:"weights"`
 }
 
