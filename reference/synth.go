@@ -140,16 +140,17 @@ const (
 )
 
 // encoders writes the encoder twins a family ships: r1 (E2B) has vision
-// and audio, v2 (E4B) vision only. Their grid and frame count come from
-// the preset: the real 48×48 patches and 3,000 frames at E2B/E4B size and
-// in the demo, small ones in tiny bundles so tests stay fast.
+// and audio, v2 (E4B) vision only. The audio twin takes the real fixed
+// 3,000 frames (30 s); the vision grid comes from the preset: the real
+// 48×48 patches at E2B/E4B size, 24×24 in the demo, 12×12 in tiny bundles
+// (16 soft rows) so tests stay fast.
 func (s *synth) encoders(audio bool) error {
 	grid, frames := 48, 3000
 	switch s.o.Preset {
 	case "tiny":
-		grid, frames = 12, 200 // 16 soft rows per image; 2 s of audio, 50 tokens
+		grid = 12
 	case "small":
-		grid = 24 // 64 soft rows per image
+		grid = 24
 	}
 	one := map[string]Function{"main": {Role: RoleRows, N: 1}}
 	vision := Twin{Kind: KindVision, Functions: one, DefaultFunction: "main",
