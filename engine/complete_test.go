@@ -327,22 +327,28 @@ func TestCompleteCancel(t *testing.T) {
 		t.Fatal("a cancelled job prefilled")
 	}
 
-	var seen int
-	var j *Job
-	var atCancel int
+	// The job is cancelled from the sink, on the engine goroutine, right
+	// after the fifth token: the engine may not generate more than one
+	// more (the check is before each chain call).
+	var seen, atCancel int
+	jobs := make(chan *Job, 1)
 	got := make(chan Event, 1)
-	j = e.Complete(Request{Messages: []Message{{"user", "a long reply please"}}, Settings: set}, func(ev Event) {
+	block = make(chan struct{})
+	e.do("block", func() { <-block })
+	jobs <- e.Complete(Request{Messages: []Message{{"user", "a long reply please"}}, Settings: set}, func(ev Event) {
 		switch x := ev.(type) {
 		case Delta:
 			seen += len(x.Tokens)
 			if seen >= 5 && atCancel == 0 {
 				atCancel = seen
+				j := <-jobs
 				j.Cancel()
 			}
 		case Finished, Cancelled, Failed:
 			got <- ev
 		}
 	})
+	close(block)
 	end := <-got
 	c, ok := end.(Cancelled)
 	if !ok {

@@ -32,13 +32,12 @@ func newID(prefix string) string {
 // at once and the engine stops after the chain call in flight. When each
 // fails (the client cannot be written to) it is cancelled likewise.
 func (s *Server) generate(ctx context.Context, g generation, each func(engine.Event) error) (engine.Event, error) {
-	if s.closing.Load() {
-		return nil, errShuttingDown
-	}
 	if err := s.eng.CheckSettings(g.req.Settings); err != nil {
 		return nil, &engine.RequestError{Err: err}
 	}
-	s.inflight.Add(1)
+	if !s.enter() {
+		return nil, errShuttingDown
+	}
 	defer s.inflight.Done()
 	t, err := s.q.enqueue(g.client, "api")
 	if err != nil {

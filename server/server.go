@@ -97,7 +97,7 @@ type Server struct {
 	jobsMu sync.Mutex
 	jobs   map[*engine.Job]struct{}
 
-	reqSeq   atomic.Uint64
+	flightMu sync.Mutex // closing and inflight.Add move together
 	inflight sync.WaitGroup
 	pumpDone chan struct{}
 }
@@ -302,6 +302,10 @@ func (s *Server) subscribe() *mailbox[wireEvent] {
 	sub := newMailbox(4096, mergeWireDelta)
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
+	if s.closing.Load() {
+		sub.close()
+		return sub
+	}
 	st := wireEvent{Type: "state", Info: toWireInfo(s.info), Settings: toWireSettings(s.eng.Settings()),
 		Messages: toWireMessages(s.eng.Messages())}
 	if s.current != nil {
@@ -327,22 +331,22 @@ var errChatBusy = errors.New("a reply is already being generated for this conver
 // goes on if the sender goes away: the reply is there when it attaches
 // again.
 func (s *Server) startChatTurn(text, origin string) error {
-	if s.closing.Load() {
-		return errShuttingDown
-	}
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.chatTurn != nil {
 		return errChatBusy
 	}
+	if !s.enter() {
+		return errShuttingDown
+	}
 	t, err := s.q.enqueue("chat", "chat")
 	if err != nil {
+		s.inflight.Done()
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ct := &chatTurn{text: text, origin: origin, cancel: cancel, ctx: ctx}
 	s.chatTurn = ct
-	s.inflight.Add(1)
 	go s.runChatTurn(ct, t)
 	return nil
 }
@@ -409,11 +413,27 @@ func (s *Server) track(j *engine.Job) func() {
 
 var errShuttingDown = errors.New("the server is shutting down")
 
+// enter counts a request in flight, unless the server is shutting down;
+// inflight.Done ends it.
+func (s *Server) enter() bool {
+	s.flightMu.Lock()
+	defer s.flightMu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.inflight.Add(1)
+	return true
+}
+
 // Shutdown stops accepting requests, lets replies in flight finish for
 // the grace period (then cancels them), and autosaves the chat's
 // conversation. The caller closes the engine afterwards.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.flightMu.Lock()
+	s.hubMu.Lock()
 	s.closing.Store(true)
+	s.hubMu.Unlock()
+	s.flightMu.Unlock()
 	s.q.close()
 	s.hubMu.Lock()
 	for sub := range s.subs {
