@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -31,6 +32,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	queue := fs.Int("queue", 16, "requests that may wait while one generates (more are refused with 503)")
 	keep := fs.Int("keep", 4, "conversations of API clients kept for reuse besides the chat's")
 	keepMB := fs.Int("keep-mb", 512, "cache memory those conversations may hold together, in MiB")
+	spillMB := fs.Int("spill-mb", 1024, "disk those pushed out of memory may take in the data folder's conversations/, in MiB; 0: none")
 	grace := fs.Duration("grace", 30*time.Second, "how long replies in flight may take to finish at shutdown")
 	cont := fs.Bool("continue", false, "resume the chat's last conversation (the autosave)")
 	if rest, err := parseFlags(fs, args); err != nil {
@@ -43,8 +45,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return configError(stderr, "orchard serve", err)
 	}
-	if *queue < 1 || *keep < 0 || *keepMB < 0 || *grace < 0 {
-		fmt.Fprintln(stderr, "orchard serve: --queue must be at least 1; --keep, --keep-mb and --grace must not be negative")
+	if *queue < 1 || *keep < 0 || *keepMB < 0 || *spillMB < 0 || *grace < 0 {
+		fmt.Fprintln(stderr, "orchard serve: --queue must be at least 1; --keep, --keep-mb, --spill-mb and --grace must not be negative")
 		return 2
 	}
 	if err := server.CheckExposure(cfg.Server.Listen, cfg.Server.APIKey); err != nil {
@@ -118,6 +120,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		logger.Warn("checkpoints", "err", err)
 	}
 	eng.KeepConversations(*keep, int64(*keepMB)<<20)
+	if *spillMB > 0 {
+		eng.SpillConversations(filepath.Join(cfg.Data.Dir, "conversations"), int64(*spillMB)<<20)
+	}
 	defaults := settingsFrom(cfg, 0)
 	srv := server.New(server.Options{Engine: eng, BundleDir: m.b.Dir, BundleID: m.b.Identity.ID, Defaults: defaults,
 		APIKey: cfg.Server.APIKey, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: "orchard"})

@@ -97,6 +97,18 @@ func (e *Engine) KeepConversations(n int, bytes int64) {
 	e.do("keep", func() { e.convs.setBudget(n, bytes) })
 }
 
+// SpillConversations keeps conversations pushed out of memory in dir (a
+// folder of its own, emptied first and removed by Close), up to bytes;
+// coming back to one reads its cache from disk instead of a prefill.
+func (e *Engine) SpillConversations(dir string, bytes int64) {
+	e.do("keep", func() {
+		if err := e.convs.setSpill(dir, bytes); err != nil {
+			e.emit(Failed{Op: "keep", Err: err})
+		}
+		e.spillDir = dir
+	})
+}
+
 // ConversationStats reports the conversation cache's figures.
 func (e *Engine) ConversationStats() ConversationStats {
 	return e.convs.statsCopy()

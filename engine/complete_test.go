@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -393,5 +395,53 @@ func TestConversationBudget(t *testing.T) {
 	st := e.ConversationStats()
 	if st.Kept != 2 || st.Evictions < 2 || st.Bytes <= 0 {
 		t.Fatalf("stats %+v, want 2 kept and evictions", st)
+	}
+}
+
+// TestConversationsSpill: conversations pushed out of memory wait on disk
+// (0600 files in a 0700 folder); coming back reads the cache instead of
+// a prefill and the reply is token for token the uninterrupted one; Close
+// removes the folder.
+func TestConversationsSpill(t *testing.T) {
+	b := tinyBundle(t, "r1")
+	set := greedyOff(8)
+	ref := newSession(t, b, set)
+	a1, _ := reply(t, ref, "the first of three")
+	a2, _ := reply(t, ref, "go on")
+
+	s, cc := countingSession(t, b, DefaultSettings())
+	e := Start(s, ModelInfo{})
+	dir := filepath.Join(t.TempDir(), "conversations")
+	e.KeepConversations(1, 1<<30)
+	e.SpillConversations(dir, 1<<30)
+	ra1 := run(t, e, Request{Messages: []Message{{"user", "the first of three"}}, Settings: set})
+	for _, other := range []string{"the second one", "and a third"} {
+		finished(t, run(t, e, Request{Messages: []Message{{"user", other}}, Settings: set}))
+	}
+	st := e.ConversationStats()
+	if st.OnDisk < 1 || st.DiskBytes <= 0 {
+		t.Fatalf("nothing on disk: %+v", st)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", f, fi.Mode(), err)
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("folder mode %v %v", fi.Mode(), err)
+	}
+	before := cc.prefilled
+	ra2 := run(t, e, Request{Messages: []Message{{"user", "the first of three"}, {"model", ra1.text}, {"user", "go on"}}, Settings: set})
+	m := finished(t, ra2)
+	if !equalInts(ra1.ids, a1) || !equalInts(ra2.ids, a2) {
+		t.Fatalf("replies %v %v, uninterrupted %v %v", ra1.ids, ra2.ids, a1, a2)
+	}
+	if fed := cc.prefilled - before; fed != m.PromptTokens-m.ReusedTokens || m.ReusedTokens < m.PromptTokens/2 {
+		t.Fatalf("prefilled %d, reused %d of %d", fed, m.ReusedTokens, m.PromptTokens)
+	}
+	e.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the folder outlived Close: %v", err)
 	}
 }

@@ -1,8 +1,15 @@
 package engine
 
 import (
+	"encoding/gob"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/orchard-llm/orchard/atomicfile"
 )
 
 // conversations keeps the conversations of earlier requests, so a client
@@ -20,6 +27,13 @@ type conversations struct {
 	budget  int64
 	clock   uint64
 
+	// Conversations pushed out of memory go to disk while spillDir is
+	// set, up to spillBudget bytes, least recently used first out.
+	spillDir    string
+	spillBudget int64
+	spilled     []*convState
+	spillSeq    int
+
 	mu    sync.Mutex
 	stats ConversationStats
 }
@@ -29,7 +43,9 @@ type ConversationStats struct {
 	Kept      int   // conversations kept besides the session's
 	Bytes     int64 // cache bytes they hold
 	Restores  int   // requests served by restoring a kept conversation
-	Evictions int   // conversations dropped for the budget
+	Evictions int   // conversations pushed out of memory for the budget
+	OnDisk    int   // conversations kept on disk
+	DiskBytes int64 // their cache bytes
 }
 
 // Default budget: a few conversations, as much cache as E4B's full
@@ -50,17 +66,13 @@ type convState struct {
 	prevPrompt string
 	unfed      []int
 	turn       int
-	cache      *CacheState // nil: nothing cached
+	cache      *CacheState // nil: nothing cached, or on disk at path
+	path       string      // the cache's file while it is on disk
+	size       int64       // cache bytes, in memory or on disk
 	used       uint64
 }
 
-func (c *convState) bytes() int64 {
-	n := int64(8 * len(c.committed))
-	if c.cache != nil {
-		n += c.cache.Bytes()
-	}
-	return n
-}
+func (c *convState) bytes() int64 { return int64(8*len(c.committed)) + c.size }
 
 // capture copies the session's conversation and cache.
 func (s *Session) capture() (*convState, error) {
@@ -71,14 +83,22 @@ func (s *Session) capture() (*convState, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.cache = cache
+		c.cache, c.size = cache, cache.Bytes()
 	}
 	return c, nil
 }
 
 // restoreState puts a captured conversation back into the session.
 func (s *Session) restoreState(c *convState) error {
-	if c.cache == nil {
+	if c.path != "" {
+		cache, err := readSpilled(c.path)
+		if err != nil {
+			return err
+		}
+		if err := s.chain.Restore(cache); err != nil {
+			return fmt.Errorf("kept conversation %s: %w", c.path, err)
+		}
+	} else if c.cache == nil {
 		if err := s.chain.Reset(); err != nil {
 			return err
 		}
@@ -129,7 +149,7 @@ func (cs *conversations) switchTo(s *Session, req Request, ids []int) error {
 	}
 	live := &convState{msgs: s.msgs, set: s.set, committed: s.committed, contOK: s.contOK}
 	best, bestN := (*convState)(nil), live.reuse(req, ids)
-	for _, c := range append(slices.Clone(cs.kept), cs.home) {
+	for _, c := range append(append(slices.Clone(cs.kept), cs.spilled...), cs.home) {
 		if n := c.reuse(req, ids); n > bestN {
 			best, bestN = c, n
 		}
@@ -146,10 +166,19 @@ func (cs *conversations) switchTo(s *Session, req Request, ids []int) error {
 		return err
 	}
 	if err := s.restoreState(best); err != nil {
-		return err
+		if best.path == "" {
+			return err
+		}
+		// A spilled file that cannot be read is dropped; the request is
+		// served by a prefill instead.
+		cs.dropSpilled(best)
+		return nil
 	}
 	cs.clock++
 	best.used = cs.clock
+	if best.path != "" { // most recently used on disk now
+		cs.spilled = append(slices.DeleteFunc(cs.spilled, func(k *convState) bool { return k == best }), best)
+	}
 	cs.from = best
 	if best == cs.home {
 		cs.from = nil
@@ -185,9 +214,15 @@ func (cs *conversations) keep(c *convState) {
 	if len(c.committed) == 0 {
 		return
 	}
-	cs.kept = slices.DeleteFunc(cs.kept, func(k *convState) bool {
+	extends := func(k *convState) bool {
 		return len(k.committed) <= len(c.committed) && slices.Equal(k.committed, c.committed[:len(k.committed)])
-	})
+	}
+	cs.kept = slices.DeleteFunc(cs.kept, extends)
+	for _, k := range slices.Clone(cs.spilled) {
+		if extends(k) {
+			cs.dropSpilled(k)
+		}
+	}
 	cs.clock++
 	c.used = cs.clock
 	cs.kept = append(cs.kept, c)
@@ -202,18 +237,89 @@ func (cs *conversations) evict() {
 		total += c.bytes()
 	}
 	for len(cs.kept) > 0 && (len(cs.kept) > n || total > budget) {
-		total -= cs.kept[0].bytes()
-		if cs.kept[0] == cs.from {
+		c := cs.kept[0]
+		total -= c.bytes()
+		cs.kept = cs.kept[1:]
+		if cs.spill(c) != nil && c == cs.from {
 			cs.from = nil
 		}
-		cs.kept = cs.kept[1:]
 		cs.mu.Lock()
 		cs.stats.Evictions++
 		cs.mu.Unlock()
 	}
+	var disk int64
+	for len(cs.spilled) > 0 {
+		disk = 0
+		for _, c := range cs.spilled {
+			disk += c.size
+		}
+		if disk <= cs.spillBudget {
+			break
+		}
+		cs.dropSpilled(cs.spilled[0])
+	}
 	cs.mu.Lock()
 	cs.stats.Kept, cs.stats.Bytes = len(cs.kept), total
+	cs.stats.OnDisk, cs.stats.DiskBytes = len(cs.spilled), disk
 	cs.mu.Unlock()
+}
+
+// spill writes a conversation's cache to disk and keeps it there; an
+// error (no spill folder, a full disk) drops it.
+func (cs *conversations) spill(c *convState) error {
+	if cs.spillDir == "" || c.cache == nil || c.size > cs.spillBudget {
+		return os.ErrInvalid
+	}
+	cs.spillSeq++
+	path := filepath.Join(cs.spillDir, fmt.Sprintf("conversation-%d.gob", cs.spillSeq))
+	err := atomicfile.WriteFunc(path, func(w io.Writer) error { return gob.NewEncoder(w).Encode(c.cache) })
+	if err != nil {
+		return err
+	}
+	c.cache, c.path = nil, path
+	cs.spilled = append(cs.spilled, c) // used order: it was the least recently used in memory
+	return nil
+}
+
+func (cs *conversations) dropSpilled(c *convState) {
+	os.Remove(c.path)
+	cs.spilled = slices.DeleteFunc(cs.spilled, func(k *convState) bool { return k == c })
+	if c == cs.from {
+		cs.from = nil
+	}
+}
+
+func readSpilled(path string) (*CacheState, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("kept conversation: %w", err)
+	}
+	defer f.Close()
+	var cache CacheState
+	if err := gob.NewDecoder(f).Decode(&cache); err != nil {
+		return nil, fmt.Errorf("kept conversation %s: %w", path, err)
+	}
+	return &cache, nil
+}
+
+// setSpill points the disk tier at dir (emptied of an earlier run's
+// files and made 0700) with a byte budget; "" turns it off.
+func (cs *conversations) setSpill(dir string, bytes int64) error {
+	for _, c := range cs.spilled {
+		os.Remove(c.path)
+	}
+	cs.spilled, cs.spillDir, cs.spillBudget = nil, "", 0
+	if dir == "" || bytes <= 0 {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("conversation folder %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("conversation folder %s: %w", dir, err)
+	}
+	cs.spillDir, cs.spillBudget = dir, bytes
+	return nil
 }
 
 // toHome brings the chat's conversation back into the session, keeping

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,9 +40,10 @@ type Engine struct {
 	closeErr  error
 
 	// Set on the engine goroutine by UseStore.
-	store CheckpointStore
-	units coreml.ComputeUnits
-	convs conversations // request conversations kept aside (complete.go)
+	store    CheckpointStore
+	units    coreml.ComputeUnits
+	convs    conversations // request conversations kept aside (complete.go)
+	spillDir string        // their folder on disk, removed at Close
 }
 
 // ErrClosed is reported for commands sent after Close.
@@ -225,6 +227,9 @@ func (e *Engine) Close() error {
 		close(e.cmds)
 		e.cmdMu.Unlock()
 		e.loopWG.Wait()
+		if e.spillDir != "" {
+			os.RemoveAll(e.spillDir)
+		}
 		close(e.done)
 		e.closeErr = e.sess.chain.Close()
 	})

@@ -27,7 +27,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		"bundle_dir": s.o.BundleDir, "bundle_id": s.o.BundleID, "version": s.o.Version,
 		"uptime_seconds": time.Since(s.started).Seconds(), "running": running, "waiting": waiting,
 		"queue_limit": s.o.QueueLimit, "heap_bytes": ms.HeapAlloc,
-		"conversations": map[string]any{"kept": cs.Kept, "bytes": cs.Bytes, "restores": cs.Restores, "evictions": cs.Evictions},
+		"conversations": map[string]any{"kept": cs.Kept, "bytes": cs.Bytes, "on_disk": cs.OnDisk, "disk_bytes": cs.DiskBytes,
+			"restores": cs.Restores, "evictions": cs.Evictions},
 	})
 }
 
