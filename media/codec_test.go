@@ -1,6 +1,9 @@
 package media
 
 import (
+	"bytes"
+	"image/color"
+	"image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -132,5 +135,64 @@ func TestSpeechMel(t *testing.T) {
 	}
 	if loud < in.Valid/4 {
 		t.Errorf("only %d of %d frames have energy", loud, in.Valid)
+	}
+}
+
+// TestLoadImageWebP: lossy and lossless WebP (made with Debian's cwebp,
+// which Go cannot encode) decode upright with the right colours.
+func TestLoadImageWebP(t *testing.T) {
+	needTool(t, "cwebp")
+	dir := t.TempDir()
+	var b bytes.Buffer
+	png.Encode(&b, uprightQuadrants(64, 48))
+	src := writeFile(t, dir, "q.png", b.Bytes())
+	for _, mode := range []string{"-lossless", "-q"} {
+		args := []string{"-quiet", mode}
+		if mode == "-q" {
+			args = append(args, "95")
+		}
+		out := filepath.Join(dir, "q.webp")
+		run(t, "cwebp", append(args, src, "-o", out)...)
+		im, err := LoadImage(out, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if im.Format != "webp" || im.Width != 64 || im.Height != 48 {
+			t.Fatalf("%s: %s %d×%d", mode, im.Format, im.Width, im.Height)
+		}
+		got := im.Resized(64, 48)
+		for q, pt := range [][2]int{{16, 12}, {48, 12}, {16, 36}, {48, 36}} {
+			p := got[3*(pt[1]*64+pt[0]):]
+			if c := quadrants[q]; absDiff(p[0], c.R) > 6 || absDiff(p[1], c.G) > 6 || absDiff(p[2], c.B) > 6 {
+				t.Errorf("%s: quadrant %d = %v, want %v", mode, q, p[:3], c)
+			}
+		}
+	}
+
+	// Lossy with alpha (NYCbCrA): the transparent left half is black.
+	m := uprightQuadrants(64, 48)
+	for y := range 48 {
+		for x := range 32 {
+			m.Pix[m.PixOffset(x, y)+3] = 0
+		}
+	}
+	b.Reset()
+	png.Encode(&b, m)
+	src = writeFile(t, dir, "alpha.png", b.Bytes())
+	out := filepath.Join(dir, "alpha.webp")
+	run(t, "cwebp", "-quiet", "-q", "95", "-exact", src, "-o", out)
+	im, err := LoadImage(out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := im.Resized(64, 48)
+	for _, c := range []struct {
+		x, y int
+		want color.NRGBA
+	}{{10, 12, color.NRGBA{}}, {10, 36, color.NRGBA{}}, {48, 12, quadrants[1]}, {48, 36, quadrants[3]}} {
+		p := got[3*(c.y*64+c.x):]
+		if absDiff(p[0], c.want.R) > 6 || absDiff(p[1], c.want.G) > 6 || absDiff(p[2], c.want.B) > 6 {
+			t.Errorf("alpha: (%d,%d) = %v, want %v", c.x, c.y, p[:3], c.want)
+		}
 	}
 }

@@ -27,7 +27,7 @@ func (a *Audio) Split() []Segment {
 		reach := min(SampleRate, slack)
 		lo := max(target-reach, cuts[len(cuts)-1]+1)
 		hi := min(target+reach, cuts[len(cuts)-1]+MaxSamples)
-		cuts = append(cuts, quietest(a.Samples, lo, hi))
+		cuts = append(cuts, quietest(a.Samples, lo, hi, target))
 	}
 	cuts = append(cuts, n)
 	segs := make([]Segment, 0, k)
@@ -39,18 +39,28 @@ func (a *Audio) Split() []Segment {
 }
 
 // quietest returns the centre of the 20 ms window with the least energy
-// whose centre lies in [lo, hi], stepping 10 ms.
-func quietest(x []float32, lo, hi int) int {
+// whose centre lies in [lo, hi] (stepping 10 ms from target both ways); of
+// equally quiet ones, the nearest to target.
+func quietest(x []float32, lo, hi, target int) int {
 	const win, hop = 320, 160
-	best, bestE := (lo+hi)/2, float32(-1)
-	for c := lo; c <= hi; c += hop {
-		var e float32
-		for i := max(0, c-win/2); i < min(len(x), c+win/2); i++ {
-			e += x[i] * x[i]
-		}
-		if bestE < 0 || e < bestE {
-			best, bestE = c, e
+	best, bestE := target, energy(x, target, win)
+	for d := hop; target-d >= lo || target+d <= hi; d += hop {
+		for _, c := range [2]int{target - d, target + d} {
+			if c < lo || c > hi {
+				continue
+			}
+			if e := energy(x, c, win); e < bestE {
+				best, bestE = c, e
+			}
 		}
 	}
 	return best
+}
+
+func energy(x []float32, c, win int) float32 {
+	var e float32
+	for i := max(0, c-win/2); i < min(len(x), c+win/2); i++ {
+		e += x[i] * x[i]
+	}
+	return e
 }
