@@ -160,7 +160,7 @@ func TestLoadImageWebP(t *testing.T) {
 		if im.Format != "webp" || im.Width != 64 || im.Height != 48 {
 			t.Fatalf("%s: %s %d×%d", mode, im.Format, im.Width, im.Height)
 		}
-		got := im.Resized(64, 48)
+		got := mustResized(t, im, 64, 48)
 		for q, pt := range [][2]int{{16, 12}, {48, 12}, {16, 36}, {48, 36}} {
 			p := got[3*(pt[1]*64+pt[0]):]
 			if c := quadrants[q]; absDiff(p[0], c.R) > 6 || absDiff(p[1], c.G) > 6 || absDiff(p[2], c.B) > 6 {
@@ -185,7 +185,7 @@ func TestLoadImageWebP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := im.Resized(64, 48)
+	got := mustResized(t, im, 64, 48)
 	for _, c := range []struct {
 		x, y int
 		want color.NRGBA

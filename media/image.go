@@ -15,10 +15,15 @@ import (
 	"golang.org/x/image/webp"
 )
 
-// Image is a decoded picture. Its pixels stay as stored; the EXIF
+// Image is a picture read from a file. Its pixels stay as stored; the EXIF
 // orientation is applied when it is resized (Patches, Thumbnail), which is
 // cheaper than turning the full-size picture and, since both axes are
 // resized independently, gives the same result.
+//
+// A JPEG is decoded when it is first resized, at the smallest DCT scale
+// (1/8, 1/4, 1/2 or full) that still covers the size asked for, and kept;
+// a later, larger size decodes again. So a scan error in a JPEG surfaces
+// from Patches or Thumbnail. Methods are not safe for concurrent use.
 type Image struct {
 	Info        FileInfo
 	Format      string // "png", "jpeg", "gif", "webp", "bmp", "tiff", or the platform decoder's
@@ -26,7 +31,10 @@ type Image struct {
 	Height      int    // upright height in pixels
 	Orientation int    // EXIF orientation applied, 1–8 (1: as stored)
 
-	src image.Image
+	src      image.Image // decoded pixels, as stored
+	srcScale int         // src is 1/srcScale of the stored size (JPEG), else 1
+	jpeg     []byte      // a JPEG's bytes until decoded at full size
+	w, h     int         // stored size
 }
 
 type imageCodec struct {
@@ -83,11 +91,15 @@ func LoadImage(path string, o Options) (*Image, error) {
 		if err := checkPixels(path, cfg.Width, cfg.Height, o); err != nil {
 			return nil, err
 		}
+		im.Orientation = exifOrientation(format, data)
+		if format == "jpeg" {
+			im.jpeg, im.w, im.h = data, cfg.Width, cfg.Height
+			break
+		}
 		im.src, err = codec.decode(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %s: %w", path, format, err)
 		}
-		im.Orientation = exifOrientation(format, data)
 	case o.Images != nil:
 		im.src, err = o.Images.DecodeImage(path, data, o.maxPixels())
 		if errors.Is(err, ErrUnsupportedFormat) {
@@ -105,15 +117,18 @@ func LoadImage(path string, o Options) (*Image, error) {
 	default:
 		return nil, fmt.Errorf("image %s: %w: orchard reads PNG, JPEG, GIF, WebP, BMP and TIFF (HEIC on macOS)", path, ErrUnsupportedFormat)
 	}
-	b := im.src.Bounds()
-	if b.Empty() {
-		return nil, fmt.Errorf("image %s has no pixels", path)
-	}
-	if err := checkPixels(path, b.Dx(), b.Dy(), o); err != nil {
-		return nil, err
+	if im.src != nil {
+		b := im.src.Bounds()
+		if b.Empty() {
+			return nil, fmt.Errorf("image %s has no pixels", path)
+		}
+		if err := checkPixels(path, b.Dx(), b.Dy(), o); err != nil {
+			return nil, err
+		}
+		im.w, im.h, im.srcScale = b.Dx(), b.Dy(), 1
 	}
 	im.Format = format
-	im.Width, im.Height = b.Dx(), b.Dy()
+	im.Width, im.Height = im.w, im.h
 	if orientSwapsAxes(im.Orientation) {
 		im.Width, im.Height = im.Height, im.Width
 	}
@@ -167,12 +182,47 @@ func sniffISOBMFF(b []byte) string {
 
 // Resized returns the picture upright and stretched to w×h, as packed 8-bit
 // RGB premultiplied over black.
-func (im *Image) Resized(w, h int) []byte {
+func (im *Image) Resized(w, h int) ([]byte, error) {
 	sw, sh := w, h
 	if orientSwapsAxes(im.Orientation) {
 		sw, sh = h, w
 	}
-	rgb := resizeRGB(im.src, sw, sh, yccFor(im.Format))
+	src, err := im.pixels(sw, sh)
+	if err != nil {
+		return nil, err
+	}
+	rgb := resizeRGB(src, sw, sh, yccFor(im.Format))
 	rgb, _, _ = orientRGB(im.Orientation, rgb, sw, sh)
-	return rgb
+	return rgb, nil
+}
+
+// pixels returns decoded pixels of at least sw×sh (or the full picture).
+func (im *Image) pixels(sw, sh int) (image.Image, error) {
+	if im.jpeg == nil {
+		return im.src, nil
+	}
+	scale := 1
+	for _, s := range []int{8, 4, 2} {
+		if (im.w+s-1)/s >= sw && (im.h+s-1)/s >= sh {
+			scale = s
+			break
+		}
+	}
+	if im.src != nil && im.srcScale <= scale {
+		return im.src, nil
+	}
+	src, err := decodeJPEGScaled(im.jpeg, scale)
+	if err != nil {
+		// Progressive and other files the scaled decoder leaves alone, and
+		// anything it finds malformed, go to image/jpeg at full size.
+		scale = 1
+		if src, err = jpeg.Decode(bytes.NewReader(im.jpeg)); err != nil {
+			return nil, fmt.Errorf("image %s: jpeg: %w", im.Info.Path, err)
+		}
+	}
+	im.src, im.srcScale = src, scale
+	if scale == 1 {
+		im.jpeg = nil
+	}
+	return src, nil
 }

@@ -205,7 +205,10 @@ func TestPatchesPNGColourTypes(t *testing.T) {
 		if im.Format != "png" || im.Width != side || im.Height != side {
 			t.Fatalf("%s: %s %d×%d", v.name, im.Format, im.Width, im.Height)
 		}
-		got := im.Patches(g)
+		got, err := im.Patches(g)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !v.tol16 {
 			want := refPatches(t, side, v.want)
 			for i := range want {
@@ -375,7 +378,7 @@ func TestTransparencyIsBlack(t *testing.T) {
 			}
 		}
 		im := &Image{src: m, Orientation: 1, Width: 50, Height: 30}
-		for i, v := range im.Resized(16, 16) {
+		for i, v := range mustResized(t, im, 16, 16) {
 			if v != c.want {
 				t.Fatalf("alpha %d: byte %d = %d, want %d", c.a, i, v, c.want)
 			}
@@ -468,7 +471,7 @@ func TestEXIFOrientation(t *testing.T) {
 		if im.Orientation != o || im.Width != 6 || im.Height != 4 {
 			t.Fatalf("png o=%d: orientation %d, %d×%d", o, im.Orientation, im.Width, im.Height)
 		}
-		got := im.Resized(6, 4)
+		got := mustResized(t, im, 6, 4)
 		for y := range 4 {
 			for x := range 6 {
 				c := up.NRGBAAt(x, y)
@@ -492,7 +495,7 @@ func TestEXIFOrientation(t *testing.T) {
 		if im.Orientation != o || im.Width != 64 || im.Height != 48 {
 			t.Fatalf("jpeg o=%d: orientation %d, %d×%d", o, im.Orientation, im.Width, im.Height)
 		}
-		got = im.Resized(64, 48)
+		got = mustResized(t, im, 64, 48)
 		for q, pt := range [][2]int{{16, 12}, {48, 12}, {16, 36}, {48, 36}} {
 			p := got[3*(pt[1]*64+pt[0]):]
 			c := quadrants[q]
@@ -537,7 +540,7 @@ func TestImageFormats(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got := im.Resized(32, 32)
+		got := mustResized(t, im, 32, 32)
 		for q, pt := range [][2]int{{8, 8}, {24, 8}, {8, 24}, {24, 24}} {
 			p := got[3*(pt[1]*32+pt[0]):]
 			if c := quadrants[q]; p[0] != c.R || p[1] != c.G || p[2] != c.B {
@@ -673,4 +676,13 @@ func TestThumbnailAndSummary(t *testing.T) {
 	if got := a.Summary().String(); got != "memo.wav · 2.1 MB · 45.0 s in 2 parts · 1126 tokens" {
 		t.Errorf("audio chip %q", got)
 	}
+}
+
+func mustResized(t testing.TB, im *Image, w, h int) []byte {
+	t.Helper()
+	rgb, err := im.Resized(w, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rgb
 }

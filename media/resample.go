@@ -102,6 +102,10 @@ func (r *resampler) run(x []float32) []float32 {
 func (r *resampler) span(x, out []float32, lo, hi int) {
 	n := len(x)
 	taps := 2 * r.half
+	if r.up == 1 {
+		r.spanDecimate(x, out, lo, hi)
+		return
+	}
 	for m := lo; m < hi; m++ {
 		pos := int64(m) * int64(r.down)
 		base := int(pos / int64(r.up))
@@ -126,6 +130,46 @@ func (r *resampler) span(x, out []float32, lo, hi int) {
 		}
 		out[m] = s
 	}
+}
+
+// spanDecimate is span for an integer ratio (48, 32 or 96 kHz to 16 kHz):
+// one phase, whose taps are symmetric about the output position, so each
+// pair of inputs shares a multiply.
+func (r *resampler) spanDecimate(x, out []float32, lo, hi int) {
+	w := r.bank[0]
+	c := r.half - 1 // w[c] is the centre tap; w[c-k] == w[c+k]
+	side := w[:c]   // w[c-1], …, w[0] pair with offsets 1 … c
+	for m := lo; m < hi; m++ {
+		i := m * r.down
+		if i-c < 0 || i+c >= len(x) {
+			var s float32
+			for j, v := range w {
+				if k := i - c + j; k >= 0 && k < len(x) {
+					s += v * x[k]
+				}
+			}
+			out[m] = s
+			continue
+		}
+		out[m] = w[c]*x[i] + foldedDot(side, x[i-c:i], x[i+1:i+c+1])
+	}
+}
+
+// foldedDot is Σ side[j]·(left[j] + right[c-1-j]): left runs up to the
+// centre, right away from it.
+func foldedDot(side, left, right []float32) float32 {
+	c := len(side)
+	left, right = left[:c], right[:c]
+	var s0, s1 float32
+	j := 0
+	for ; j+2 <= c; j += 2 {
+		s0 += side[j] * (left[j] + right[c-1-j])
+		s1 += side[j+1] * (left[j+1] + right[c-2-j])
+	}
+	for ; j < c; j++ {
+		s0 += side[j] * (left[j] + right[c-1-j])
+	}
+	return s0 + s1
 }
 
 // dot is the inner loop, four accumulators wide so the adds pipeline.

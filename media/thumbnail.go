@@ -16,7 +16,10 @@ const ThumbnailSize = 256
 // transparency, encoded as PNG.
 func (im *Image) Thumbnail(maxSide int) ([]byte, error) {
 	w, h := thumbSize(im.Width, im.Height, maxSide)
-	rgb := im.Resized(w, h)
+	rgb, err := im.Resized(w, h)
+	if err != nil {
+		return nil, err
+	}
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	for i := range w * h {
 		copy(out.Pix[4*i:4*i+3], rgb[3*i:3*i+3])

@@ -56,8 +56,12 @@ func isqrt(n int) int {
 // premultiplied over black, each byte divided by 255 in float32 and cast to
 // fp16, laid out as [1, Grid², 768]: row (h/16)·Grid + w/16, column
 // ((h%16)·16 + w%16)·3 + c (step 5).
-func (im *Image) Patches(g VisionGeometry) []uint16 {
-	return Patchify(im.Resized(g.Side, g.Side), g)
+func (im *Image) Patches(g VisionGeometry) ([]uint16, error) {
+	rgb, err := im.Resized(g.Side, g.Side)
+	if err != nil {
+		return nil, err
+	}
+	return Patchify(rgb, g), nil
 }
 
 // Patchify lays out a packed Side×Side RGB picture as fp16 patches.
