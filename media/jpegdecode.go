@@ -15,13 +15,13 @@ func decodeJPEGScaled(data []byte, scale int) (image.Image, error) {
 		return nil, errors.New("jpeg: missing SOI marker")
 	}
 	var (
-		qt       [4][64]int32 // natural order
-		dc, ac   [4]huffTable
-		comps    []jpegComponent
-		w, h     int
-		restart  int
-		adobe    = -1
-		haveSOF  bool
+		qt      [4][64]int32 // natural order
+		dc, ac  [4]huffTable
+		comps   []jpegComponent
+		w, h    int
+		restart int
+		adobe   = -1
+		haveSOF bool
 	)
 	p := 2
 	for {
@@ -145,15 +145,15 @@ func decodeJPEGScaled(data []byte, scale int) (image.Image, error) {
 
 // jpegScan decodes the one scan of a sequential JPEG.
 type jpegScan struct {
-	comps          []jpegComponent
-	w, h           int
-	restart        int
-	qt             *[4][64]int32
-	dc, ac         *[4]huffTable
-	k              int // output samples per block side
-	hmax, vmax     int
-	mcux, mcuy     int
-	coef           [][]int32 // per component: blocks × k·k dequantised coefficients
+	comps      []jpegComponent
+	w, h       int
+	restart    int
+	qt         *[4][64]int32
+	dc, ac     *[4]huffTable
+	k          int // output samples per block side
+	hmax, vmax int
+	mcux, mcuy int
+	coef       [][]int32 // per component: blocks × k·k dequantised coefficients
 }
 
 func (d *jpegScan) decode(data []byte) (image.Image, error) {

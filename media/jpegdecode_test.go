@@ -93,9 +93,14 @@ func compareScaled(t *testing.T, name string, data []byte, s int) {
 			}
 		}
 		mean := sum / float64(max(1, n))
+		// Chroma holds this picture's sharpest edges, where a truncated
+		// DCT rings and a box average does not.
 		maxOK, meanOK := 1.0, 0.1
-		if s > 1 {
+		switch {
+		case s > 1 && i == 0:
 			maxOK, meanOK = 10, 2
+		case s > 1:
+			maxOK, meanOK = 24, 3.5
 		}
 		if testing.Verbose() && i == 0 {
 			t.Logf("%s 1/%d: mean %.2f worst %.0f", name, s, mean, worst)
