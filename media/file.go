@@ -38,12 +38,9 @@ func readFile(path string, limit int64) ([]byte, FileInfo, error) {
 		return nil, info, fmt.Errorf("%s is %s, over the %s orchard reads for one attachment",
 			path, formatBytes(st.Size()), formatBytes(limit))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, info, err
-	}
-	if int64(len(data)) > limit {
-		return nil, info, fmt.Errorf("%s grew past %s while being read", path, formatBytes(limit))
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, info, fmt.Errorf("%s changed while being read: %w", path, err)
 	}
 	sum := sha256.Sum256(data)
 	info.Bytes, info.SHA256 = int64(len(data)), hex.EncodeToString(sum[:])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"image"
 	"runtime"
+	"sync"
 )
 
 // decodeJPEGScaled decodes data at 1/scale (1, 2, 4 or 8) of its size,
@@ -153,7 +154,9 @@ type jpegScan struct {
 	k          int // output samples per block side
 	hmax, vmax int
 	mcux, mcuy int
-	coef       [][]int32 // per component: blocks × k·k dequantised coefficients
+	ring       [][][]int32 // [slot][component]: one row of MCUs' dequantised k×k coefficients
+	planes     [][]byte    // per component: the decoded samples
+	idct       []float32   // the k-point inverse DCT matrix
 }
 
 func (d *jpegScan) decode(data []byte) (image.Image, error) {
@@ -175,21 +178,53 @@ func (d *jpegScan) decode(data []byte) (image.Image, error) {
 	d.mcux = (d.w + 8*d.hmax - 1) / (8 * d.hmax)
 	d.mcuy = (d.h + 8*d.vmax - 1) / (8 * d.vmax)
 	kk := d.k * d.k
-	d.coef = make([][]int32, len(d.comps))
+	d.idct = newScaledIDCT(d.k).m
 	for i := range d.comps {
 		c := &d.comps[i]
 		c.bw, c.bh = d.mcux*c.h, d.mcuy*c.v
-		d.coef[i] = make([]int32, c.bw*c.bh*kk)
 	}
-	if err := d.entropy(data); err != nil {
+	// The inverse DCTs of each finished row of MCUs run on the other CPUs
+	// while the (serial) entropy decoder goes on. Rows of coefficients
+	// pass through a ring of slots, so they stay in cache and no
+	// image-sized coefficient buffer is ever allocated.
+	const slots = 8
+	d.ring = make([][][]int32, slots)
+	free := make(chan int, slots)
+	for s := range d.ring {
+		for _, c := range d.comps {
+			d.ring[s] = append(d.ring[s], make([]int32, c.v*c.bw*kk))
+		}
+		free <- s
+	}
+	d.planes = make([][]byte, len(d.comps))
+	for i, c := range d.comps {
+		d.planes[i] = make([]byte, c.bw*d.k*c.bh*d.k)
+	}
+	rows := make(chan [2]int, slots)
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)-1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rows {
+				d.transformRow(r[0], r[1])
+				free <- r[1]
+			}
+		}()
+	}
+	err := d.entropy(data, rows, free)
+	close(rows)
+	wg.Wait()
+	if err != nil {
 		return nil, err
 	}
-	return d.pixels(), nil
+	return d.image(), nil
 }
 
 // entropy Huffman-decodes every block, keeping the dequantised top-left
-// k×k coefficients.
-func (d *jpegScan) entropy(data []byte) error {
+// k×k coefficients in a free ring slot, and sends each finished row of
+// MCUs to rows as {row, slot}.
+func (d *jpegScan) entropy(data []byte, rows chan<- [2]int, free <-chan int) error {
 	r := &bitReader{data: data}
 	var pred [3]int32
 	var block [64]int32
@@ -205,6 +240,7 @@ func (d *jpegScan) entropy(data []byte) error {
 		}
 	}
 	mcus := d.mcux * d.mcuy
+	slot := 0
 	for m := range mcus {
 		if d.restart > 0 && m > 0 && m%d.restart == 0 {
 			if err := r.restart((m/d.restart - 1) % 8); err != nil {
@@ -213,6 +249,9 @@ func (d *jpegScan) entropy(data []byte) error {
 			pred = [3]int32{}
 		}
 		mx, my := m%d.mcux, m/d.mcux
+		if mx == 0 {
+			slot = <-free
+		}
 		for ci := range d.comps {
 			c := &d.comps[ci]
 			q := &d.qt[c.tq]
@@ -228,6 +267,23 @@ func (d *jpegScan) entropy(data []byte) error {
 					}
 					block[0] = pred[ci]
 					for z := 1; z < 64; {
+						if r.n < 16 {
+							r.fill()
+						}
+						if f := act.fastAC[r.acc>>(64-huffLookup)]; f != 0 {
+							l := uint(f & 0xff)
+							r.acc <<= l
+							r.n -= l
+							z += int(f>>8) & 15
+							if z > 63 {
+								return errors.New("jpeg: coefficient past the block")
+							}
+							if p := pos[z]; p >= 0 {
+								block[p] = (f >> 16) * q[zigzag[z]]
+							}
+							z++
+							continue
+						}
 						rs, err := r.decode(act)
 						if err != nil {
 							return err
@@ -250,8 +306,8 @@ func (d *jpegScan) entropy(data []byte) error {
 						}
 						z++
 					}
-					bx, by := mx*c.h+h, my*c.v+v
-					out := d.coef[ci][(by*c.bw+bx)*kk : (by*c.bw+bx+1)*kk]
+					b := v*c.bw + mx*c.h + h
+					out := d.ring[slot][ci][b*kk : (b+1)*kk]
 					out[0] = block[0] * q[0]
 					copy(out[1:], block[1:kk])
 					for i := 1; i < kk; i++ {
@@ -263,36 +319,40 @@ func (d *jpegScan) entropy(data []byte) error {
 		if r.over > 64 {
 			return errors.New("jpeg: image data ends early")
 		}
+		if mx == d.mcux-1 {
+			rows <- [2]int{my, slot}
+		}
 	}
 	return nil
 }
 
-// pixels runs the inverse DCTs, in parallel by rows of blocks, and lays the
-// planes out as an image.
-func (d *jpegScan) pixels() image.Image {
+// transformRow runs the inverse DCTs of row my of MCUs, held in a ring
+// slot, into the planes.
+func (d *jpegScan) transformRow(my, slot int) {
 	k := d.k
-	ow, oh := (d.w*k+7)/8, (d.h*k+7)/8
-	planes := make([][]byte, len(d.comps))
-	strides := make([]int, len(d.comps))
+	idct := scaledIDCT{k: k, m: d.idct}
 	for i, c := range d.comps {
-		strides[i] = c.bw * k
-		planes[i] = make([]byte, c.bw*k*c.bh*k)
-		idct := newScaledIDCT(k)
-		coef, plane, stride := d.coef[i], planes[i], strides[i]
-		parallelRows(0, c.bh, runtime.GOMAXPROCS(0), func(lo, hi int) {
-			for by := lo; by < hi; by++ {
-				for bx := range c.bw {
-					idct.block(coef[(by*c.bw+bx)*k*k:(by*c.bw+bx+1)*k*k], plane[by*k*stride+bx*k:], stride)
-				}
+		coef, plane, stride := d.ring[slot][i], d.planes[i], c.bw*k
+		for v := range c.v {
+			by := my*c.v + v
+			for bx := range c.bw {
+				b := v*c.bw + bx
+				idct.block(coef[b*k*k:(b+1)*k*k], plane[by*k*stride+bx*k:], stride)
 			}
-		})
+		}
 	}
-	r := image.Rect(0, 0, ow, oh)
+}
+
+// image lays the planes out as an image of the scaled size.
+func (d *jpegScan) image() image.Image {
+	k := d.k
+	r := image.Rect(0, 0, (d.w*k+7)/8, (d.h*k+7)/8)
 	if len(d.comps) == 1 {
-		return &image.Gray{Pix: planes[0], Stride: strides[0], Rect: r}
+		return &image.Gray{Pix: d.planes[0], Stride: d.comps[0].bw * k, Rect: r}
 	}
 	ratio, _ := subsampleRatio(d.hmax, d.vmax)
-	return &image.YCbCr{Y: planes[0], Cb: planes[1], Cr: planes[2], YStride: strides[0], CStride: strides[1], SubsampleRatio: ratio, Rect: r}
+	return &image.YCbCr{Y: d.planes[0], Cb: d.planes[1], Cr: d.planes[2],
+		YStride: d.comps[0].bw * k, CStride: d.comps[1].bw * k, SubsampleRatio: ratio, Rect: r}
 }
 
 // subsampleRatio names the chroma subsampling of luma sampling h×v (chroma

@@ -28,9 +28,13 @@ type jpegComponent struct {
 }
 
 type huffTable struct {
-	lut     [1 << huffLookup]uint16 // code (peeked 9 bits) → len<<8 | symbol; 0: longer code
-	maxCode [18]int32               // largest code of each length, -1 if none
-	valPtr  [17]int32               // index in vals of the first code of each length
+	lut [1 << huffLookup]uint16 // code (peeked 9 bits) → len<<8 | symbol; 0: longer code
+	// fastAC decodes a whole AC coefficient (code and value bits) in one
+	// lookup when both fit in the 9 peeked bits: value<<16 | run<<8 |
+	// bits used; 0 otherwise. Most coefficients of a photo are that small.
+	fastAC  [1 << huffLookup]int32
+	maxCode [18]int32 // largest code of each length, -1 if none
+	valPtr  [17]int32 // index in vals of the first code of each length
 	minCode [17]int32
 	vals    []byte
 	ok      bool
@@ -66,6 +70,17 @@ func (t *huffTable) build(counts [16]int, vals []byte) error {
 		}
 	}
 	t.maxCode[17] = 0x7fffffff
+	for i, e := range t.lut {
+		t.fastAC[i] = 0
+		l, rs := int(e>>8), int(e&0xff)
+		run, size := rs>>4, rs&15
+		if e == 0 || size == 0 || l+size > huffLookup {
+			continue
+		}
+		bits := int32(i>>(huffLookup-l-size)) & (1<<size - 1)
+		v := extend(bits, uint(size))
+		t.fastAC[i] = v<<16 | int32(run)<<8 | int32(l+size)
+	}
 	t.ok = true
 	return nil
 }
