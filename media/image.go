@@ -211,10 +211,15 @@ func (im *Image) pixels(sw, sh int) (image.Image, error) {
 	if im.src != nil && im.srcScale <= scale {
 		return im.src, nil
 	}
-	src, err := decodeJPEGScaled(im.jpeg, scale)
+	var src image.Image
+	err := errJPEGUnsupported
+	if scale > 1 {
+		src, err = decodeJPEGScaled(im.jpeg, scale)
+	}
 	if err != nil {
-		// Progressive and other files the scaled decoder leaves alone, and
-		// anything it finds malformed, go to image/jpeg at full size.
+		// Full size (image/jpeg is the faster full decoder), progressive and
+		// other files the scaled decoder leaves alone, and anything it finds
+		// malformed go to image/jpeg.
 		scale = 1
 		if src, err = jpeg.Decode(bytes.NewReader(im.jpeg)); err != nil {
 			return nil, fmt.Errorf("image %s: jpeg: %w", im.Info.Path, err)

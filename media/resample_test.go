@@ -42,14 +42,19 @@ func TestResamplePassband(t *testing.T) {
 			if f >= float64(from)/2*resamplePassband {
 				continue
 			}
-			y := r.run(tone(from, f, 0.5, 3*from))
-			a := toneAmplitude(y, SampleRate, f, SampleRate, SampleRate)
+			y := r.run(tone(from, f, 0.5, 3*from/2))
+			a := toneAmplitude(y, SampleRate, f, SampleRate/4, SampleRate)
 			if db := 20 * math.Log10(a/0.5); math.Abs(db) > 0.001 {
 				t.Errorf("%d Hz → 16 kHz: %g Hz tone changed by %.5f dB", from, f, db)
 			}
 		}
 		if n := r.outLen(3 * from); n != 3*SampleRate {
 			t.Errorf("%d Hz: %d output samples for 3 s", from, n)
+		}
+		// Every output whose position falls inside the input, no more.
+		in := from/2 + 1
+		if n, want := r.outLen(in), int(math.Ceil(float64(in)*SampleRate/float64(from))); n != want {
+			t.Errorf("%d Hz: %d output samples for %d input samples, want %d", from, n, in, want)
 		}
 	}
 }
