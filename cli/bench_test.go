@@ -23,7 +23,7 @@ func TestBench(t *testing.T) {
 		return out.Bytes(), nil
 	}
 	var out, errb bytes.Buffer
-	code := bench([]string{"--demo", "--demo-family", "v2", "--rounds", "2", "--max-tokens", "6", "--json"}, &out, &errb, spawn)
+	code := bench([]string{"--demo", "--family", "v2", "--rounds", "2", "--max-tokens", "6", "--json"}, &out, &errb, spawn)
 	if code != 0 {
 		t.Fatalf("bench: %d %s", code, errb.String())
 	}

@@ -12,7 +12,7 @@ import (
 func TestRunJSONAndStats(t *testing.T) {
 	isolate(t)
 	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
-	code, out, stderr := runCmd(t, "run", "--demo", "--demo-family", "stateful3", "--prompt", "Hello.", "--max-tokens", "5", "--json", "--stats")
+	code, out, stderr := runCmd(t, "run", "--demo", "--family", "stateful3", "--prompt", "Hello.", "--max-tokens", "5", "--json", "--stats")
 	if code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
