@@ -46,6 +46,10 @@ func TestBench(t *testing.T) {
 	if len(rows) != 4 || skipped != 1 || children < 3*2*2 {
 		t.Fatalf("%d rows (%d skipped) from %d children", len(rows), skipped, children)
 	}
+	// Progress while the children run, one line each, on stderr.
+	if got := strings.Count(errb.String(), "bench: "); got != children || !strings.Contains(errb.String(), "bench: 1/16 verbatim copy, round 1 of 2, speculation off…") {
+		t.Errorf("%d progress lines for %d children:\n%s", got, children, errb.String())
+	}
 	if median([]float64{3, 1, 2}) != 2 || median([]float64{4, 1, 2, 3}) != 2.5 {
 		t.Fatal("median")
 	}

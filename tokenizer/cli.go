@@ -55,8 +55,9 @@ func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	start := time.Now()
 	tok, err := Load(*path)
 	if err != nil {
+		// The file the user named is missing or is no tokenizer: bad input.
 		fmt.Fprintf(stderr, "orchard tokenize: %v\n", err)
-		return 1
+		return 2
 	}
 	loadTime := time.Since(start)
 
