@@ -26,13 +26,14 @@ type Report struct {
 	Identity  Identity                   `json:"identity"`
 	Unknown   map[string]json.RawMessage `json:"unknown_keys,omitempty"`
 	Problems  []string                   `json:"problems,omitempty"`
+	Notes     []string                   `json:"notes,omitempty"`
 }
 
 // Report summarises the bundle; err is Open's error, if any.
 func (b *Bundle) Report(err error) Report {
 	r := Report{Dir: b.Dir, Name: b.Name(), Family: b.Family, Config: b.ConfigFile, Geometry: b.Geometry,
 		Chunks: b.Chunks, Heads: b.Heads, EOS: b.EOS, Template: b.Template, Tokenizer: b.Tokenizer,
-		Files: b.Files, Identity: b.Identity}
+		Files: b.Files, Identity: b.Identity, Notes: b.Notes}
 	if b.Manifest != nil {
 		r.Format = b.Manifest.Format
 	}
@@ -116,6 +117,12 @@ func (r Report) WriteText(w io.Writer) {
 			status += ", " + f.Detail
 		}
 		fmt.Fprintf(w, "  %-11s %12s  %-42s %s\n", status, humanBytes(f.Size), f.Path, f.Role)
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w, "notes")
+		for _, n := range r.Notes {
+			fmt.Fprintln(w, "  "+n)
+		}
 	}
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(w, "problems")

@@ -109,7 +109,7 @@ func TestSelftestFitsASmallContext(t *testing.T) {
 	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
 	for _, fam := range []string{"r1", "stateful3"} {
 		code, out, stderr := runCmd(t, "selftest", "--demo", "--family", fam)
-		if code != 0 || strings.Count(out, "PASS")+strings.Count(out, "SKIP") != 5 {
+		if code != 0 || strings.Count(out, "PASS")+strings.Count(out, "SKIP") != 6 {
 			t.Fatalf("%s: exit %d\n%s%s", fam, code, out, stderr)
 		}
 		for _, want := range []string{"the context holds 128 positions", "prompts shortened", "gate 1 of 5: speculation on == off…", "gate 5 of 5"} {

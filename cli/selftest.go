@@ -56,34 +56,39 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", b.Name(), b.Family, rtName, *steps)
+	if units, err := engine.Units(b, cu); err == nil {
+		bundle.InspectContract(b, rt, rtName, units).WriteSummary(stdout)
+	}
 	open := func(o engine.Options) (engine.Chain, error) {
 		o.ComputeUnits = cu
 		return engine.Open(b, rt, o)
 	}
 	code := 0
+	report := func(g engine.Gate) {
+		verdict := "PASS"
+		switch {
+		case g.Skip:
+			verdict = "SKIP"
+		case !g.Pass:
+			verdict, code = "FAIL", 1
+		}
+		line := fmt.Sprintf("%-4s  %s", verdict, g.Name)
+		if g.Detail != "" {
+			line += " — " + g.Detail
+		}
+		fmt.Fprintln(stdout, line)
+	}
 	// Progress goes to stderr as the gates run (each takes seconds on a
 	// real bundle); the verdicts go to stdout as soon as they are known.
 	_, err = engine.SelfTest(b, open, tok, engine.SelfTestOptions{
 		Steps:    *steps,
 		Progress: func(s string) { fmt.Fprintln(stderr, "selftest:", s) },
-		OnGate: func(g engine.Gate) {
-			verdict := "PASS"
-			switch {
-			case g.Skip:
-				verdict = "SKIP"
-			case !g.Pass:
-				verdict, code = "FAIL", 1
-			}
-			line := fmt.Sprintf("%-4s  %s", verdict, g.Name)
-			if g.Detail != "" {
-				line += " — " + g.Detail
-			}
-			fmt.Fprintln(stdout, line)
-		},
+		OnGate:   report,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
 		return 1
 	}
+	report(engine.RopeGate(b))
 	return code
 }

@@ -156,6 +156,21 @@ func (h *Host) Rope(pos int, cosS, sinS, cosF, sinF []uint16) error {
 	return nil
 }
 
+// RopeRows is the number of positions the stateful3 .npy RoPE tables hold
+// (the fewest of the four), 0 for families that compute RoPE.
+func (h *Host) RopeRows() int {
+	rows := 0
+	for i, n := range h.npy {
+		if n == nil {
+			return 0
+		}
+		if i == 0 || n.Shape[0] < rows {
+			rows = n.Shape[0]
+		}
+	}
+	return rows
+}
+
 // Close unmaps every table.
 func (h *Host) Close() error {
 	var first error
