@@ -104,6 +104,7 @@ type scriptChain struct {
 func (c *scriptChain) next() int                    { return c.script[c.pos%len(c.script)] }
 func (c *scriptChain) Reset() error                 { c.pos = 0; return nil }
 func (c *scriptChain) Prefill(t []int) (int, error) { c.pos += len(t); return c.next(), nil }
+func (c *scriptChain) SetSoft([]SoftSpan)           {}
 func (c *scriptChain) Decode(int) (int, error)      { c.pos++; return c.next(), nil }
 func (c *scriptChain) Verify([]int) ([]int, error)  { return nil, errUnsupported("verify") }
 func (c *scriptChain) Rewind(p int) error           { c.pos = p; return nil }
