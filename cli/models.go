@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/orchard-llm/orchard/config"
 )
@@ -56,10 +55,10 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(found) == 0 {
 		fmt.Fprintf(stdout, "no bundles found in %s\n", strings.Join(where, ", "))
+		fmt.Fprintln(stdout, "Try orchard --demo for a synthetic demo bundle, or search another folder with orchard models --models-dir DIR (model.search_dirs in the config keeps it).")
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tFAMILY\tSIZE\tPATH\tSTATUS")
+	rows := [][]string{{"NAME", "FAMILY", "SIZE", "PATH", "STATUS"}}
 	for _, f := range found {
 		family, status := string(f.Family), "ok"
 		if family == "" {
@@ -68,9 +67,9 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		if !f.Valid {
 			status = "invalid: " + f.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, family, humanSize(f.Size), f.Path, status)
+		rows = append(rows, []string{f.Name, family, humanSize(f.Size), f.Path, status})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTable(stdout, rows); err != nil {
 		return 1
 	}
 	return 0
