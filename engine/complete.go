@@ -83,13 +83,6 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 	return job
 }
 
-// CheckSettings reports whether the bundle can honour s, without
-// changing anything (the same rules SetSettings applies).
-func (e *Engine) CheckSettings(s Settings) error {
-	probe := &Session{b: e.sess.b, caps: e.sess.caps}
-	return probe.SetSettings(s)
-}
-
 // KeepConversations sets how many conversations besides the one in the
 // session are kept for later requests, and the cache bytes they may hold
 // together; the least recently used go first.
@@ -126,8 +119,7 @@ func (s *Session) requestIDs(req Request) ([]int, error) {
 			return nil, &RequestError{fmt.Errorf("message %d has role %q: want user or model (assistant)", i, m.Role)}
 		}
 	}
-	probe := &Session{b: s.b, caps: s.caps}
-	if err := probe.SetSettings(req.Settings); err != nil {
+	if _, err := CheckSettings(s.info(), req.Settings, req.Settings); err != nil {
 		return nil, &RequestError{err}
 	}
 	c := s.conversation(req.Messages)
@@ -144,12 +136,12 @@ func (s *Session) requestIDs(req Request) ([]int, error) {
 // complete runs one request's turn on the conversation now in the session.
 func (s *Session) complete(req Request, cancelled func() bool, sink func(Event)) {
 	history := req.Messages[:len(req.Messages)-1]
-	if err := s.SetSettings(req.Settings); err != nil {
+	if err := s.applySettings(req.Settings); err != nil {
 		sink(Failed{Op: "complete", Err: &RequestError{err}})
 		return
 	}
-	if !slices.Equal(s.msgs, history) {
-		s.msgs, s.contOK = slices.Clone(history), false
+	if !sameMessages(s.msgs, history) {
+		s.msgs, s.contOK, s.streamPending = slices.Clone(history), false, nil
 	}
 	// The sampler's stream depends on the seed and the turn, so the same
 	// request with the same seed samples the same reply.
@@ -182,10 +174,33 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 		// The reply ends before the stop string; the cache may hold
 		// tokens past it, so the next turn re-derives what to reuse.
 		if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
-			s.msgs[n-1].Content = st.reply
+			s.msgs[n-1].Content, s.msgs[n-1].Interrupted = st.reply, false
 		}
 		s.contOK = false
 	}
+}
+
+// applySettings applies a request's (or a kept conversation's) settings
+// as they are: CheckSettings judges them without reference to the ones
+// they replace, which belong to another conversation.
+func (s *Session) applySettings(n Settings) error {
+	n, err := CheckSettings(s.info(), n, n)
+	if err != nil {
+		return err
+	}
+	if s.Drafter != nil {
+		if _, ok := s.Drafter.(PromptLookup); ok {
+			s.Drafter = PromptLookup{MinN: n.NGramMin, MaxN: n.NGramMax}
+		}
+	}
+	s.set = n
+	return nil
+}
+
+// sameMessages compares conversations by role and text: whether a reply
+// was cut short does not change what the model sees.
+func sameMessages(a, b []Message) bool {
+	return slices.EqualFunc(a, b, func(x, y Message) bool { return x.Role == y.Role && x.Content == y.Content })
 }
 
 // stopper cuts a reply at the first stop string. Text that could be the

@@ -65,6 +65,7 @@ type convState struct {
 	contOK     bool
 	prevPrompt string
 	unfed      []int
+	streamPend []int
 	turn       int
 	cache      *CacheState // nil: nothing cached, or on disk at path
 	path       string      // the cache's file while it is on disk
@@ -77,7 +78,7 @@ func (c *convState) bytes() int64 { return int64(8*len(c.committed)) + c.size }
 // capture copies the session's conversation and cache.
 func (s *Session) capture() (*convState, error) {
 	c := &convState{msgs: slices.Clone(s.msgs), set: s.set, committed: slices.Clone(s.committed), pending: s.pending,
-		contOK: s.contOK, prevPrompt: s.prevPrompt, unfed: slices.Clone(s.unfed), turn: s.turn}
+		contOK: s.contOK, prevPrompt: s.prevPrompt, unfed: slices.Clone(s.unfed), streamPend: slices.Clone(s.streamPending), turn: s.turn}
 	if len(s.committed) > 0 {
 		cache, err := s.chain.Snapshot()
 		if err != nil {
@@ -105,11 +106,12 @@ func (s *Session) restoreState(c *convState) error {
 	} else if err := s.chain.Restore(c.cache); err != nil {
 		return err
 	}
-	if err := s.SetSettings(c.set); err != nil {
+	if err := s.applySettings(c.set); err != nil {
 		return err
 	}
 	s.msgs, s.committed, s.pending = slices.Clone(c.msgs), slices.Clone(c.committed), c.pending
 	s.contOK, s.prevPrompt, s.unfed, s.turn = c.contOK, c.prevPrompt, slices.Clone(c.unfed), c.turn
+	s.streamPending = slices.Clone(c.streamPend)
 	return nil
 }
 
@@ -118,7 +120,7 @@ func (s *Session) restoreState(c *convState) error {
 // common prefix with the request's fresh encoding.
 func (c *convState) reuse(req Request, ids []int) int {
 	history := req.Messages[:len(req.Messages)-1]
-	if c.contOK && c.set.System == req.Settings.System && c.set.Thinking == req.Settings.Thinking && slices.Equal(c.msgs, history) {
+	if c.contOK && c.set.System == req.Settings.System && c.set.Thinking == req.Settings.Thinking && sameMessages(c.msgs, history) {
 		return len(c.committed)
 	}
 	return commonPrefix(ids, c.committed)
@@ -193,10 +195,10 @@ func (cs *conversations) switchTo(s *Session, req Request, ids []int) error {
 // replaced, unless it is still exactly the kept one it was restored from
 // or the chat's own (home keeps that).
 func (cs *conversations) keepSession(s *Session) error {
-	if f := cs.from; f != nil && slices.Equal(f.committed, s.committed) && slices.Equal(f.msgs, s.msgs) && f.pending == s.pending {
+	if f := cs.from; f != nil && slices.Equal(f.committed, s.committed) && sameMessages(f.msgs, s.msgs) && f.pending == s.pending {
 		return nil
 	}
-	if h := cs.home; h != nil && slices.Equal(h.committed, s.committed) && slices.Equal(h.msgs, s.msgs) && h.pending == s.pending {
+	if h := cs.home; h != nil && slices.Equal(h.committed, s.committed) && sameMessages(h.msgs, s.msgs) && h.pending == s.pending {
 		return nil
 	}
 	live, err := s.capture()

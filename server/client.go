@@ -230,7 +230,7 @@ func (c *Client) read(body io.ReadCloser, rd *bufio.Reader) {
 		if w.Messages != nil {
 			c.msgs = fromWireMessages(w.Messages)
 		}
-		if w.Type == "settings" && w.Settings != nil {
+		if (w.Type == "settings" || w.Type == "cleared") && w.Settings != nil {
 			c.settings = w.Settings.settings()
 		}
 		var shown []engine.Message
@@ -241,7 +241,7 @@ func (c *Client) read(body io.ReadCloser, rd *bufio.Reader) {
 		}
 		c.mu.Unlock()
 		if shown != nil {
-			c.box.push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens})
+			c.box.push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: c.Settings()})
 		}
 		if ev, ok := fromWire(w); ok {
 			c.box.push(ev)

@@ -126,7 +126,9 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	b := presetBundle(t, o.preset)
 	sess := newSession(t, b, engine.DefaultSettings(), o.delay)
 	sess.Metrics = o.metrics
-	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: sess.Capabilities().Context, Runtime: "reference"}
+	caps := sess.Capabilities()
+	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: caps.Context, VerifyWidths: caps.VerifyWidths,
+		Logits: caps.Logits, Runtime: "reference"}
 	eng := engine.Start(sess, info)
 	dir := t.TempDir()
 	store, err := checkpoints.Open(filepath.Join(dir, "checkpoints"))

@@ -123,7 +123,7 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	if o.Seed != nil {
 		set.Sampling.Seed = uint64(*o.Seed)
 	}
-	if err := s.eng.CheckSettings(set); err != nil {
+	if err := s.checkSettings(set); err != nil {
 		return engine.Request{}, bad("unsupported_value", "options", err.Error())
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop}, nil

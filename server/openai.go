@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -225,22 +226,31 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	if err != nil {
 		return engine.Request{}, err
 	}
-	if err := s.eng.CheckSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", settingParam(cr), err.Error())
+	if err := s.checkSettings(set); err != nil {
+		return engine.Request{}, bad("unsupported_value", settingParam(err), err.Error())
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: stop}, nil
 }
 
-// settingParam guesses which parameter a settings refusal is about, for
-// the error's "param".
-func settingParam(cr *chatRequest) string {
-	switch {
-	case cr.Temperature != nil && *cr.Temperature > 0:
-		return "temperature"
-	case cr.RepetitionPenalty != nil:
-		return "repetition_penalty"
-	case cr.TopP != nil:
+// settingParam names the request parameter a refused setting came from.
+func settingParam(err error) string {
+	var se *engine.SettingError
+	if !errors.As(err, &se) {
+		return ""
+	}
+	switch se.Setting {
+	case "temperature", "seed":
+		return se.Setting
+	case "top-p":
 		return "top_p"
+	case "top-k":
+		return "top_k"
+	case "min-p":
+		return "min_p"
+	case "repetition penalty":
+		return "repetition_penalty"
+	case "max tokens":
+		return "max_tokens"
 	}
 	return ""
 }

@@ -41,7 +41,6 @@ type Engine interface {
 	Autosave()
 	Mark(id uint64)
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
-	CheckSettings(s engine.Settings) error
 	ConversationStats() engine.ConversationStats
 }
 
@@ -469,6 +468,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 		}
 	}
+	return err
+}
+
+// checkSettings judges a request's settings against the bundle, as the
+// engine will, from the defaults requests start from.
+func (s *Server) checkSettings(set engine.Settings) error {
+	_, err := engine.CheckSettings(s.info, s.o.Defaults, set)
 	return err
 }
 

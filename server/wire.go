@@ -12,8 +12,9 @@ import (
 // stream; the client (client.go) reads the same types back.
 
 type wireMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role        string `json:"role"`
+	Content     string `json:"content"`
+	Interrupted bool   `json:"interrupted,omitempty"` // a reply cut short
 }
 
 type wireSettings struct {
@@ -112,7 +113,7 @@ type wireEvent struct {
 func toWireMessages(ms []engine.Message) *[]wireMessage {
 	out := make([]wireMessage, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, wireMessage{Role: m.Role, Content: m.Content})
+		out = append(out, wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted})
 	}
 	return &out
 }
@@ -123,7 +124,7 @@ func fromWireMessages(ms *[]wireMessage) []engine.Message {
 	}
 	out := make([]engine.Message, 0, len(*ms))
 	for _, m := range *ms {
-		out = append(out, engine.Message{Role: m.Role, Content: m.Content})
+		out = append(out, engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted})
 	}
 	return out
 }
@@ -215,7 +216,7 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 	case engine.Checkpoints:
 		return wireEvent{Type: "checkpoints", Op: e.Op, Name: e.Name, List: toWireList(e.List)}, true
 	case engine.Cleared:
-		return wireEvent{Type: "cleared", Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed}, true
+		return wireEvent{Type: "cleared", Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed, Settings: toWireSettings(e.Settings)}, true
 	}
 	return wireEvent{}, false
 }
@@ -255,7 +256,11 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 	case "checkpoints":
 		return engine.Checkpoints{Op: w.Op, Name: w.Name, List: fromWireList(w.List)}, true
 	case "cleared":
-		return engine.Cleared{Messages: fromWireMessages(w.Messages), ContextUsed: w.ContextUsed}, true
+		c := engine.Cleared{Messages: fromWireMessages(w.Messages), ContextUsed: w.ContextUsed}
+		if w.Settings != nil {
+			c.Settings = w.Settings.settings()
+		}
+		return c, true
 	}
 	return nil, false
 }
