@@ -61,6 +61,23 @@ const TranscriptionInstruction = "Transcribe the following speech segment in Eng
 // ErrNoEncoder is wrapped when a bundle cannot take a kind of media.
 var ErrNoEncoder = errors.New("this bundle has no encoder for it")
 
+// FileError is a media file refused for what it holds (its format, its
+// size, its length): the user's to fix, unlike an encoder that fails.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+func fileError(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &FileError{Path: path, Err: err}
+}
+
 // thumbSide is the longest side of the thumbnail kept with an image.
 const thumbSide = 256
 
@@ -74,6 +91,9 @@ type Encoders struct {
 	units  coreml.ComputeUnits
 	hidden int
 	opts   media.Options
+	// KeepInputs keeps each encoder call's inputs in Encoded.Inputs
+	// (`orchard media` writes them out; the chat does not need them).
+	KeepInputs bool
 
 	mu     sync.Mutex
 	vision *coreml.Lazy
@@ -147,7 +167,11 @@ func (e *Encoders) Close() error {
 type Encoded struct {
 	Attachment Attachment
 	Rows       [][]uint16
+	Prep       time.Duration // decoding and preprocessing
 	Took       time.Duration // encoder time
+	// Inputs are the encoder's inputs exactly as fed, per call (with
+	// Encoders.KeepInputs): "patches", or "mel" and "mask".
+	Inputs []map[string]*coreml.Tensor
 }
 
 // Encode preprocesses a file and runs its encoder.
@@ -200,17 +224,22 @@ func (e *Encoders) image(path string) (*Encoded, error) {
 	if err != nil {
 		return nil, err
 	}
+	prep := time.Now()
 	img, err := media.LoadImage(path, e.opts)
 	if err != nil {
-		return nil, err
+		return nil, fileError(path, err)
 	}
 	patches, err := img.Patches(grid)
 	if err != nil {
-		return nil, err
+		return nil, fileError(path, err)
 	}
 	start := time.Now()
 	t := e.rt.Alloc(in.Shape, coreml.Float16)
 	copy(t.U16(), patches)
+	var kept []map[string]*coreml.Tensor
+	if e.KeepInputs {
+		kept = append(kept, map[string]*coreml.Tensor{"patches": cloneTensor(t)})
+	}
 	out, err := m.Predict(coreml.Features{"patches": t}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -223,7 +252,11 @@ func (e *Encoders) image(path string) (*Encoded, error) {
 	sum := img.Summary(len(rows) / e.hidden)
 	a := Attachment{Kind: MediaImage, Name: sum.Name, Path: path, SHA256: sum.SHA256, Bytes: sum.Bytes, Format: sum.Format,
 		Width: sum.Width, Height: sum.Height, Spans: []int{len(rows) / e.hidden}, Thumbnail: thumb}
-	return &Encoded{Attachment: a, Rows: [][]uint16{rows}, Took: time.Since(start)}, nil
+	return &Encoded{Attachment: a, Rows: [][]uint16{rows}, Prep: start.Sub(prep), Took: time.Since(start), Inputs: kept}, nil
+}
+
+func cloneTensor(t *coreml.Tensor) *coreml.Tensor {
+	return &coreml.Tensor{Shape: slices.Clone(t.Shape), DType: t.DType, Data: slices.Clone(t.Data)}
 }
 
 func (e *Encoders) clip(path string) (*Encoded, error) {
@@ -241,26 +274,31 @@ func (e *Encoders) clip(path string) (*Encoded, error) {
 	if !slices.Equal(melSpec.Shape, []int{1, media.MelFrames, media.MelBins}) || !slices.Equal(maskSpec.Shape, []int{1, media.MelFrames}) {
 		return nil, fmt.Errorf("%s takes mel %v and mask %v; orchard feeds [1 %d %d] and [1 %d] (30 s)", name, melSpec.Shape, maskSpec.Shape, media.MelFrames, media.MelBins, media.MelFrames)
 	}
+	prep := time.Now()
 	clip, err := media.LoadAudio(path, e.opts)
 	if err != nil {
-		return nil, err
+		return nil, fileError(path, err)
 	}
 	if e.mel == nil {
 		e.mel = media.NewMelExtractor()
 	}
 	segs := clip.Split() // ≤ 30 s each; a longer clip becomes several spans, never a cut
 	enc := &Encoded{}
-	start := time.Now()
 	melT := e.rt.Alloc(melSpec.Shape, coreml.Float16)
 	maskT := e.rt.Alloc(maskSpec.Shape, coreml.Float16)
 	for _, sg := range segs {
 		in, err := e.mel.Compute(sg.Samples)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", clip.Info.Name, err)
+			return nil, fileError(path, fmt.Errorf("%s: %w", clip.Info.Name, err))
 		}
 		copy(melT.U16(), in.Mel)
 		copy(maskT.U16(), in.Mask)
+		if e.KeepInputs {
+			enc.Inputs = append(enc.Inputs, map[string]*coreml.Tensor{"mel": cloneTensor(melT), "mask": cloneTensor(maskT)})
+		}
+		t1 := time.Now()
 		out, err := m.Predict(coreml.Features{"mel": melT, "mask": maskT}, nil, nil)
+		enc.Took += time.Since(t1)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -271,7 +309,7 @@ func (e *Encoders) clip(path string) (*Encoded, error) {
 		enc.Rows = append(enc.Rows, rows)
 		enc.Attachment.Spans = append(enc.Attachment.Spans, in.Tokens)
 	}
-	enc.Took = time.Since(start)
+	enc.Prep = time.Since(prep) - enc.Took // decoding, resampling and the log-mels
 	sum := clip.Summary()
 	a := &enc.Attachment
 	a.Kind, a.Name, a.Path, a.SHA256, a.Bytes, a.Format, a.Seconds = MediaAudio, sum.Name, path, sum.SHA256, sum.Bytes, sum.Format, sum.Seconds
