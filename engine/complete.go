@@ -168,7 +168,7 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 		return nil
 	}
 	s.cancelHook = func() bool { return st.hit || cancelled() }
-	s.send(req.Messages[len(req.Messages)-1].Content, func(ev Event) { st.pass(ev, sink) }, false)
+	s.send(req.Messages[len(req.Messages)-1].Content, nil, func(ev Event) { st.pass(ev, sink) }, false)
 	s.cancelHook, s.Metrics = nil, rec
 	if st.hit {
 		// The reply ends before the stop string; the cache may hold
@@ -197,10 +197,13 @@ func (s *Session) applySettings(n Settings) error {
 	return nil
 }
 
-// sameMessages compares conversations by role and text: whether a reply
-// was cut short does not change what the model sees.
+// sameMessages compares conversations by what the model sees: role, text
+// and attached files; whether a reply was cut short does not count.
 func sameMessages(a, b []Message) bool {
-	return slices.EqualFunc(a, b, func(x, y Message) bool { return x.Role == y.Role && x.Content == y.Content })
+	return slices.EqualFunc(a, b, func(x, y Message) bool {
+		return x.Role == y.Role && x.Content == y.Content &&
+			slices.EqualFunc(x.Attachments, y.Attachments, func(p, q Attachment) bool { return p.SHA256 == q.SHA256 && p.Kind == q.Kind })
+	})
 }
 
 // stopper cuts a reply at the first stop string. Text that could be the

@@ -66,6 +66,8 @@ type convState struct {
 	prevPrompt string
 	unfed      []int
 	streamPend []int
+	spans      []spanRef             // media spans the cache holds
+	encoded    map[string][][]uint16 // their soft rows, should they be prefilled again
 	turn       int
 	cache      *CacheState // nil: nothing cached, or on disk at path
 	path       string      // the cache's file while it is on disk
@@ -78,7 +80,8 @@ func (c *convState) bytes() int64 { return int64(8*len(c.committed)) + c.size }
 // capture copies the session's conversation and cache.
 func (s *Session) capture() (*convState, error) {
 	c := &convState{msgs: slices.Clone(s.msgs), set: s.set, committed: slices.Clone(s.committed), pending: s.pending,
-		contOK: s.contOK, prevPrompt: s.prevPrompt, unfed: slices.Clone(s.unfed), streamPend: slices.Clone(s.streamPending), turn: s.turn}
+		contOK: s.contOK, prevPrompt: s.prevPrompt, unfed: slices.Clone(s.unfed), streamPend: slices.Clone(s.streamPending), turn: s.turn,
+		spans: slices.Clone(s.spans), encoded: s.encoded}
 	if len(s.committed) > 0 {
 		cache, err := s.chain.Snapshot()
 		if err != nil {
@@ -112,6 +115,8 @@ func (s *Session) restoreState(c *convState) error {
 	s.msgs, s.committed, s.pending = slices.Clone(c.msgs), slices.Clone(c.committed), c.pending
 	s.contOK, s.prevPrompt, s.unfed, s.turn = c.contOK, c.prevPrompt, slices.Clone(c.unfed), c.turn
 	s.streamPending = slices.Clone(c.streamPend)
+	s.spans, s.encoded = slices.Clone(c.spans), c.encoded
+	s.chain.SetSoft(nil)
 	return nil
 }
 

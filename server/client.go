@@ -301,6 +301,9 @@ func (c *Client) call(op, method, path string, body any) {
 	io.Copy(io.Discard, resp.Body)
 }
 
+// errAttachedMedia refuses images and clips on an attached screen.
+var errAttachedMedia = errors.New("images and audio cannot be sent through orchard serve yet: images are not supported by this build over the server; send text, or run orchard on the model directly")
+
 // Events delivers the chat's events; closed when the stream ends.
 func (c *Client) Events() <-chan engine.Event { return c.events }
 
@@ -319,7 +322,13 @@ func (c *Client) Messages() []engine.Message {
 	return slices.Clone(c.msgs)
 }
 
-func (c *Client) Send(text string) {
+// Send sends a chat message. Attachments are refused for now: the files
+// are on this machine, the encoders on the server's.
+func (c *Client) Send(text string, media ...engine.MediaFile) {
+	if len(media) > 0 {
+		c.box.push(engine.Failed{Op: "send", Err: errAttachedMedia})
+		return
+	}
 	c.call("send", http.MethodPost, "/orchard/v1/session/messages", map[string]string{"text": text, "origin": c.origin})
 }
 

@@ -95,7 +95,7 @@ func TestAttach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(b.Messages(), a.Messages()) {
+	if !slices.EqualFunc(b.Messages(), a.Messages(), func(x, y engine.Message) bool { return x.Role == y.Role && x.Content == y.Content }) {
 		t.Fatalf("second screen messages %+v", b.Messages())
 	}
 	if _, err := Attach(ctx, strings.TrimPrefix(ts.url, "http://"), "wrong"); err == nil || !strings.Contains(err.Error(), "401") {
@@ -106,6 +106,12 @@ func TestAttach(t *testing.T) {
 	cl, ok := evsA[0].(engine.Cleared)
 	if !ok || len(cl.Messages) != 3 || cl.Messages[2].Content != "tell me more" {
 		t.Fatalf("the other screen's message: %#v", evsA)
+	}
+	// Attachments are refused on an attached screen, clearly.
+	a.Send("what is this?", engine.MediaFile{Kind: engine.MediaImage, Path: "/tmp/x.png"})
+	f0 := until(t, a, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == "send" })
+	if err := f0[len(f0)-1].(engine.Failed).Err; !strings.Contains(err.Error(), "images are not supported") {
+		t.Fatalf("media: %v", err)
 	}
 	// One types at a time.
 	a.Send("me too")

@@ -28,7 +28,7 @@ type Engine interface {
 	Info() engine.ModelInfo
 	Settings() engine.Settings
 	Messages() []engine.Message
-	Send(text string)
+	Send(text string, media ...engine.MediaFile)
 	Cancel()
 	SetSettings(s engine.Settings)
 	Clear()
