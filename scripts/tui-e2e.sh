@@ -10,6 +10,8 @@
 #     conversation's settings are the ones on screen;
 #   - a refused 50 KB paste (item 5): not restored from the draft, cleared
 #     by esc; ctrl+c clears the input, then quits;
+#   - /image attaches a picture to a message; the reply comes, the chip
+#     shows, a follow-up goes without it;
 #   - orchard serve (issue 15) in the background: the chat attaches by
 #     itself, a message is sent, the screen is dropped mid-reply as a lost
 #     SSH connection would, a new screen attaches and sees the reply end;
@@ -301,6 +303,25 @@ key C-c
 wait_for "again to quit"
 key C-c
 gone "a second ctrl+c on an empty input did not quit"
+
+echo "tui-e2e: an image attached to a message (issue 12)"
+# A 24×16 PNG of four coloured blocks, as base64 so the script needs no
+# image tools.
+pic="$work/orchard picture.png"
+printf '%s' 'iVBORw0KGgoAAAANSUhEUgAAABgAAAAQCAIAAACDRijCAAAAIklEQVR42mM4UWFDEGkQgRhGDRrZBsnZEEQaRKBRg0a0QQCYsn6QIN+oCwAAAABJRU5ErkJggg==' | base64 -d >"$pic"
+start
+type_line "/image '$pic'"
+wait_for "attached: ▣ orchard picture.png"
+type_line "What is in this picture?"
+wait_for "What is in this picture?" "▣ orchard picture.png" "tokens"
+wait_re "○ [0-9.]+ tok/s"
+# A follow-up about the same picture reuses the cache: the image is not
+# sent again.
+type_line "And its colours?"
+wait_for "And its colours?"
+wait_re "○ [0-9.]+ tok/s"
+absent "attached:" "the attachment queue was not emptied by sending"
+quit
 
 echo "tui-e2e: orchard serve, attach, detach mid-reply, attach again"
 "$bin" serve --demo --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
