@@ -30,7 +30,8 @@ func saveCkpt(t *testing.T, dir, name string, created time.Time) {
 	}
 	cp := &checkpoints.Checkpoint{
 		Meta: checkpoints.Meta{Name: name, Created: created, BundleName: "gemma-4-e4b",
-			Identity: bundle.Identity{Family: bundle.V2, ConfigFile: "convert_config_v2.json", ConfigSHA256: strings.Repeat("ab", 32), ID: strings.Repeat("cd", 32)}},
+			Identity: bundle.Identity{Family: bundle.V2, ConfigFile: "convert_config_v2.json", ConfigSHA256: strings.Repeat("ab", 32), ID: strings.Repeat("cd", 32),
+				Geometry: bundle.Geometry{Layers: 2, KVHeads: 2, HeadDim: 4, Context: 2048}}},
 		Conversation: checkpoints.Conversation{Messages: []checkpoints.Message{{Role: "user", Content: "hello\nthere"}, {Role: "model", Content: "hi"}}},
 		Tokens:       []int{2, 105, 9},
 		Cache: checkpoints.Cache{Family: bundle.V2, Position: 3, Buffers: []checkpoints.Buffer{
