@@ -113,6 +113,7 @@ func Open(dir string) (*Bundle, error) {
 	case Stateful3, Stateful3Logits:
 		b.loadS3(&v)
 	}
+	b.checkLimits(&v)
 	b.Identity = b.identity()
 	if len(v.problems) > 0 {
 		return b, &ValidationError{Dir: root, Problems: v.problems}
@@ -200,7 +201,7 @@ func snapshotsOnly(paths []string) []string {
 // detect reads the family's defining file (okayuji doc §1.4, stateful doc §0).
 func (b *Bundle) detect() error {
 	mpath := filepath.Join(b.Dir, "manifest.json")
-	if data, err := os.ReadFile(mpath); err == nil {
+	if data, err := readConfigFile(mpath); err == nil {
 		var m Manifest
 		extra, err := decodeKeeping(data, &m)
 		if err != nil {

@@ -3,10 +3,11 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // ModelMeta is what a compiled model's metadata.json declares: the schema
@@ -53,7 +54,7 @@ type metaJSON struct {
 // object; shapes are strings such as "[1, 1, 8, 2048]").
 func ReadModelMeta(dir string) (*ModelMeta, error) {
 	path := filepath.Join(dir, "metadata.json")
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func ReadModelMeta(dir string) (*ModelMeta, error) {
 		for _, f := range in {
 			sh, err := parseShape(f.Shape)
 			if err != nil {
-				return nil, fmt.Errorf("%s: feature %s: %w", path, f.Name, err)
+				return nil, fmt.Errorf("%s: feature %s: %w", path, termsafe.Quote(f.Name), err)
 			}
 			out = append(out, FeatureMeta{Name: f.Name, DataType: f.DataType, Shape: sh})
 		}
@@ -103,7 +104,7 @@ func parseShape(s string) ([]int, error) {
 	for _, p := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil {
-			return nil, fmt.Errorf("shape %q: %w", s, err)
+			return nil, fmt.Errorf("shape %s: %s is not an integer", termsafe.Quote(s), termsafe.Quote(strings.TrimSpace(p)))
 		}
 		out = append(out, n)
 	}
