@@ -3,6 +3,7 @@ package bundle
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,6 +202,9 @@ func snapshotsOnly(paths []string) []string {
 // detect reads the family's defining file (okayuji doc §1.4, stateful doc §0).
 func (b *Bundle) detect() error {
 	mpath := filepath.Join(b.Dir, "manifest.json")
+	if _, err := readConfigFile(mpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("bundle %s: manifest.json: %s", b.Dir, regfileReason(err))
+	}
 	if data, err := readConfigFile(mpath); err == nil {
 		var m Manifest
 		extra, err := decodeKeeping(data, &m)

@@ -33,7 +33,6 @@ const (
 	MaxHostBytes = 64 << 30
 
 	maxConfigBytes    = 16 << 20  // a config, manifest or metadata.json
-	maxTokenizerBytes = 512 << 20 // Gemma's tokenizer.json is 33 MB
 	maxFeatureElems   = 1 << 32   // one declared tensor of a chunk
 )
 
@@ -424,7 +423,7 @@ func (b *Bundle) checkTokenizer(v *validator) {
 		return
 	}
 	rel := relTo(b.Dir, b.Tokenizer)
-	data, err := regfile.ReadFile(b.Tokenizer, maxTokenizerBytes)
+	data, err := tokenizer.ReadFile(b.Tokenizer)
 	if err != nil {
 		v.fail("%s (tokenizer): %s", rel, regfile.Reason(err))
 		return
