@@ -199,7 +199,9 @@ func TestCheckGeometry(t *testing.T) {
 		{func(g *bundle.Geometry) { g.FirstShared = 40 }, "first shared = 40 is past the last of 35 layers"},
 		{func(g *bundle.Geometry) { g.KVHeads = 9 }, "kv heads = 9 is more than the 8 query heads"},
 		{func(g *bundle.Geometry) { g.MaxRows = 4096 }, "max rows = 4096 rows per call is more than the context of 2048"},
-		{func(g *bundle.Geometry) { g.Layers, g.FirstShared, g.KVHeads, g.Heads, g.HeadDim, g.Context = 256, 256, 64, 64, 4096, 1 << 18 },
+		{func(g *bundle.Geometry) {
+			g.Layers, g.FirstShared, g.KVHeads, g.Heads, g.HeadDim, g.Context = 256, 256, 64, 64, 4096, 1<<18
+		},
 			"needs about"},
 	} {
 		g := ok

@@ -32,8 +32,8 @@ const (
 	// caches, RoPE rows and the widest call's masks (HostBytes).
 	MaxHostBytes = 64 << 30
 
-	maxConfigBytes    = 16 << 20  // a config, manifest or metadata.json
-	maxFeatureElems   = 1 << 32   // one declared tensor of a chunk
+	maxConfigBytes  = 16 << 20 // a config, manifest or metadata.json
+	maxFeatureElems = 1 << 32  // one declared tensor of a chunk
 )
 
 // readConfigFile reads a bundle's JSON file: a regular file of at most
