@@ -95,9 +95,7 @@ func bundleInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	r := b.Report(err)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(r)
+		writeJSON(stdout, r)
 	} else {
 		r.WriteText(stdout)
 	}

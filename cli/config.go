@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/config"
+	"github.com/orchard-llm/orchard/tui"
 )
 
 const configUsage = `usage:
@@ -49,7 +50,7 @@ func configShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "orchard config show: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
 		return configError(stderr, "orchard config show", err)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/orchard-llm/orchard/config"
+	"github.com/orchard-llm/orchard/termsafe"
+	"github.com/orchard-llm/orchard/tui"
 )
 
 // runModels lists the bundles in the configured search folders and the
@@ -27,7 +28,7 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "orchard models: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
 		return configError(stderr, "orchard models", err)
 	}
@@ -47,9 +48,7 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		if found == nil {
 			found = []config.Found{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(found); err != nil {
+		if err := writeJSON(stdout, found); err != nil {
 			return 1
 		}
 		return 0
@@ -68,7 +67,7 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		if !f.Valid {
 			status = "invalid: " + f.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, family, humanSize(f.Size), f.Path, status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(f.Name), termsafe.Line(family), humanSize(f.Size), termsafe.Line(f.Path), termsafe.Line(status))
 	}
 	if err := tw.Flush(); err != nil {
 		return 1
