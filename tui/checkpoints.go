@@ -204,12 +204,12 @@ func (c *checkpoints) View() string {
 	end := min(len(c.list), c.offset+ckptRows)
 	for i := c.offset; i < end; i++ {
 		cp := c.list[i]
-		bundle := cp.Bundle
+		bundle := safeLine(cp.Bundle)
 		if !cp.Compatible {
 			bundle = "⚠ " + bundle
 		}
 		line := fmt.Sprintf("%-*s  %-12s  %5d  %7s  %8s  %s",
-			nameW, xansi.Truncate(cp.Name, nameW, "…"),
+			nameW, xansi.Truncate(safeLine(cp.Name), nameW, "…"),
 			cp.Created.Format("Jan 02 15:04"),
 			cp.Turns, commas(cp.Tokens), humanBytes(uint64(max(cp.Bytes, 0))),
 			xansi.Truncate(bundle, bundleW, "…"))

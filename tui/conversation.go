@@ -221,7 +221,9 @@ func (c *conversation) last() *chatMsg {
 func (c *conversation) LastReply() (string, bool) {
 	for i := len(c.msgs) - 1; i >= 0; i-- {
 		if c.msgs[i].role == "model" && c.msgs[i].text != "" {
-			return stripThinking(c.msgs[i].text), true
+			// Cleaned: pasted into a shell, an escape in the reply (the end
+			// of a bracketed paste, say) could run what follows it.
+			return safeText(stripThinking(c.msgs[i].text)), true
 		}
 	}
 	return "", false
@@ -329,7 +331,7 @@ func (c *conversation) renderMsg(m *chatMsg) []string {
 	var body []string
 	if m.role == "user" {
 		label = c.st.UserLabel.Render("you")
-		body = wrapPlain(c.st.UserText.Render(m.text), w)
+		body = wrapPlain(c.st.UserText.Render(safeText(m.text)), w)
 	} else {
 		label = c.st.ModelLabel.Render(c.modelLabel)
 		if m.streaming {
@@ -362,9 +364,9 @@ func (c *conversation) modelBody(m *chatMsg, w int) []string {
 		case c.showDrafts:
 			pl = wrapPlain(c.draftText(m, p), w)
 		case m.streaming && i == len(parts)-1:
-			pl = m.stream.render(c.md, m.text[p.start:p.end], w, p.start)
+			pl = m.stream.render(c.md, safeText(m.text[p.start:p.end]), w, p.start)
 		default:
-			pl = c.md.render(m.text[p.start:p.end], w)
+			pl = c.md.render(safeText(m.text[p.start:p.end]), w)
 		}
 		out = glue(out, pl)
 	}
@@ -375,7 +377,7 @@ func (c *conversation) modelBody(m *chatMsg, w int) []string {
 }
 
 func (c *conversation) thinkingLines(raw string, open bool, w int) []string {
-	body := thinkingBody(raw)
+	body := safeText(thinkingBody(raw))
 	words := len(strings.Fields(body))
 	if !c.showThinking {
 		n := plural(words, "word")
@@ -398,7 +400,7 @@ func (c *conversation) draftText(m *chatMsg, p part) string {
 			continue
 		}
 		end := min(r.end, p.end)
-		seg := m.text[pos:end]
+		seg := safeText(m.text[pos:end])
 		if r.draft {
 			b.WriteString(styleLines(c.st.Draft, seg))
 		} else {
@@ -409,7 +411,7 @@ func (c *conversation) draftText(m *chatMsg, p part) string {
 			break
 		}
 	}
-	b.WriteString(m.text[pos:p.end])
+	b.WriteString(safeText(m.text[pos:p.end]))
 	return strings.TrimSpace(b.String())
 }
 

@@ -108,12 +108,12 @@ func (p *Picker) View() string {
 		if i == p.cursor {
 			mark = "▸ "
 		}
-		title := fmt.Sprintf("%s%s  %s  %s", mark, e.Name, e.Family, e.Size)
-		detail := "    " + e.Path
+		title := fmt.Sprintf("%s%s  %s  %s", mark, safeLine(e.Name), safeLine(e.Family), e.Size)
+		detail := "    " + safeLine(e.Path)
 		switch {
 		case !e.Valid:
 			title = st.Dim.Render(title)
-			detail = st.Incompatible.Render("    " + orDefault(e.Reason, "cannot be opened"))
+			detail = st.Incompatible.Render("    " + safeLine(orDefault(e.Reason, "cannot be opened")))
 		case i == p.cursor:
 			title = st.Selected.Render(title)
 			detail = st.Dim.Render(detail)
