@@ -369,7 +369,7 @@ func ckptImport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.fail(fmt.Errorf("%s: %w", src, err), true)
 	}
-	fmt.Fprintln(stdout, name)
+	fmt.Fprintln(stdout, termsafe.Line(name))
 	return 0
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/termsafe"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -51,7 +52,7 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", b.Name(), b.Family, rtName, *steps)
+	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", termsafe.Line(b.Name()), b.Family, rtName, *steps)
 	open := func(o engine.Options) (engine.Chain, error) {
 		o.ComputeUnits = cu
 		return engine.Open(b, rt, o)
@@ -74,7 +75,7 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		if g.Detail != "" {
 			line += " — " + g.Detail
 		}
-		fmt.Fprintln(stdout, line)
+		fmt.Fprintln(stdout, termsafe.Text(line))
 	}
 	return code
 }
