@@ -105,7 +105,7 @@ func TestImportRefusesSparseEntries(t *testing.T) {
 }
 
 // hostileMeta renders orchard.json for a checkpoint that Save would refuse.
-func hostileMeta(t *testing.T, cp *Checkpoint) []byte {
+func hostileMeta(t testing.TB, cp *Checkpoint) []byte {
 	t.Helper()
 	files, err := bufferFiles(&cp.Cache)
 	if err != nil {

@@ -201,6 +201,9 @@ func (s *scanner) skip() error {
 			if s.data[s.pos-1] == '"' {
 				return nil
 			}
+			if s.pos >= len(s.data) {
+				return errUnexpectedEnd // a backslash as the last byte
+			}
 			s.pos++ // the escaped byte
 		}
 	case '{', '[':
