@@ -97,7 +97,9 @@ func fuzzBundleFile(f *testing.F, bt bundleTarget) {
 	})
 }
 
-func ctx(v float64) func(m map[string]any) { return func(m map[string]any) { m["hostio"].(map[string]any)["CTX"] = v } }
+func ctx(v float64) func(m map[string]any) {
+	return func(m map[string]any) { m["hostio"].(map[string]any)["CTX"] = v }
+}
 
 // FuzzManifestJSON fuzzes an r1 bundle's manifest.json.
 func FuzzManifestJSON(f *testing.F) {
@@ -112,13 +114,15 @@ func FuzzManifestJSON(f *testing.F) {
 // FuzzConvertConfig fuzzes an r1 bundle's convert_config.json.
 func FuzzConvertConfig(f *testing.F) {
 	fuzzBundleFile(f, bundleTarget{name: "FuzzConvertConfig", family: "r1", file: "convert_config.json", probes: map[string]func(map[string]any){
-		"ctx-1e9":        ctx(1e9),
-		"ctx-2p62":       ctx(1 << 62),
-		"ctx-1e7":        ctx(1e7),
-		"ctx-negative":   ctx(-128),
-		"ple-dim-0":      func(m map[string]any) { m["ple_dim"] = 0 },
-		"layers-huge":    func(m map[string]any) { m["num_layers"] = 1 << 30 },
-		"store-past-own": func(m map[string]any) { m["store_layers"] = map[string]int{"sliding_attention": 99, "full_attention": -1} },
+		"ctx-1e9":      ctx(1e9),
+		"ctx-2p62":     ctx(1 << 62),
+		"ctx-1e7":      ctx(1e7),
+		"ctx-negative": ctx(-128),
+		"ple-dim-0":    func(m map[string]any) { m["ple_dim"] = 0 },
+		"layers-huge":  func(m map[string]any) { m["num_layers"] = 1 << 30 },
+		"store-past-own": func(m map[string]any) {
+			m["store_layers"] = map[string]int{"sliding_attention": 99, "full_attention": -1}
+		},
 		"embed-rows-0": func(m map[string]any) {
 			m["corellm"].(map[string]any)["sidecars"].(map[string]any)["int8"].(map[string]any)["embed"].(map[string]any)["shape"] = []int{0, 32}
 		},
