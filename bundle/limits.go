@@ -416,8 +416,9 @@ func shapeProblem(shape []int) string {
 	return ""
 }
 
-// checkTokenizer parses the tokenizer and requires every id it can
-// produce to be a row of the embedding.
+// checkTokenizer checks the tokenizer (tokenizer.Check: the document's
+// shape and ids, not its merges, at a quarter of a full parse) and
+// requires every id it can produce to be a row of the embedding.
 func (b *Bundle) checkTokenizer(v *validator) {
 	if b.Tokenizer == "" {
 		return
@@ -428,15 +429,13 @@ func (b *Bundle) checkTokenizer(v *validator) {
 		v.fail("%s (tokenizer): %s", rel, regfile.Reason(err))
 		return
 	}
-	tok, err := tokenizer.Parse(data)
+	n, err := tokenizer.Check(data)
 	if err != nil {
 		v.fail("%s: %s", rel, strings.TrimPrefix(err.Error(), "tokenizer: "))
 		return
 	}
-	rows := b.Geometry.Vocab
-	if n := tok.VocabSize(); rows > 0 && n > rows {
-		text, _ := tok.Token(n - 1)
-		v.fail("%s: token %s has id %d, but the embedding has %d rows (ids 0…%d)", rel, termsafe.Quote(text), n-1, rows, rows-1)
+	if rows := b.Geometry.Vocab; rows > 0 && n > rows {
+		v.fail("%s: token %s has id %d, but the embedding has %d rows (ids 0…%d)", rel, termsafe.Quote(tokenizer.TokenText(data, n-1)), n-1, rows, rows-1)
 	}
 }
 

@@ -164,6 +164,9 @@ func (m *bpe) readVocab(s *scanner) error {
 	}
 	for _, e := range entries {
 		tok := text[e.off:e.end]
+		if _, dup := m.vocab[tok]; dup {
+			return fmt.Errorf("token %s is listed twice", termsafe.Quote(tok))
+		}
 		if m.pieces[e.id] != "" {
 			return fmt.Errorf("id %d is given to both %s and %s", e.id, termsafe.Quote(m.pieces[e.id]), termsafe.Quote(tok))
 		}

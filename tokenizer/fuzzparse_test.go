@@ -28,11 +28,17 @@ func FuzzParse(f *testing.F) {
 		// Gemma's 33 MB file takes about 6× its size; 64× and a constant
 		// for the tables every tokenizer has leave room without hiding a bomb.
 		fuzzing.Alloc(t, 4<<20+64*uint64(len(data)), func() { tok, err = Parse(data) })
+		size, cerr := Check(data)
 		if err != nil {
 			if msg := err.Error(); len(msg) > 2000 || strings.ContainsAny(msg, "\x1b\x07\x00") {
 				t.Fatalf("error of %d bytes or with control characters: %.300q", len(msg), msg)
 			}
 			return
+		}
+		// What Parse builds, Check (the bundle's quick look) accepts, and
+		// they agree on the size the embedding must have.
+		if cerr != nil || size != tok.VocabSize() {
+			t.Fatalf("Parse gives %d tokens, Check %d, %v", tok.VocabSize(), size, cerr)
 		}
 		for _, s := range []string{"hello world", "<bos>x", "日本"} {
 			for _, id := range tok.Encode(s) {

@@ -95,3 +95,43 @@ func TestLoadRefusesSpecialFiles(t *testing.T) {
 	}
 	os.Remove(fifo)
 }
+
+// Check refuses what Parse refuses about a document's shape and ids, and
+// agrees with Parse on the vocabulary size.
+func TestCheckAgreesWithParse(t *testing.T) {
+	for _, c := range hostileCases {
+		if _, err := Check([]byte(c.json)); err == nil {
+			t.Errorf("%s: Check accepted what Parse refuses (%s)", c.what, c.want)
+		}
+	}
+	for _, n := range []int{MinSynthVocab, 512, 4096} {
+		data := synthJSON(t, n)
+		tok, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, err := Check(data)
+		if err != nil || size != tok.VocabSize() {
+			t.Errorf("synth %d: Check = %d, %v; Parse = %d", n, size, err, tok.VocabSize())
+		}
+		last, _ := tok.Token(size - 1)
+		if got := TokenText(data, size-1); got != last {
+			t.Errorf("synth %d: TokenText = %q, want %q", n, got, last)
+		}
+	}
+	if data, err := os.ReadFile(gemmaPath); err == nil {
+		tok, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size, err := Check(data); err != nil || size != tok.VocabSize() {
+			t.Errorf("Gemma: Check = %d, %v; Parse = %d", size, err, tok.VocabSize())
+		}
+	}
+	if _, err := Check([]byte(`{"model":{"vocab":{"a":0,"a":1}}}`)); err != nil {
+		t.Log("(Check leaves duplicate keys to Parse)")
+	}
+	if _, err := Parse([]byte(`{"model":{"vocab":{"a":0,"a":1}}}`)); err == nil || !strings.Contains(err.Error(), `token "a" is listed twice`) {
+		t.Errorf("Parse of a duplicate token: %v", err)
+	}
+}
