@@ -26,12 +26,11 @@ func TestGeometryOutOfRange(t *testing.T) {
 	}{
 		{"r1", r1cfg, "CTX 1e9", func(m map[string]any) { hostio(m)["CTX"] = 1e9 }, []string{
 			"hostio.CTX = 1000000000 is more than the 262144 orchard accepts",
-			"input \"onehot\" is 128 wide, but convert_config.json hostio.CTX is 1000000000"}},
+			"chunk_0_5_pal6: 13 tensors (\"k_0_in\", \"k_1_in\", \"k_2_in\", \"k_3_in\", …) are 128 wide, but convert_config.json hostio.CTX is 1000000000"}},
 		{"r1", r1cfg, "CTX 2^62", func(m map[string]any) { hostio(m)["CTX"] = 1 << 62 }, []string{"hostio.CTX = 4611686018427387904 is more than"}},
 		{"r1", r1cfg, "CTX 1e7", func(m map[string]any) { hostio(m)["CTX"] = 1e7 }, []string{"hostio.CTX = 10000000 is more than"}},
 		{"r1", r1cfg, "CTX within limits but not the graphs'", func(m map[string]any) { hostio(m)["CTX"] = 4096 }, []string{
-			"chunk_0_5_pal6: input \"mask_s\" is 128 wide, but convert_config.json hostio.CTX is 4096",
-			"chunk_0_5_pal6: input \"k_0_in\" is 128 wide"}},
+			"chunk_10_15_pal6: 2 tensors (\"mask_f\", \"mask_s\") are 128 wide, but convert_config.json hostio.CTX is 4096"}},
 		{"r1", r1cfg, "negative head dim", func(m map[string]any) { hostio(m)["HD"] = -8 }, []string{"hostio.HD = -8 is negative"}},
 		{"r1", r1cfg, "no PLE", func(m map[string]any) { m["ple_dim"] = 0 }, []string{"ple_dim = 0; r1 chunks take per-layer embeddings"}},
 		{"r1", r1cfg, "prefill wider than the context", func(m map[string]any) {
@@ -46,7 +45,7 @@ func TestGeometryOutOfRange(t *testing.T) {
 		{"r1", r1cfg, "layers past the limit", func(m map[string]any) { m["num_layers"] = 100000 }, []string{"num_layers = 100000 is more than the 256"}},
 		{"r1", r1cfg, "EOS outside the vocabulary", func(m map[string]any) { m["eos_token_ids"] = []int{1, 9999} }, []string{"EOS id 9999 is outside the vocabulary (0…511)"}},
 		{"v2", v2cfg, "CTX 1e9", func(m map[string]any) { m["CTX"] = 1e9 }, []string{
-			"CTX (else N_MAX, else SLIDING) = 1000000000 is more than the 262144", "is 128 wide, but " + v2cfg + " CTX is 1000000000"}},
+			"CTX (else N_MAX, else SLIDING) = 1000000000 is more than the 262144", "are 128 wide, but " + v2cfg + " CTX is 1000000000"}},
 		{"v2", v2cfg, "CTX 2^62", func(m map[string]any) { m["CTX"] = 1 << 62 }, []string{"= 4611686018427387904 is more than"}},
 		{"v2", v2cfg, "CTX 0", func(m map[string]any) { m["CTX"] = 0 }, []string{"CTX (or N_MAX) = 0; the context must be at least 1"}},
 		{"v2", v2cfg, "heads past the limit", func(m map[string]any) { m["NKV"] = 100000 }, []string{"NKV = 100000 is more than the 512"}},

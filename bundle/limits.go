@@ -329,6 +329,12 @@ var kvInput = regexp.MustCompile(`^[kv]_\d+_in$`)
 // not after the engine allocated for it).
 func (b *Bundle) checkChunkMeta(v *validator) {
 	want := b.inputWidths()
+	type mismatch struct {
+		chunk, key string
+		dim, n     int
+	}
+	var order []mismatch
+	names := map[mismatch][]string{}
 	for _, list := range [][]Chunk{b.Chunks, b.Heads} {
 		for _, ch := range list {
 			path := filepath.Join(ch.Path, "metadata.json")
@@ -361,15 +367,29 @@ func (b *Bundle) checkChunkMeta(v *validator) {
 					}
 					dim = f.Shape[axis]
 					if w, ok := want[name]; ok && w.n > 0 && dim != w.n && (kind.what != "state" || name == "kv") {
-						v.fail("%s: %s %s is %d wide, but %s is %d", ch.Name, kind.what, name0(f.Name), dim, w.key, w.n)
+						k := mismatch{ch.Name, w.key, dim, w.n}
+						if names[k] == nil {
+							order = append(order, k)
+						}
+						names[k] = append(names[k], termsafe.Quote(f.Name))
 					}
 				}
 			}
 		}
 	}
+	// One line per chunk and config value, however many inputs disagree.
+	for _, k := range order {
+		n := names[k]
+		what := "tensor " + n[0] + " is"
+		if len(n) > 1 {
+			what = fmt.Sprintf("%d tensors (%s) are", len(n), strings.Join(n, ", "))
+			if len(n) > 4 {
+				what = fmt.Sprintf("%d tensors (%s, …) are", len(n), strings.Join(n[:4], ", "))
+			}
+		}
+		v.fail("%s: %s %d wide, but %s is %d", k.chunk, what, k.dim, k.key, k.n)
+	}
 }
-
-func name0(s string) string { return termsafe.Quote(s) }
 
 type width struct {
 	key string

@@ -198,8 +198,8 @@ func kvDirPath(dir string) (string, error) {
 		return "", fmt.Errorf("write %s: %w", dir, err)
 	}
 	refuse := func(what string) error {
-		return fmt.Errorf("write %s: %w: it is %s; orchard replaces a KV folder whole, so name a folder of its own, such as %s",
-			dir, ErrInvalid, what, filepath.Join(dir, "kv"))
+		return fmt.Errorf("write %s: it is %s; orchard replaces a KV folder whole, so name a folder of its own, such as %s",
+			dir, what, filepath.Join(dir, "kv"))
 	}
 	if filepath.Dir(abs) == abs {
 		return "", refuse("the root of the file system")

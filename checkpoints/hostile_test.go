@@ -462,7 +462,7 @@ func TestKVSaveRefusesTheCurrentFolder(t *testing.T) {
 	os.Chdir(dir)
 	for _, p := range []string{".", dir, filepath.Dir(dir), "/"} {
 		err := WriteCoreLLM(p, r1Checkpoint("x", e2bDims(2), 3, 1))
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "name a folder of its own") {
+		if err == nil || !strings.Contains(err.Error(), "name a folder of its own") {
 			t.Errorf("--kv-save %s: %v", p, err)
 		}
 	}
