@@ -22,11 +22,16 @@ type Bundle struct {
 	Geometry   Geometry
 	Chunks     []Chunk // in execution order
 	Heads      []Chunk // r1/v2 lm heads (lmhead, then the batched verify head)
+	Encoders   []Chunk // vision and audio encoders present (encoders.go)
 	EOS        []int
 	Template   Template
 	Tokenizer  string // tokenizer.json path
 	Files      []File
 	Identity   Identity
+	// Notes are facts worth knowing that do not stop the bundle: a
+	// function the config names but metadata.json does not list, a
+	// metadata.json that says nothing about a chunk's outputs.
+	Notes []string
 
 	configBytes []byte
 }
@@ -109,8 +114,10 @@ func Open(dir string) (*Bundle, error) {
 	switch b.Family {
 	case R1:
 		b.loadR1(&v)
+		b.findEncoders()
 	case V2:
 		b.loadV2(&v)
+		b.findEncoders()
 	case Stateful3, Stateful3Logits:
 		b.loadS3(&v)
 	}
@@ -120,6 +127,15 @@ func Open(dir string) (*Bundle, error) {
 		return b, &ValidationError{Dir: root, Problems: v.problems}
 	}
 	return b, nil
+}
+
+// Refine replaces the family and geometry with what the loaded models
+// declare, adds the notes saying so and recomputes the identity. The engine
+// calls it: files are hints, the loaded model is the contract.
+func (b *Bundle) Refine(f Family, g Geometry, notes []string) {
+	b.Family, b.Geometry = f, g
+	b.Notes = append(b.Notes, notes...)
+	b.Identity = b.identity()
 }
 
 // Find returns the bundle folder at dir or below it: the folder itself, a
@@ -226,10 +242,15 @@ func (b *Bundle) detect() error {
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(b.Dir, "model_config.json")); err == nil {
+		// A hint: chunk_3's metadata.json, when it describes the default
+		// function, tells the logits variant (cardbud). The engine reads the
+		// loaded model and corrects the family if the file was silent.
 		b.Family = Stateful3
 		if m, err := ReadModelMeta(chunkPath(b.Dir, "chunk_3")); err == nil {
-			if _, ok := FindFeature(m.Outputs, "logits"); ok {
-				b.Family = Stateful3Logits
+			if sch := m.Schema(""); sch != nil {
+				if _, ok := FindFeature(sch.Outputs, "logits"); ok {
+					b.Family = Stateful3Logits
+				}
 			}
 		}
 		return nil

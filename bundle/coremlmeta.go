@@ -3,6 +3,7 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,16 +11,25 @@ import (
 	"github.com/orchard-llm/orchard/termsafe"
 )
 
-// ModelMeta is what a compiled model's metadata.json declares: the schema
-// of its inputs, outputs and states and, for multifunction models, the
-// function names. It lets orchard read a graph's contract on any OS.
+// ModelMeta is what a compiled model's metadata.json says: the schema of
+// its inputs, outputs and states and, for multifunction models, the
+// function names. It is a hint read before anything is loaded: the loaded
+// model's own description decides (engine), and a metadata.json that is
+// absent, lists schemas per function or only at the top is all accepted.
 type ModelMeta struct {
-	Inputs, Outputs, States []FeatureMeta
-	Functions               []string
-	DefaultFunction         string
+	Functions       []string
+	DefaultFunction string
+	top             *FunctionMeta            // the top-level schema (the default function's)
+	per             map[string]*FunctionMeta // schemas given per function
 }
 
-// FeatureMeta is one declared tensor.
+// FunctionMeta is one function's declared tensors.
+type FunctionMeta struct {
+	Inputs, Outputs, States []FeatureMeta
+}
+
+// FeatureMeta is one declared tensor. Shape is nil when the file's shape
+// text could not be read.
 type FeatureMeta struct {
 	Name     string
 	DataType string // Float16, Float32, Int32
@@ -36,25 +46,73 @@ func FindFeature(fs []FeatureMeta, name string) (FeatureMeta, bool) {
 	return FeatureMeta{}, false
 }
 
+// Schema returns the tensors declared for function fn ("" for the default
+// function): its own schema when the file gives one per function, else the
+// top-level one when fn is the default function (or the file names no
+// default). nil when the file does not say.
+func (m *ModelMeta) Schema(fn string) *FunctionMeta {
+	if m == nil {
+		return nil
+	}
+	if fn == "" {
+		fn = m.DefaultFunction
+	}
+	if f := m.per[fn]; f != nil {
+		return f
+	}
+	if m.top != nil && (fn == "" || fn == m.DefaultFunction || m.DefaultFunction == "") {
+		return m.top
+	}
+	if fn == "" && len(m.per) == 1 {
+		for _, f := range m.per {
+			return f
+		}
+	}
+	return nil
+}
+
+// HasFunction reports whether the file lists fn; known is false when it
+// lists no functions (a single-function model, or a file that does not say).
+func (m *ModelMeta) HasFunction(fn string) (has, known bool) {
+	if m == nil || len(m.Functions) == 0 {
+		return false, false
+	}
+	for _, f := range m.Functions {
+		if f == fn {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 type metaFeatureJSON struct {
-	Name     string `json:"name"`
-	DataType string `json:"dataType"`
-	Shape    string `json:"shape"`
+	Name     string          `json:"name"`
+	DataType string          `json:"dataType"`
+	Shape    json.RawMessage `json:"shape"` // "[1, 8]" as Core ML writes it, or a JSON array
+}
+
+type metaSchemaJSON struct {
+	InputSchema  []metaFeatureJSON `json:"inputSchema"`
+	OutputSchema []metaFeatureJSON `json:"outputSchema"`
+	StateSchema  []metaFeatureJSON `json:"stateSchema"`
 }
 
 type metaJSON struct {
-	InputSchema     []metaFeatureJSON       `json:"inputSchema"`
-	OutputSchema    []metaFeatureJSON       `json:"outputSchema"`
-	StateSchema     []metaFeatureJSON       `json:"stateSchema"`
-	Functions       []struct{ Name string } `json:"functions"`
-	DefaultFunction string                  `json:"defaultFunctionName"`
+	metaSchemaJSON
+	Functions []struct {
+		Name string `json:"name"`
+		metaSchemaJSON
+	} `json:"functions"`
+	DefaultFunction string `json:"defaultFunctionName"`
 }
 
 // ReadModelMeta reads dir/metadata.json (Core ML writes an array with one
-// object; shapes are strings such as "[1, 1, 8, 2048]").
+// object; shapes are strings such as "[1, 1, 8, 2048]"). A missing file is
+// an error wrapping os.ErrNotExist; a feature whose shape cannot be read is
+// kept without one rather than failing the file.
 func ReadModelMeta(dir string) (*ModelMeta, error) {
 	path := filepath.Join(dir, "metadata.json")
-	data, err := readConfigFile(path)
+	data, err := readSmall(path, 16<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -62,36 +120,71 @@ func ReadModelMeta(dir string) (*ModelMeta, error) {
 	if err := json.Unmarshal(data, &arr); err != nil || len(arr) == 0 {
 		var one metaJSON
 		if err2 := json.Unmarshal(data, &one); err2 != nil {
-			return nil, fmt.Errorf("%s: not Core ML metadata: %v", path, err)
+			return nil, fmt.Errorf("%s: not Core ML metadata: %v", path, err2)
 		}
 		arr = []metaJSON{one}
 	}
 	m := arr[0]
-	conv := func(in []metaFeatureJSON) ([]FeatureMeta, error) {
-		var out []FeatureMeta
-		for _, f := range in {
-			sh, err := parseShape(f.Shape)
-			if err != nil {
-				return nil, fmt.Errorf("%s: feature %s: %w", path, termsafe.Quote(f.Name), err)
-			}
-			out = append(out, FeatureMeta{Name: f.Name, DataType: f.DataType, Shape: sh})
-		}
-		return out, nil
-	}
-	mm := &ModelMeta{DefaultFunction: m.DefaultFunction}
-	if mm.Inputs, err = conv(m.InputSchema); err != nil {
-		return nil, err
-	}
-	if mm.Outputs, err = conv(m.OutputSchema); err != nil {
-		return nil, err
-	}
-	if mm.States, err = conv(m.StateSchema); err != nil {
-		return nil, err
+	mm := &ModelMeta{DefaultFunction: m.DefaultFunction, per: map[string]*FunctionMeta{}}
+	if s := convSchema(m.metaSchemaJSON); s != nil {
+		mm.top = s
 	}
 	for _, f := range m.Functions {
+		if f.Name == "" {
+			continue
+		}
 		mm.Functions = append(mm.Functions, f.Name)
+		if s := convSchema(f.metaSchemaJSON); s != nil {
+			mm.per[f.Name] = s
+		}
 	}
 	return mm, nil
+}
+
+// readSmall reads a regular file of at most limit bytes.
+func readSmall(path string, limit int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a metadata file can have", path, st.Size(), limit)
+	}
+	return os.ReadFile(path)
+}
+
+func convSchema(s metaSchemaJSON) *FunctionMeta {
+	if len(s.InputSchema)+len(s.OutputSchema)+len(s.StateSchema) == 0 {
+		return nil
+	}
+	conv := func(in []metaFeatureJSON) []FeatureMeta {
+		var out []FeatureMeta
+		for _, f := range in {
+			out = append(out, FeatureMeta{Name: f.Name, DataType: f.DataType, Shape: metaShape(f.Shape)})
+		}
+		return out
+	}
+	return &FunctionMeta{Inputs: conv(s.InputSchema), Outputs: conv(s.OutputSchema), States: conv(s.StateSchema)}
+}
+
+// metaShape reads "[1, 8]" or [1, 8]; nil when it is neither.
+func metaShape(raw json.RawMessage) []int {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		sh, err := parseShape(s)
+		if err != nil {
+			return nil
+		}
+		return sh
+	}
+	var a []int
+	if json.Unmarshal(raw, &a) == nil {
+		return a
+	}
+	return nil
 }
 
 func parseShape(s string) ([]int, error) {
@@ -100,6 +193,9 @@ func parseShape(s string) ([]int, error) {
 		return nil, nil
 	}
 	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	if strings.TrimSpace(s) == "" {
+		return []int{}, nil
+	}
 	var out []int
 	for _, p := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))

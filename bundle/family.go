@@ -32,3 +32,16 @@ func ParseFamily(s string) (Family, bool) {
 	}
 	return "", false
 }
+
+// SameCache reports whether two families keep their caches alike, so a
+// checkpoint of one restores into the other: the stateful 3-chunk bundles
+// and their logits variant share chunk_1, chunk_2 and their states.
+func SameCache(a, b Family) bool {
+	base := func(f Family) Family {
+		if f == Stateful3Logits {
+			return Stateful3
+		}
+		return f
+	}
+	return base(a) == base(b)
+}

@@ -21,6 +21,7 @@ type Report struct {
 	Geometry  Geometry                   `json:"geometry"`
 	Chunks    []Chunk                    `json:"chunks"`
 	Heads     []Chunk                    `json:"heads,omitempty"`
+	Encoders  []Chunk                    `json:"encoders,omitempty"`
 	EOS       []int                      `json:"eos_ids"`
 	Template  Template                   `json:"prompt_template"`
 	Tokenizer string                     `json:"tokenizer"`
@@ -28,13 +29,14 @@ type Report struct {
 	Identity  Identity                   `json:"identity"`
 	Unknown   map[string]json.RawMessage `json:"unknown_keys,omitempty"`
 	Problems  []string                   `json:"problems,omitempty"`
+	Notes     []string                   `json:"notes,omitempty"`
 }
 
 // Report summarises the bundle; err is Open's error, if any.
 func (b *Bundle) Report(err error) Report {
 	r := Report{Dir: b.Dir, Name: b.Name(), Family: b.Family, Config: b.ConfigFile, Geometry: b.Geometry,
-		Chunks: b.Chunks, Heads: b.Heads, EOS: b.EOS, Template: b.Template, Tokenizer: b.Tokenizer,
-		Files: b.Files, Identity: b.Identity}
+		Chunks: b.Chunks, Heads: b.Heads, Encoders: b.Encoders, EOS: b.EOS, Template: b.Template, Tokenizer: b.Tokenizer,
+		Files: b.Files, Identity: b.Identity, Notes: b.Notes}
 	if b.Manifest != nil {
 		r.Format = b.Manifest.Format
 	}
@@ -95,6 +97,15 @@ func (r Report) WriteText(w io.Writer) {
 	if len(heads) > 0 {
 		p("heads", "%s", strings.Join(heads, ", "))
 	}
+	encs := "none (text only)"
+	if len(r.Encoders) > 0 {
+		var names []string
+		for _, e := range r.Encoders {
+			names = append(names, e.Name)
+		}
+		encs = strings.Join(names, ", ")
+	}
+	p("encoders", "%s", encs)
 	if len(g.VerifyWidths) > 0 {
 		p("verify widths", "%s", ints(g.VerifyWidths))
 	} else {
@@ -121,6 +132,12 @@ func (r Report) WriteText(w io.Writer) {
 			status += ", " + f.Detail
 		}
 		fmt.Fprintf(w, "  %-11s %12s  %-42s %s\n", status, humanBytes(f.Size), f.Path, f.Role)
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w, "notes")
+		for _, n := range r.Notes {
+			fmt.Fprintln(w, "  "+n)
+		}
 	}
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(w, "problems")

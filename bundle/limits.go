@@ -121,10 +121,10 @@ func HostBytes(g Geometry) int64 {
 	return 2*own*kv*ctx*hd*2 + 4*ctx*hd*2 + 2*3*rows*ctx*2
 }
 
-// CacheElems bounds the elements a cache at position pos can hold for a
+// CacheElems bounds the elements a cache of pos positions can hold for a
 // geometry: k and v of every own layer, all KV heads, pos rows at the
 // widest head dim, plus the per-chunk state rows a stateful chain
-// rounds up to (checkpoints cap their buffers with it).
+// rounds up to (checkpoints cap their buffers with it at full context).
 func CacheElems(g Geometry, pos int) int64 {
 	own, kv := int64(ownLayers(g)+4), int64(max(1, g.KVHeads, g.KVHeadsFull))
 	return 2 * own * kv * int64(max(pos, 0)) * int64(max(g.HeadDim, g.GlobalHeadDim, 1))
@@ -322,11 +322,12 @@ func (b *Bundle) checkEOS(v *validator) {
 
 var kvInput = regexp.MustCompile(`^[kv]_\d+_in$`)
 
-// checkChunkMeta reads every chunk's and head's metadata.json that exists:
-// it must parse, every declared shape must be within limits, and the
-// host-fed inputs must be as wide as the config says (a config that
-// claims a context of 10⁷ over graphs built for 2,048 is caught here,
-// not after the engine allocated for it).
+// checkChunkMeta reads every chunk's and head's metadata.json that exists
+// (a hint: absurd shapes are noted and ignored) and requires the host-fed
+// tensors it declares to be as wide as the config says, because the
+// engine sizes them from the config before it loads a graph: a config
+// that claims a context of 10⁷ over graphs built for 2,048 is caught
+// here, not after the allocation.
 func (b *Bundle) checkChunkMeta(v *validator) {
 	want := b.inputWidths()
 	type mismatch struct {
@@ -343,16 +344,16 @@ func (b *Bundle) checkChunkMeta(v *validator) {
 			}
 			m, err := ReadModelMeta(ch.Path)
 			if err != nil {
-				v.fail("%s: %s", relTo(b.Dir, path), strings.TrimPrefix(regfileReason(err), path+": "))
-				continue
+				continue // a hint only; the loaders note what they miss
 			}
-			for _, kind := range []struct {
-				what string
-				fs   []FeatureMeta
-			}{{"input", m.Inputs}, {"output", m.Outputs}, {"state", m.States}} {
+			var kinds []schemaPart
+			for _, fm := range metaSchemas(m) {
+				kinds = append(kinds, schemaPart{"input", fm.Inputs}, schemaPart{"output", fm.Outputs}, schemaPart{"state", fm.States})
+			}
+			for _, kind := range kinds {
 				for _, f := range kind.fs {
 					if p := shapeProblem(f.Shape); p != "" {
-						v.fail("%s: %s %s: shape %v %s", relTo(b.Dir, path), kind.what, termsafe.Quote(f.Name), f.Shape, p)
+						v.note("%s: %s %s: shape %v %s; ignored, the loaded model decides", relTo(b.Dir, path), kind.what, termsafe.Quote(f.Name), f.Shape, p)
 						continue
 					}
 					if len(f.Shape) == 0 {
@@ -371,7 +372,9 @@ func (b *Bundle) checkChunkMeta(v *validator) {
 						if names[k] == nil {
 							order = append(order, k)
 						}
-						names[k] = append(names[k], termsafe.Quote(f.Name))
+						if q := termsafe.Quote(f.Name); !slicesContains(names[k], q) {
+							names[k] = append(names[k], q)
+						}
 					}
 				}
 			}
@@ -418,6 +421,27 @@ func (b *Bundle) inputWidths() map[string]width {
 	return nil // stateful3 takes its widths from chunk_1 (s3FromMeta)
 }
 
+// schemaPart is one kind of tensor of a schema.
+type schemaPart struct {
+	what string
+	fs   []FeatureMeta
+}
+
+// metaSchemas is every schema a metadata.json gives: the top-level one
+// and each function's, in function order.
+func metaSchemas(m *ModelMeta) []*FunctionMeta {
+	var out []*FunctionMeta
+	if m.top != nil {
+		out = append(out, m.top)
+	}
+	for _, fn := range m.Functions {
+		if s := m.per[fn]; s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // shapeProblem judges one declared shape.
 func shapeProblem(shape []int) string {
 	n := int64(1)
@@ -440,8 +464,8 @@ func shapeProblem(shape []int) string {
 // shape and ids, not its merges, at a quarter of a full parse) and
 // requires every id it can produce to be a row of the embedding.
 func (b *Bundle) checkTokenizer(v *validator) {
-	if b.Tokenizer == "" {
-		return
+	if st, err := os.Stat(b.Tokenizer); b.Tokenizer == "" || err != nil || !st.Mode().IsRegular() {
+		return // missing or not a file: the loader said so
 	}
 	rel := relTo(b.Dir, b.Tokenizer)
 	data, err := tokenizer.ReadFile(b.Tokenizer)

@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"fmt"
 	"path/filepath"
 	"strconv"
 )
@@ -50,10 +49,15 @@ func (b *Bundle) loadR1(v *validator) {
 	}
 	g.MaxRows = slicesMax(c.CoreLLM.Prefill.N)
 
-	// Functions every chunk carries: decode, the prefill widths, verify.
+	// Functions the config names: decode, the named prefill widths,
+	// verify. A chunk's metadata.json, where it lists functions, replaces
+	// this guess; the engine asks the runtime, and a width without a
+	// function is simply not used.
 	fns := []string{c.CoreLLM.DecodeFunctionName()}
 	for _, n := range c.CoreLLM.Prefill.N {
-		fns = append(fns, c.PrefillFunction(n))
+		if f, ok := c.PrefillFunction(n); ok {
+			fns = append(fns, f)
+		}
 	}
 	if c.VerifySupported() {
 		fns = append(fns, c.CoreLLM.Verify.Functions["4"])
@@ -90,19 +94,21 @@ func (b *Bundle) loadR1(v *validator) {
 	b.hfConfig()
 }
 
-// PrefillFunction names the function of prefill width n: prefill.functions
-// wins over verify.functions; an unnamed width is "prefill<n>".
-func (c *R1Config) PrefillFunction(n int) string {
+// PrefillFunction names the function of prefill width n as the config
+// does: prefill.functions wins over verify.functions. ok is false when the
+// config names none; the engine then looks among the functions the model
+// has (engine/contract.go).
+func (c *R1Config) PrefillFunction(n int) (name string, ok bool) {
 	key := strconv.Itoa(n)
 	if f := c.CoreLLM.Prefill.Functions[key]; f != "" {
-		return f
+		return f, true
 	}
 	if c.CoreLLM.Verify != nil {
 		if f := c.CoreLLM.Verify.Functions[key]; f != "" {
-			return f
+			return f, true
 		}
 	}
-	return fmt.Sprintf("prefill%d", n)
+	return "", false
 }
 
 // sidecar checks one r1/v2 table and its scale; returns the row count.

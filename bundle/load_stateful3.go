@@ -49,7 +49,9 @@ func (b *Bundle) loadS3(v *validator) {
 	}
 	g.ChunkBounds = c.ChunkBounds
 
-	fns := []string{"infer"}
+	// Functions and shapes come from each chunk's metadata.json where it
+	// says anything: a hint before loading. The engine loads the default
+	// function for T=1 and probes the batched ones (prefill_b16/b8/b4).
 	for i := 1; i <= 3; i++ {
 		name := fmt.Sprintf("chunk_%d", i)
 		ch := Chunk{Name: name, Path: chunkPath(b.Dir, name)}
@@ -57,23 +59,21 @@ func (b *Bundle) loadS3(v *validator) {
 			ch.Layers = c.ChunkBounds[i-1]
 		}
 		if v.dir(ch.Path, "chunk") {
-			if m, err := ReadModelMeta(ch.Path); err == nil {
+			m, err := ReadModelMeta(ch.Path)
+			switch {
+			case err != nil && !os.IsNotExist(err):
+				v.note("%s: metadata.json unreadable (%v); shapes are read when the model loads", name, err)
+			case err == nil:
 				ch.Functions = m.Functions
 				if i == 1 {
-					b.s3FromMeta(v, m)
+					b.s3FromMeta(v, m.Schema(""))
 				}
 				if i == 3 {
-					b.s3Head(v, m)
+					b.s3Head(v, m.Schema(""))
 				}
 			}
 		}
-		if len(ch.Functions) == 0 {
-			ch.Functions = fns
-		}
 		b.Chunks = append(b.Chunks, ch)
-	}
-	if hasAll(b.Chunks, "prefill_b8") {
-		g.MaxRows = 8
 	}
 
 	V, H, LP := int64(g.Vocab), int64(g.Hidden), int64(g.Layers*g.PLEDim)
@@ -100,9 +100,14 @@ func (b *Bundle) loadS3(v *validator) {
 }
 
 // s3FromMeta reads ctx, W, H, L·P and HKV from chunk_1's declared shapes
-// and fails when model_config.json disagrees (the engine crashed on such
-// a mismatch once; G18).
-func (b *Bundle) s3FromMeta(v *validator, m *ModelMeta) {
+// (its default function) and fails when model_config.json disagrees (the
+// engine crashed on such a mismatch once; G18). The engine checks the
+// loaded model the same way.
+func (b *Bundle) s3FromMeta(v *validator, m *FunctionMeta) {
+	if m == nil {
+		v.note("chunk_1: metadata.json does not describe the default function; shapes are read when the model loads")
+		return
+	}
 	g := &b.Geometry
 	check := func(what string, declared int, json *int, field *int) {
 		if declared <= 0 {
@@ -136,16 +141,21 @@ func (b *Bundle) s3FromMeta(v *validator, m *ModelMeta) {
 	}
 }
 
-// s3Head confirms chunk_3's output matches the detected family.
-func (b *Bundle) s3Head(v *validator, m *ModelMeta) {
+// s3Head reads chunk_3's head kind from its metadata: token_id or logits.
+// A file that says neither is noted; the loaded model decides.
+func (b *Bundle) s3Head(v *validator, m *FunctionMeta) {
+	if m == nil {
+		v.note("chunk_3: metadata.json does not describe the default function; token_id or logits is read when the model loads")
+		return
+	}
 	_, tok := FindFeature(m.Outputs, "token_id")
 	_, logits := FindFeature(m.Outputs, "logits")
 	if !tok && !logits {
-		v.fail("chunk_3 declares neither token_id nor logits; outputs: %v", names(m.Outputs))
+		v.note("chunk_3: metadata.json declares neither token_id nor logits (outputs %v); the loaded model decides", names(m.Outputs))
 	}
 	if logits {
 		if f, _ := FindFeature(m.Outputs, "logits"); len(f.Shape) > 0 && f.Shape[len(f.Shape)-1] != b.Geometry.Vocab {
-			v.fail("chunk_3 logits width %d, vocab_size %d", f.Shape[len(f.Shape)-1], b.Geometry.Vocab)
+			v.note("chunk_3: metadata.json gives logits width %d, vocab_size is %d; the loaded model decides", f.Shape[len(f.Shape)-1], b.Geometry.Vocab)
 		}
 	}
 }

@@ -18,6 +18,11 @@ func (v *validator) fail(format string, args ...any) {
 	v.problems = append(v.problems, fmt.Sprintf(format, args...))
 }
 
+// note records something that does not stop the bundle.
+func (v *validator) note(format string, args ...any) {
+	v.b.Notes = append(v.b.Notes, fmt.Sprintf(format, args...))
+}
+
 // file checks that rel exists with exactly want bytes (want 0: any size).
 func (v *validator) file(rel, role string, want int64) bool {
 	return v.fileAny(rel, role, want)
@@ -94,22 +99,21 @@ func (v *validator) readConfig(rel string) []byte {
 	return data
 }
 
-// functions checks the declared functions of a chunk against its
-// metadata when the metadata lists functions.
+// functions reads the functions a chunk's metadata.json lists. The list
+// replaces the config's guess; a function the config names but the file
+// does not list is noted (the engine then does without it), never a
+// failure: metadata.json is a hint, and the loaded model decides.
 func (v *validator) functions(c *Chunk) {
 	m, err := ReadModelMeta(c.Path)
 	if err != nil || len(m.Functions) == 0 {
 		return
 	}
-	have := map[string]bool{}
-	for _, f := range m.Functions {
-		have[f] = true
-	}
 	for _, f := range c.Functions {
-		if !have[f] {
-			v.fail("%s: function %q is declared by the config but not in the model (has %v)", c.Name, f, m.Functions)
+		if has, _ := m.HasFunction(f); !has {
+			v.note("%s: the config names function %q, but its metadata.json lists %v", c.Name, f, m.Functions)
 		}
 	}
+	c.Functions = m.Functions
 }
 
 // bounds checks chunk bounds are contiguous over [0, layers) and that no

@@ -10,8 +10,7 @@ import (
 // checkFits bounds a cache by the geometry of the bundle it names, before
 // any size it declares is trusted: the geometry within orchard's limits
 // (bundle.CheckGeometry), the position within its context, and the
-// buffers no more numerous or larger than its own layers' KV caches at
-// that position. An archive whose orchard.json claims gigabytes for a
+// buffers no more numerous or larger than its own layers' KV caches. An archive whose orchard.json claims gigabytes for a
 // small bundle is refused at import, and at load the identity check ties
 // the geometry to the loaded bundle, so nothing is allocated beyond what
 // that bundle's caches can hold.
@@ -31,7 +30,9 @@ func (cp *Checkpoint) checkFits() error {
 	if n := len(c.Buffers); n > 2*layers+8 {
 		return fmt.Errorf("%d cache buffers, more than k and v of the bundle's %d layers", n, layers)
 	}
-	limit := bundle.CacheElems(g, c.Position)
+	// A state buffer whose context axis the engine cannot tell is stored
+	// whole, so the bound is the caches at full context, not at Position.
+	limit := bundle.CacheElems(g, g.Context)
 	var total int64
 	for _, b := range c.Buffers {
 		n, err := shapeBytes(b.Shape, b.DType)
@@ -40,8 +41,8 @@ func (cp *Checkpoint) checkFits() error {
 		}
 		total += n / int64(b.DType.Size())
 		if total > limit {
-			return fmt.Errorf("the cache buffers hold more than the %d elements the bundle's KV caches can at position %d (buffer %s %s %v)",
-				limit, c.Position, b.Name, b.DType, b.Shape)
+			return fmt.Errorf("the cache buffers hold more than the %d elements the bundle's KV caches can hold (buffer %s %s %v)",
+				limit, b.Name, b.DType, b.Shape)
 		}
 	}
 	if c.Family == bundle.R1 && cp.Meta.CoreLLM != nil {

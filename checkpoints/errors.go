@@ -75,11 +75,11 @@ func DescribeBundle(name string, id bundle.Identity) string {
 // checkIdentity compares the identity a checkpoint was made with to the
 // loaded bundle's.
 func checkIdentity(name, bundleName string, have, want bundle.Identity) error {
-	if have.ID == want.ID && have.ConfigSHA256 == want.ConfigSHA256 && have.Family == want.Family {
+	if have.ID == want.ID && have.ConfigSHA256 == want.ConfigSHA256 && bundle.SameCache(have.Family, want.Family) {
 		return nil
 	}
 	var diffs []string
-	if have.Family != want.Family {
+	if !bundle.SameCache(have.Family, want.Family) {
 		diffs = append(diffs, fmt.Sprintf("family %s ≠ %s", have.Family, want.Family))
 	}
 	if have.ConfigSHA256 != want.ConfigSHA256 {

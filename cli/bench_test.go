@@ -39,7 +39,7 @@ func TestBench(t *testing.T) {
 			skipped++
 			continue
 		}
-		if !r.Identical || r.OffTokPerSec <= 0 || r.PairRatio <= 0 || r.Tokens != 6 {
+		if !r.Identical || r.OffTokPerSec <= 0 || r.PairRatio <= 0 || r.Tokens < 1 || r.Tokens > 6 { // 6 is the cap; a stop token may come first
 			t.Errorf("row %+v", r)
 		}
 	}

@@ -12,8 +12,10 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/reference"
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 func runBundle(args []string, stdout, stderr io.Writer) int {
@@ -80,6 +82,8 @@ func bundleInspect(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("orchard bundle inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
+	deep := fs.Bool("deep", false, "load every model and function and print what each declares")
+	compute := fs.String("compute", "", "compute units for --deep (default: the bundle's)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return 2
@@ -88,22 +92,62 @@ func bundleInspect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard bundle inspect: want one bundle folder")
 		return 2
 	}
+	units, uerr := coreml.ParseComputeUnits(*compute)
+	if uerr != nil {
+		fmt.Fprintln(stderr, "orchard bundle inspect: --compute:", uerr)
+		return 2
+	}
 	b, err := bundle.Open(pos[0])
 	if b == nil {
 		fmt.Fprintln(stderr, "orchard bundle inspect:", err)
 		return 2
 	}
-	r := b.Report(err)
+	out := struct {
+		bundle.Report
+		Contract *bundle.Contract `json:"contract,omitempty"`
+	}{Report: b.Report(err)}
+	code := 0
+	if *deep {
+		c, derr := deepContract(b, units)
+		if derr != nil {
+			fmt.Fprintln(stderr, "orchard bundle inspect --deep:", derr)
+			code = 1
+		} else {
+			out.Contract = &c
+			if !c.DefaultsLoad() {
+				code = 1
+			}
+		}
+	}
 	if *asJSON {
-		writeJSON(stdout, r)
+		writeJSON(stdout, out)
 	} else {
-		r.WriteText(stdout)
+		out.Report.WriteText(stdout)
+		if out.Contract != nil {
+			out.Contract.WriteText(termsafe.NewWriter(stdout)) // feature names come from the graphs' files
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard bundle inspect:", err)
 		return 2
 	}
-	return 0
+	if code != 0 && out.Contract != nil {
+		fmt.Fprintln(stderr, "orchard bundle inspect: a model's default function does not load (see above)")
+	}
+	return code
+}
+
+// deepContract loads every model of b on units (the bundle's when unset)
+// through the runtime orchard would use for it.
+func deepContract(b *bundle.Bundle, units coreml.ComputeUnits) (bundle.Contract, error) {
+	rt, name, err := runtimeFor(b)
+	if err != nil {
+		return bundle.Contract{}, err
+	}
+	if units, err = engine.Units(b, units); err != nil {
+		return bundle.Contract{}, err
+	}
+	return bundle.InspectContract(b, rt, name, units), nil
 }
 
 // topEntry is one (id, logit) pair of `bundle forward`.

@@ -79,7 +79,7 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 		}
 	}
 	logger.Info("opening", "bundle", dir)
-	m, err := openModel(dir, engine.Options{ComputeUnits: cfg.Model.ComputeUnits, VerifyHeadUnits: cfg.Model.VerifyHeadUnits}, settingsFrom(cfg, 0), func(msg string) { fmt.Fprintln(stderr, msg) })
+	m, err := openModel(dir, engineOptions(cfg), settingsFrom(cfg, 0), func(msg string) { fmt.Fprintln(stderr, msg) })
 	if err != nil {
 		logger.Error("open", "bundle", dir, "err", err)
 		fmt.Fprintln(stderr, "orchard:", err)

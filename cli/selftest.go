@@ -53,6 +53,9 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", termsafe.Line(b.Name()), b.Family, rtName, *steps)
+	if units, err := engine.Units(b, cu); err == nil {
+		bundle.InspectContract(b, rt, rtName, units).WriteSummary(termsafe.NewWriter(stdout))
+	}
 	open := func(o engine.Options) (engine.Chain, error) {
 		o.ComputeUnits = cu
 		return engine.Open(b, rt, o)
@@ -62,6 +65,7 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
 		return 1
 	}
+	gates = append(gates, engine.RopeGate(b))
 	code := 0
 	for _, g := range gates {
 		verdict := "PASS"

@@ -42,6 +42,9 @@ type Model struct {
 	// VerifyHeadUnits places r1's batched verify head; DefaultUnits keeps
 	// the published rule (CPU when the chain may use the Neural Engine).
 	VerifyHeadUnits coreml.ComputeUnits
+	// HeadUnits places v2's lm head; DefaultUnits runs it with the chunks
+	// (CORELLM_V2_HEAD_CU=chunks).
+	HeadUnits coreml.ComputeUnits
 }
 
 // SpecMode turns prompt-lookup speculation on, off, or on where the bundle

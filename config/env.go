@@ -54,6 +54,12 @@ func aliases() []alias {
 		{name: "CORELLM_VERIFY_HEAD_CU", key: "model.verify_head_units", translate: func(v string) (string, string, error) {
 			return v, "", nil
 		}},
+		{name: "CORELLM_V2_HEAD_CU", key: "model.head_units", translate: func(v string) (string, string, error) {
+			if strings.EqualFold(strings.TrimSpace(v), "chunks") {
+				return "default", "chunks: the head runs with the chunks", nil
+			}
+			return v, "", nil
+		}},
 	}
 }
 

@@ -51,6 +51,8 @@ func settings() []setting {
 			func(c *Config) *coreml.ComputeUnits { return &c.Model.ComputeUnits }),
 		unitsSetting("model.verify_head_units", "verify-head-cu", "where r1's batched verify head runs: default (CPU when the chain may use the Neural Engine), cpu, gpu, ane or all",
 			func(c *Config) *coreml.ComputeUnits { return &c.Model.VerifyHeadUnits }),
+		unitsSetting("model.head_units", "v2-head-cu", "where v2's lm head runs: default (with the chunks), cpu, gpu, ane or all",
+			func(c *Config) *coreml.ComputeUnits { return &c.Model.HeadUnits }),
 
 		enumSetting("speculation.mode", "spec", "prompt-lookup speculation: auto (where the bundle supports it), on or off",
 			[]SpecMode{SpecAuto, SpecOn, SpecOff}, func(c *Config) *SpecMode { return &c.Speculation.Mode }),

@@ -68,6 +68,9 @@ func (a *arena) free(p unsafe.Pointer) {
 	}
 }
 
+// Owns is owns, for the shared Plan (coreml.Owner).
+func (a *arena) Owns(b []byte) bool { return a.owns(b) }
+
 // owns reports whether b lies wholly inside memory from alloc.
 func (a *arena) owns(b []byte) bool {
 	if len(b) == 0 {

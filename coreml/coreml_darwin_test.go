@@ -90,7 +90,7 @@ func TestCoreMLModel(t *testing.T) {
 		}
 	}
 	for step := range 2 {
-		out, err := m.Predict(in, st)
+		out, err := m.Predict(in, st, nil)
 		if err != nil {
 			t.Fatalf("predict %d: %v", step, err)
 		}

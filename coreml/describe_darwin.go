@@ -5,6 +5,8 @@ package coreml
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	ml "github.com/progrium/darwinkit/macos/coreml"
 	"github.com/progrium/darwinkit/macos/foundation"
@@ -22,11 +24,12 @@ func describe(m ml.Model) (Description, error) {
 	if d.IsNil() {
 		return Description{}, errors.New("model has no description")
 	}
-	ins, err := featureSpecs("input", d.InputDescriptionsByName())
+	var notes []string
+	ins, err := featureSpecs("input", d.InputDescriptionsByName(), &notes)
 	if err != nil {
 		return Description{}, err
 	}
-	outs, err := featureSpecs("output", d.OutputDescriptionsByName())
+	outs, err := featureSpecs("output", d.OutputDescriptionsByName(), &notes)
 	if err != nil {
 		return Description{}, err
 	}
@@ -45,11 +48,14 @@ func describe(m ml.Model) (Description, error) {
 			states[name] = TensorSpec{DType: dt, Shape: ints(objc.Call[objc.Object](sc, objc.Sel("bufferShape")))}
 		}
 	}
-	return Description{Inputs: ins, Outputs: outs, States: states}, nil
+	slices.Sort(notes)
+	return Description{Inputs: ins, Outputs: outs, States: states, Notes: notes}, nil
 }
 
-// featureSpecs maps input or output feature descriptions to tensor specs.
-func featureSpecs(kind string, fds map[string]ml.FeatureDescription) (map[string]TensorSpec, error) {
+// featureSpecs maps input or output feature descriptions to tensor specs,
+// noting the raw NSRanges of flexible dimensions (how to read their upper
+// bound is not documented; `bundle inspect --deep` shows them).
+func featureSpecs(kind string, fds map[string]ml.FeatureDescription, notes *[]string) (map[string]TensorSpec, error) {
 	out := make(map[string]TensorSpec, len(fds))
 	for name, fd := range fds {
 		switch t := fd.Type(); t {
@@ -67,7 +73,7 @@ func featureSpecs(kind string, fds map[string]ml.FeatureDescription) (map[string
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", kind, name, err)
 		}
-		ranges, err := shapeRanges(c.ShapeConstraint())
+		ranges, shapes, raw, err := shapeRanges(c.ShapeConstraint())
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", kind, name, err)
 		}
@@ -75,30 +81,38 @@ func featureSpecs(kind string, fds map[string]ml.FeatureDescription) (map[string
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", kind, name, err)
 		}
+		spec.Shapes = shapes
+		if raw != "" {
+			*notes = append(*notes, fmt.Sprintf("%s %s: sizeRangeForDimension %s, read as %s", kind, name, raw, spec.ShapeString()))
+		}
 		out[name] = spec
 	}
 	return out, nil
 }
 
 // shapeRanges reads the flexible dimensions of a shape constraint: nil when
-// the shape is fixed. Only the list matching the constraint's type is read.
-func shapeRanges(sc ml.MultiArrayShapeConstraint) ([][2]int, error) {
+// the shape is fixed; for enumerated shapes, their envelope and the list.
+// raw is the NSRanges as Core ML gave them. Only the list matching the
+// constraint's type is read.
+func shapeRanges(sc ml.MultiArrayShapeConstraint) (ranges [][2]int, shapes [][]int, raw string, err error) {
 	if sc.IsNil() {
-		return nil, nil
+		return nil, nil, "", nil
 	}
 	switch sc.Type() {
 	case ml.MultiArrayShapeConstraintTypeRange:
 		arr := objc.Call[objc.Object](sc, objc.Sel("sizeRangeForDimension"))
 		n := objc.Call[int](arr, objc.Sel("count"))
 		if n == 0 {
-			return nil, nil
+			return nil, nil, "", nil
 		}
 		out := make([][2]int, n)
+		parts := make([]string, n)
 		for i := range out {
 			r := objc.Call[foundation.Value](arr, objc.Sel("objectAtIndex:"), i).RangeValue()
 			out[i] = dimRange(r.Location, r.Length)
+			parts[i] = fmt.Sprintf("{%d, %d}", r.Location, r.Length)
 		}
-		return out, nil
+		return out, nil, "[" + strings.Join(parts, " ") + "]", nil
 	case ml.MultiArrayShapeConstraintTypeEnumerated:
 		arr := objc.Call[objc.Object](sc, objc.Sel("enumeratedShapes"))
 		n := objc.Call[int](arr, objc.Sel("count"))
@@ -106,7 +120,8 @@ func shapeRanges(sc ml.MultiArrayShapeConstraint) ([][2]int, error) {
 		for i := range shapes {
 			shapes[i] = ints(objc.Call[objc.Object](arr, objc.Sel("objectAtIndex:"), i))
 		}
-		return envelope(shapes)
+		env, err := envelope(shapes)
+		return env, shapes, "", err
 	}
-	return nil, nil
+	return nil, nil, "", nil
 }

@@ -15,10 +15,10 @@ type fakeRuntime struct {
 
 type fakeModel struct{ function string }
 
-func (m *fakeModel) Description() Description                  { return Description{} }
-func (m *fakeModel) NewState() (State, error)                  { return nil, errors.New("stateless") }
-func (m *fakeModel) Predict(Features, State) (Features, error) { return nil, nil }
-func (m *fakeModel) Close() error                              { return nil }
+func (m *fakeModel) Description() Description                            { return Description{} }
+func (m *fakeModel) NewState() (State, error)                            { return nil, errors.New("stateless") }
+func (m *fakeModel) Predict(Features, State, *Outputs) (Features, error) { return nil, nil }
+func (m *fakeModel) Close() error                                        { return nil }
 
 func (r *fakeRuntime) Load(path string, o LoadOptions) (Model, error) {
 	r.loads = append(r.loads, o.Function)

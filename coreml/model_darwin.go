@@ -33,8 +33,11 @@ type model struct {
 	mu         sync.Mutex
 	closed     bool
 	outputs    map[string]*output
-	scratch    map[string]*buffer // C copies of inputs that live in Go memory
-	noBackings bool               // Core ML refused output backings once
+	scratch    map[string]*buffer       // C copies of inputs that live in Go memory
+	kept       map[string]ml.MultiArray // outputs kept for later calls (retained until the next Predict)
+	plan       Plan
+	meter      *Meter
+	noBackings bool // Core ML refused output backings once
 }
 
 // buffer is model-owned C memory from the runtime's arena.
@@ -79,8 +82,18 @@ func (m *model) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
+	m.releaseKept()
 	m.res.release()
 	return nil
+}
+
+// releaseKept gives up the outputs the last prediction kept: they are valid
+// only until this model's next Predict.
+func (m *model) releaseKept() {
+	for name, arr := range m.kept {
+		objc.WithAutoreleasePool(arr.Release)
+		delete(m.kept, name)
+	}
 }
 
 func (m *model) errorf(op string, format string, args ...any) error {
@@ -169,21 +182,25 @@ func (m *model) NewState() (State, error) {
 	return s, nil
 }
 
-// Predict runs the model on in, and on st for stateful models. Inputs from
-// Alloc or from an earlier Predict are wrapped in place; others are copied
-// to C memory first. Output tensors live in memory the model rewrites on its
-// next Predict and frees on Close (or when the model is collected); they can
-// be passed to another model's Predict without a copy. Stateless models
-// offer Core ML their fixed-shape output buffers as output backings.
-// Predictions on one model, and on one state, are serialized.
-func (m *model) Predict(in Features, st State) (Features, error) {
+// Predict runs the model on in, and on st for stateful models, placing the
+// outputs as o says (see Plan, shared with the reference runtime). Inputs
+// from Alloc or from an earlier Predict are wrapped in place, kept outputs
+// are passed as the very MLMultiArrays Core ML made, and others are copied
+// to C memory first. Outputs go into the caller's tensors (Into), stay in
+// Core ML memory (Keep), or land in the model's reused buffers, which are
+// offered to Core ML as output backings when their shape is fixed. Every
+// host copy is counted on the runtime's meter. Predictions on one model,
+// and on one state, are serialized.
+func (m *model) Predict(in Features, st State, o *Outputs) (Features, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	defer runtime.KeepAlive(in) // Alloc'd memory must outlive the prediction
 	if m.closed {
 		return nil, m.errorf("predict", "model is closed")
 	}
-	if err := m.desc.CheckInputs(in); err != nil {
+	// Core ML validates the shapes itself; orchard never refuses a call on
+	// a range's upper bound, whose reading from an NSRange is not certain.
+	if err := m.desc.PrecheckInputs(in); err != nil {
 		return nil, &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
 	}
 	s, err := m.stateFor(st)
@@ -197,24 +214,34 @@ func (m *model) Predict(in Features, st State) (Features, error) {
 			return nil, m.errorf("predict", "state is closed")
 		}
 	}
+	backings := !m.noBackings
+	if err := m.plan.Make(m.desc, in, o, m.mem, backings, m); err != nil {
+		return nil, &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+	}
 	ptrs := make(map[string]unsafe.Pointer, len(in))
-	for name, t := range in {
-		p, err := m.inputPointer(name, t)
-		if err != nil {
-			return nil, &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+	for _, step := range m.plan.In {
+		t := in[step.Name]
+		switch step.How {
+		case InPlace:
+			ptrs[step.Name] = unsafe.Pointer(unsafe.SliceData(t.Data))
+		case CopyIn:
+			p, err := m.inputPointer(step.Name, t)
+			if err != nil {
+				return nil, &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+			}
+			m.meter.Add(len(t.Data))
+			ptrs[step.Name] = p
 		}
-		ptrs[name] = p
 	}
 
-	backings := s == nil && !m.noBackings
 	var out Features
 	predict := func() error {
 		var err error
-		out, err = m.predictOnce(in, ptrs, s, backings)
+		out, err = m.predictOnce(in, o, ptrs, s, backings)
 		return err
 	}
 	err = withPool(predict)
-	if err != nil && backings {
+	if err != nil && backings && m.plan.backs() {
 		// Core ML checks backings when it predicts. Retry without them; if
 		// that works, stop offering them to this model.
 		backings = false
@@ -226,6 +253,24 @@ func (m *model) Predict(in Features, st State) (Features, error) {
 		return nil, asError(err, "predict", m.path, m.opts.Function)
 	}
 	return out, nil
+}
+
+// OutputBuffer is the model's reused buffer of an output (coreml.Reuser).
+func (m *model) OutputBuffer(name string) []byte {
+	if o := m.outputs[name]; o != nil && o.buf.p != nil {
+		return bytesAt(o.buf.p, o.buf.size)
+	}
+	return nil
+}
+
+// backs reports whether the plan offers Core ML any output backing.
+func (p *Plan) backs() bool {
+	for _, s := range p.Out {
+		if s.How == Backed || s.How == Reused {
+			return true
+		}
+	}
+	return false
 }
 
 // stateFor checks that st belongs to this backend and fits this model.
@@ -249,11 +294,40 @@ func (m *model) stateFor(st State) (*state, error) {
 	return s, nil
 }
 
+// inputArray returns the MLMultiArray to feed for one planned input.
+func (m *model) inputArray(name string, t *Tensor, p unsafe.Pointer) (ml.MultiArray, error) {
+	if h := t.KeptHandle(); h != nil {
+		arr, ok := h.(ml.MultiArray)
+		if !ok || arr.IsNil() {
+			return ml.MultiArray{}, fmt.Errorf("kept by another runtime")
+		}
+		if l := layoutOf(arr); !slices.Equal(l.shape, t.Shape) {
+			return reshapeKept(arr, l, t.Shape)
+		}
+		return arr, nil
+	}
+	return wrapArray(p, t.Shape, t.DType)
+}
+
+// reshapeKept presents a kept array under another shape of the same size (a
+// view with more or fewer leading unit dimensions) over the same memory. The
+// kept array stays retained by the model that made it for this call.
+func reshapeKept(arr ml.MultiArray, l layout, shape []int) (ml.MultiArray, error) {
+	if NumElements(shape) != NumElements(l.shape) || !slices.Equal(l.strides, contiguousStrides(l.shape)) {
+		return ml.MultiArray{}, fmt.Errorf("cannot view a kept %v array (strides %v) as %v", l.shape, l.strides, shape)
+	}
+	dt, err := dtypeOf(l.raw)
+	if err != nil {
+		return ml.MultiArray{}, err
+	}
+	return wrapArray(objc.Call[unsafe.Pointer](arr, objc.Sel("dataPointer")), shape, dt)
+}
+
 // predictOnce runs one prediction inside the caller's pool.
-func (m *model) predictOnce(in Features, ptrs map[string]unsafe.Pointer, s *state, useBackings bool) (Features, error) {
+func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Pointer, s *state, useBackings bool) (Features, error) {
 	dict := make(map[string]objc.IObject, len(in))
 	for name, t := range in {
-		arr, err := wrapArray(ptrs[name], t.Shape, t.DType)
+		arr, err := m.inputArray(name, t, ptrs[name])
 		if err != nil {
 			return nil, fmt.Errorf("input %s: %w", name, err)
 		}
@@ -271,7 +345,7 @@ func (m *model) predictOnce(in Features, ptrs map[string]unsafe.Pointer, s *stat
 	opts := ml.NewPredictionOptions()
 	backings := make(map[string]ml.MultiArray)
 	if useBackings {
-		if err := m.bindBackings(in, opts, backings); err != nil {
+		if err := m.bindBackings(in, o, opts, backings); err != nil {
 			return nil, err
 		}
 	}
@@ -287,53 +361,94 @@ func (m *model) predictOnce(in Features, ptrs map[string]unsafe.Pointer, s *stat
 		return nil, nsError("predict", m.path, m.opts.Function, e, nil)
 	}
 
+	m.releaseKept() // the previous call's kept outputs end here
 	out := make(Features, len(m.desc.Outputs))
-	for name, spec := range m.desc.Outputs {
-		fv := res.FeatureValueForName(name)
+	for _, step := range m.plan.Out {
+		spec := m.desc.Outputs[step.Name]
+		fv := res.FeatureValueForName(step.Name)
 		if fv.IsNil() {
-			return nil, fmt.Errorf("output %s: missing from the prediction", name)
+			return nil, fmt.Errorf("output %s: missing from the prediction", step.Name)
 		}
 		arr := fv.MultiArrayValue()
 		if arr.IsNil() {
-			return nil, fmt.Errorf("output %s: not a multi-array", name)
+			return nil, fmt.Errorf("output %s: not a multi-array", step.Name)
 		}
-		t, err := m.readOutput(name, spec, arr, backings[name])
+		var t *Tensor
+		var err error
+		switch step.How {
+		case Kept:
+			arr.Retain() // past this pool, until the next Predict or Close
+			m.kept[step.Name] = arr
+			t = NewKept(layoutOf(arr).shape, spec.DType, arr)
+		case Backed:
+			t, err = m.readInto(o.Into[step.Name], arr, backings[step.Name])
+		default:
+			t, err = m.readOutput(step.Name, spec, arr, backings[step.Name])
+		}
 		if err != nil {
-			return nil, fmt.Errorf("output %s: %w", name, err)
+			return nil, fmt.Errorf("output %s: %w", step.Name, err)
 		}
-		out[name] = t
+		out[step.Name] = t
 	}
 	return out, nil
 }
 
-// bindBackings offers Core ML the model's own buffers for fixed-shape
-// outputs (MLPredictionOptions outputBackings), so results land in place.
-// An output whose buffer an input points into is left unbound.
-func (m *model) bindBackings(in Features, opts ml.PredictionOptions, backings map[string]ml.MultiArray) error {
+// bindBackings offers Core ML the caller's destinations (Into) and the
+// model's own buffers for fixed-shape outputs (MLPredictionOptions
+// outputBackings), so results land in place, as the plan says. A buffer an
+// input points into (an output fed back as this model's input) is not
+// offered: Core ML could write it before reading the input.
+func (m *model) bindBackings(in Features, o *Outputs, opts ml.PredictionOptions, backings map[string]ml.MultiArray) error {
 	bind := make(map[string]objc.IObject)
-	for name, spec := range m.desc.Outputs {
-		if spec.Ranges != nil {
+	for _, step := range m.plan.Out {
+		var p unsafe.Pointer
+		var shape []int
+		spec := m.desc.Outputs[step.Name]
+		switch step.How {
+		case Backed:
+			dst := o.Into[step.Name]
+			p, shape = unsafe.Pointer(unsafe.SliceData(dst.Data)), dst.Shape
+		case Reused:
+			n := NumElements(spec.Shape) * spec.DType.Size()
+			out, err := m.outputFor(step.Name, spec, n)
+			if err != nil {
+				return err
+			}
+			if aliased(in, region{base: out.buf.p, size: out.buf.size}) {
+				continue
+			}
+			p, shape = out.buf.p, spec.Shape
+		default:
 			continue
 		}
-		n := NumElements(spec.Shape) * spec.DType.Size()
-		o, err := m.outputFor(name, spec, n)
+		arr, err := wrapArray(p, shape, spec.DType)
 		if err != nil {
-			return err
+			return fmt.Errorf("output %s: %w", step.Name, err)
 		}
-		if aliased(in, region{base: o.buf.p, size: o.buf.size}) {
-			continue
-		}
-		arr, err := wrapArray(o.buf.p, spec.Shape, spec.DType)
-		if err != nil {
-			return fmt.Errorf("output %s: %w", name, err)
-		}
-		backings[name] = arr
-		bind[name] = arr
+		backings[step.Name] = arr
+		bind[step.Name] = arr
 	}
 	if len(bind) > 0 {
 		opts.SetOutputBackings(bind)
 	}
 	return nil
+}
+
+// readInto makes sure a Backed output is in its destination: nothing to do
+// when Core ML wrote there, else a strided copy (counted).
+func (m *model) readInto(dst *Tensor, arr, backing ml.MultiArray) (*Tensor, error) {
+	if !backing.IsNil() && arr.Ptr() == backing.Ptr() {
+		return dst, nil
+	}
+	l := layoutOf(arr)
+	if NumElements(l.shape) != dst.Len() {
+		return nil, fmt.Errorf("Core ML returned shape %v for a %v destination", l.shape, dst.Shape)
+	}
+	if err := readArray(arr, l, dst.Data, dst.DType); err != nil {
+		return nil, err
+	}
+	m.meter.Add(len(dst.Data))
+	return dst, nil
 }
 
 // readOutput moves one output into the model's reused tensor: nothing to do
@@ -349,6 +464,7 @@ func (m *model) readOutput(name string, spec TensorSpec, arr, backing ml.MultiAr
 		if err := readArray(arr, l, bytesAt(o.buf.p, n), spec.DType); err != nil {
 			return nil, err
 		}
+		m.meter.Add(n)
 	}
 	o.t.Shape = append(o.t.Shape[:0], l.shape...)
 	o.t.DType = spec.DType

@@ -160,7 +160,7 @@ func maxBytes(spec TensorSpec, limit int) int {
 func cloneSpecs(m map[string]TensorSpec) map[string]TensorSpec {
 	out := make(map[string]TensorSpec, len(m))
 	for name, s := range m {
-		out[name] = TensorSpec{DType: s.DType, Shape: slices.Clone(s.Shape), Ranges: slices.Clone(s.Ranges)}
+		out[name] = TensorSpec{DType: s.DType, Shape: slices.Clone(s.Shape), Ranges: slices.Clone(s.Ranges), Shapes: slices.Clone(s.Shapes)}
 	}
 	return out
 }

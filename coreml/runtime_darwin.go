@@ -22,8 +22,13 @@ const coreMLBuilt = true
 
 // coreMLRuntime runs compiled models with Apple Core ML through darwinkit.
 type coreMLRuntime struct {
-	mem *arena
+	mem   *arena
+	meter Meter // bytes copied across the seam (coreml.CopyMeter)
 }
+
+// CopiedBytes is the total the host has copied into and out of Core ML
+// memory: inputs in Go memory, outputs Core ML did not write in place.
+func (r *coreMLRuntime) CopiedBytes() int64 { return r.meter.CopiedBytes() }
 
 // NewCoreML returns the Core ML backend. Models are loaded with
 // MLModelConfiguration (compute units, and a function name on macOS 15) and
@@ -116,9 +121,64 @@ func (r *coreMLRuntime) Load(path string, o LoadOptions) (Model, error) {
 		obj:     obj,
 		outputs: make(map[string]*output),
 		scratch: make(map[string]*buffer),
+		kept:    make(map[string]ml.MultiArray),
+		meter:   &r.meter,
 	}
 	runtime.AddCleanup(m, (*modelResources).release, m.res)
 	return m, nil
+}
+
+// Functions lists the functions of a compiled model without loading one,
+// through MLModelAsset (macOS 15): an empty list for a single-function
+// model. Before macOS 15 it returns ErrFunctionsUnknown and the engine
+// learns which functions exist by loading them.
+func (r *coreMLRuntime) Functions(path string) ([]string, error) {
+	path = filepath.Clean(path)
+	var names []string
+	err := withPool(func() error {
+		cls := objc.GetClass("MLModelAsset")
+		sel := objc.Sel("modelAssetWithURL:error:")
+		if cls.Ptr() == nil || !objc.ObjectFrom(cls.Ptr()).RespondsToSelector(sel) {
+			return ErrFunctionsUnknown
+		}
+		var e foundation.Error
+		asset := objc.Call[objc.Object](cls, sel, foundation.URL_FileURLWithPath(path), unsafe.Pointer(&e))
+		if asset.IsNil() {
+			return nsError("list functions", path, "", e, nil)
+		}
+		fsel := objc.Sel("functionNamesWithCompletionHandler:")
+		if !asset.RespondsToSelector(fsel) {
+			return ErrFunctionsUnknown
+		}
+		done := make(chan struct{})
+		var herr error
+		objc.Call[objc.Void](asset, fsel, func(arr objc.Object, e foundation.Error) {
+			defer close(done) // runs on a Core ML queue; a panic must not cross it
+			defer func() {
+				if r := recover(); r != nil {
+					herr = fmt.Errorf("listing functions: %v", r)
+				}
+			}()
+			if arr.IsNil() {
+				herr = nsError("list functions", path, "", e, nil)
+				return
+			}
+			n := objc.Call[int](arr, objc.Sel("count"))
+			for i := range n {
+				item := objc.Call[objc.Object](arr, objc.Sel("objectAtIndex:"), i)
+				names = append(names, objc.Call[string](item, objc.Sel("description")))
+			}
+		})
+		<-done
+		return herr
+	})
+	if err != nil {
+		if errors.Is(err, ErrFunctionsUnknown) {
+			return nil, err
+		}
+		return nil, asError(err, "list functions", path, "")
+	}
+	return names, nil
 }
 
 // asError gives err the operation and model context of an *Error, unless

@@ -4,6 +4,7 @@
 package coreml
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -86,11 +87,15 @@ func ParseComputeUnits(s string) (ComputeUnits, error) {
 	return DefaultUnits, fmt.Errorf("unknown compute units %q (want all, cpuAndGPU, cpuAndNeuralEngine or cpuOnly)", s)
 }
 
-// Tensor is a dense, C-contiguous, little-endian array.
+// Tensor is a dense, C-contiguous, little-endian array. A tensor a
+// backend kept in its own memory (Outputs.Keep) has no Data: it can only be
+// passed on as an input of a later Predict.
 type Tensor struct {
 	Shape []int
 	DType DType
 	Data  []byte
+
+	kept any // the backend's handle of a kept output; nil for host tensors
 }
 
 // Features maps tensor names to tensors, as MLFeatureProvider does.
@@ -104,15 +109,37 @@ type LoadOptions struct {
 
 // TensorSpec describes one input, output or state. A dimension whose range
 // has Lo < Hi is flexible (Core ML's RangeDim); Shape then holds its default.
+// An enumerated-shape input lists its shapes in Shapes, and Ranges holds
+// their per-dimension envelope.
 type TensorSpec struct {
 	DType  DType
 	Shape  []int
 	Ranges [][2]int // nil when every dimension is fixed; else one [lo, hi] per dimension
+	Shapes [][]int  // enumerated shapes; nil otherwise
 }
 
 // Description is what a model declares, read from modelDescription on darwin.
+// Notes carry what the backend read but could not put in a spec (the raw
+// NSRange of a flexible dimension, say), for `bundle inspect --deep`.
 type Description struct {
 	Inputs, Outputs, States map[string]TensorSpec
+	Notes                   []string
+}
+
+// Outputs says where the outputs of one prediction go. With nil, or for an
+// output it does not name, an output lands in the model's own reused buffer
+// (see Model.Predict), readable by the host.
+type Outputs struct {
+	// Into holds tensors from the runtime's Alloc that the named outputs are
+	// written into directly (Core ML output backings). Each must have the
+	// output's exact shape and dtype, and must not be an input of the same
+	// call. The returned tensor is then that very tensor.
+	Into Features
+	// Keep names outputs left in the backend's memory: the returned tensor
+	// has no Data and is valid only as an input of a later Predict, of this
+	// model or another, until this model's next Predict. It is how one
+	// chunk hands a cache or hidden state to the next without a host copy.
+	Keep map[string]bool
 }
 
 // Runtime loads models and allocates tensors the backend can wrap without copying.
@@ -129,15 +156,34 @@ type Model interface {
 	Description() Description
 	// NewState returns zero-initialised state buffers; an error for stateless models.
 	NewState() (State, error)
-	// Predict runs the model. st is nil for stateless models. Output
-	// tensors are the model's own buffers, rewritten by its next Predict
-	// (and freed by Close): keep one across calls of the same model only by
+	// Predict runs the model. st is nil for stateless models; o (nil for
+	// the defaults) places the outputs. Output tensors are the model's own
+	// buffers, rewritten by its next Predict (and freed by Close), unless o
+	// puts them elsewhere: keep one across calls of the same model only by
 	// copying it or by feeding it back as that model's input, which is safe
-	// because results are written only after the inputs have been read (r1
-	// decode swaps its host caches this way). Passing an output to another
-	// model needs no copy.
-	Predict(in Features, st State) (Features, error)
+	// because results are written only after the inputs have been read.
+	// Passing an output to another model needs no copy.
+	Predict(in Features, st State, o *Outputs) (Features, error)
 	Close() error
+}
+
+// FunctionLister is implemented by runtimes that can list the functions of
+// a compiled model without loading one (Core ML's MLModelAsset on macOS 15,
+// the reference runtime's twin folders). An empty list means a
+// single-function model; ErrFunctionsUnknown means the runtime cannot tell
+// here, and the caller learns by loading.
+type FunctionLister interface {
+	Functions(path string) ([]string, error)
+}
+
+// ErrFunctionsUnknown is returned by FunctionLister when the system cannot
+// list a model's functions (before macOS 15).
+var ErrFunctionsUnknown = errors.New("this system cannot list a model's functions")
+
+// CopyMeter is implemented by runtimes that count the bytes the host copies
+// across the seam (inputs copied into backend memory, outputs copied out).
+type CopyMeter interface {
+	CopiedBytes() int64
 }
 
 // State is a model's mutable state (MLState). Read returns a copy; Write

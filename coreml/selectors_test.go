@@ -60,6 +60,13 @@ func knownSelectors() map[string]selectorSig {
 		"compileModelAtURL:completionHandler:": {
 			"+[MLModel compileModelAtURL:(NSURL*) completionHandler:(void (^)(NSURL*, NSError*))], macOS 13",
 			"void", []string{"handle", "func(foundation.URL, foundation.Error)"}},
+		"modelAssetWithURL:error:": {
+			"+[MLModelAsset modelAssetWithURL:(NSURL*) error:(NSError**)], macOS 15",
+			"handle", []string{"handle", "unsafe.Pointer"}},
+		"functionNamesWithCompletionHandler:": {
+			"-[MLModelAsset functionNamesWithCompletionHandler:(void (^)(NSArray<NSString*>*, NSError*))], macOS 15",
+			"void", []string{"func(objc.Object, foundation.Error)"}},
+		"description": {"-[NSObject description] (NSString*, read as a Go string)", "string", nil},
 		"compileModelAtURL:error:": {
 			"+[MLModel compileModelAtURL:(NSURL*) error:(NSError**)]",
 			"foundation.URL", []string{"handle", "unsafe.Pointer"}},

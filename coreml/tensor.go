@@ -73,7 +73,15 @@ func (t *Tensor) Float(i int) float32 {
 
 // Check reports whether t matches spec (dtype, rank, each dimension within
 // its range). name is used in the error.
-func (s TensorSpec) Check(name string, t *Tensor) error {
+func (s TensorSpec) Check(name string, t *Tensor) error { return s.check(name, t, true) }
+
+// Precheck is Check without the upper bounds of flexible dimensions: how a
+// backend reads a range's upper bound is not certain everywhere (an NSRange
+// is location and length), so a driver never refuses a call on it and lets
+// the backend's own validation decide.
+func (s TensorSpec) Precheck(name string, t *Tensor) error { return s.check(name, t, false) }
+
+func (s TensorSpec) check(name string, t *Tensor, upper bool) error {
 	if t == nil {
 		return fmt.Errorf("tensor %s: missing (want %s %v)", name, s.DType, s.Shape)
 	}
@@ -88,11 +96,14 @@ func (s TensorSpec) Check(name string, t *Tensor) error {
 		if s.Ranges != nil {
 			lo, hi = s.Ranges[i][0], s.Ranges[i][1]
 		}
+		if !upper && lo != hi {
+			hi = math.MaxInt
+		}
 		if d < lo || d > hi {
 			return fmt.Errorf("tensor %s: shape %v, want %s", name, t.Shape, s.ShapeString())
 		}
 	}
-	if len(t.Data) != t.Len()*t.DType.Size() {
+	if t.kept == nil && len(t.Data) != t.Len()*t.DType.Size() {
 		return fmt.Errorf("tensor %s: %d data bytes for shape %v %s", name, len(t.Data), t.Shape, t.DType)
 	}
 	return nil
@@ -120,9 +131,15 @@ func (s TensorSpec) ShapeString() string {
 // CheckInputs validates every declared input of d against in, naming the
 // first offending tensor. Extra inputs are an error too: the real graphs
 // reject undeclared features.
-func (d Description) CheckInputs(in Features) error {
+func (d Description) CheckInputs(in Features) error { return d.checkInputs(in, true) }
+
+// PrecheckInputs is CheckInputs with Precheck: what a driver or a backend
+// verifies before handing a call to Core ML.
+func (d Description) PrecheckInputs(in Features) error { return d.checkInputs(in, false) }
+
+func (d Description) checkInputs(in Features, upper bool) error {
 	for name, spec := range d.Inputs {
-		if err := spec.Check(name, in[name]); err != nil {
+		if err := spec.check(name, in[name], upper); err != nil {
 			return err
 		}
 	}

@@ -56,6 +56,16 @@ func VerifyHeadUnits(engine ComputeUnits, env string) (ComputeUnits, error) {
 	return engine, nil
 }
 
+// DefaultVerifyHeadUnits is where r1's batched verify head runs when nothing
+// overrides it: the CPU when the chain may use the Neural Engine, else with
+// the chain.
+func DefaultVerifyHeadUnits(engine ComputeUnits) ComputeUnits {
+	if engine.usesNeuralEngine() {
+		return CPUOnly
+	}
+	return engine
+}
+
 // V2HeadUnits returns the compute units for the v2 head. By default, or
 // when env (the value of CORELLM_V2_HEAD_CU) is "chunks", the head runs
 // where the chunks run.

@@ -36,6 +36,10 @@ type Chain interface {
 	// Snapshot and Restore move the cache in and out for checkpoints.
 	Snapshot() (*CacheState, error)
 	Restore(*CacheState) error
+	// SetSoft sets the encoder rows that stand in for the embeddings of
+	// the prompt positions they cover (image and audio spans); nil clears
+	// them. Later Prefill calls embed those positions from them.
+	SetSoft([]SoftSpan)
 	Close() error
 }
 
@@ -70,6 +74,9 @@ type Options struct {
 	// VerifyHeadUnits places r1's batched verify head; DefaultUnits keeps
 	// the published rule (the CPU when the chain may use the Neural Engine).
 	VerifyHeadUnits coreml.ComputeUnits
+	// HeadUnits places v2's lm head; DefaultUnits runs it with the chunks
+	// (CORELLM_V2_HEAD_CU, okayuji doc §1.4).
+	HeadUnits coreml.ComputeUnits
 	// NoBatchedPrefill feeds prompts token by token (for tests and to
 	// measure the batched path against the plain one).
 	NoBatchedPrefill bool
@@ -149,6 +156,8 @@ type graph struct {
 	desc    coreml.Description
 	in      coreml.Features
 	views   map[string]*coreml.Tensor // reshaped views of inputs (conform.go)
+	oviews  map[string]*coreml.Tensor // reshaped views of output destinations
+	outs    coreml.Outputs            // where outputs go: backed into host tensors, or kept in the backend
 	checked bool
 }
 
@@ -161,13 +170,42 @@ func loadGraph(rt coreml.Runtime, path, fn string, cu coreml.ComputeUnits) (*gra
 	if fn != "" {
 		label += " (" + fn + ")"
 	}
-	return &graph{name: label, m: m, desc: m.Description(), in: coreml.Features{}, views: map[string]*coreml.Tensor{}}, nil
+	return &graph{name: label, m: m, desc: m.Description(), in: coreml.Features{}, views: map[string]*coreml.Tensor{}, oviews: map[string]*coreml.Tensor{},
+		outs: coreml.Outputs{Into: coreml.Features{}, Keep: map[string]bool{}}}, nil
+}
+
+// keep leaves the named outputs, where the model declares them, in the
+// backend's memory: they only feed later calls, so the host never copies
+// them (a chunk's hidden state for the next chunk, kv13/kv14 for chunk_3).
+func (g *graph) keep(names ...string) {
+	for _, n := range names {
+		if _, ok := g.desc.Outputs[n]; ok {
+			g.outs.Keep[n] = true
+		}
+	}
+}
+
+// setKeep turns keeping one output on or off (a driver that must read it
+// this once).
+func (g *graph) setKeep(name string, on bool) {
+	if _, ok := g.desc.Outputs[name]; ok {
+		g.outs.Keep[name] = on
+	}
+}
+
+// into has the named output written straight into t (an output backing),
+// viewed under the declared shape where that differs by leading unit
+// dimensions. An output the model does not declare is ignored.
+func (g *graph) into(name string, t *coreml.Tensor) {
+	if spec, ok := g.desc.Outputs[name]; ok {
+		g.outs.Into[name] = conform(g.oviews, name, spec, t)
+	}
 }
 
 // set feeds a tensor if the model declares it.
 func (g *graph) set(name string, t *coreml.Tensor) {
 	if spec, ok := g.desc.Inputs[name]; ok {
-		g.in[name] = g.conform(name, spec, t)
+		g.in[name] = conform(g.views, name, spec, t)
 	}
 }
 
@@ -176,16 +214,32 @@ func (g *graph) has(name string) bool { _, ok := g.desc.Inputs[name]; return ok 
 
 func (g *graph) predict(st coreml.State) (coreml.Features, error) {
 	if !g.checked {
-		if err := g.desc.CheckInputs(g.in); err != nil {
+		if err := g.desc.PrecheckInputs(g.in); err != nil {
 			return nil, fmt.Errorf("%s: inputs do not match the model: %w", g.name, err)
 		}
 		g.checked = true
 	}
-	out, err := g.m.Predict(g.in, st)
+	out, err := g.m.Predict(g.in, st, &g.outs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", g.name, err)
+		return nil, fmt.Errorf("%s: %w%s", g.name, err, g.flexible())
 	}
 	return out, nil
+}
+
+// flexible lists the inputs of flexible shape with the shapes fed, for an
+// error: the backend's own check decides their upper bounds, and a user
+// reporting the failure needs to see what was passed.
+func (g *graph) flexible() string {
+	var b []byte
+	for name, spec := range g.desc.Inputs {
+		if spec.Ranges == nil {
+			continue
+		}
+		if t := g.in[name]; t != nil {
+			b = fmt.Appendf(b, "; input %s fed %v, declared %s", name, t.Shape, spec.ShapeString())
+		}
+	}
+	return string(b)
 }
 
 // output returns a named output or an error naming the model.

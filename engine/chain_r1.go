@@ -11,8 +11,11 @@ import (
 
 // r1Chain drives a coreml-corellm-r1 bundle (okayuji doc §2.2): the KV
 // cache lives on the host as one fp16 [1, CTX, hd] buffer per own layer.
-// decode returns whole updated caches (swapped in), offset and plain
-// prefill return only the block's rows (copied in at the base position).
+// decode returns whole updated caches, offset and plain prefill return only
+// the block's rows (copied in at the base position). Each cache is double
+// buffered: decode reads one buffer and Core ML writes the updated cache
+// straight into the other (an output backing), then the two swap — no host
+// copy of the cache per token, as upstream swaps array references.
 type r1Chain struct {
 	b    *bundle.Bundle
 	c    *bundle.R1Config
@@ -24,10 +27,12 @@ type r1Chain struct {
 	storeS, storeF                      int
 	neg                                 uint16
 
-	k, v    map[int]*coreml.Tensor // own layer → [1, CTX, hd]
+	k, v    map[int]*coreml.Tensor // own layer → [1, CTX, hd], the cache now
+	k2, v2  map[int]*coreml.Tensor // the other buffer of each pair: decode's output
 	names   map[int][4]string      // own layer → k_in, v_in, k_out, v_out (made once: no per-token formatting)
 	decode  []*graph
 	blocks  map[int]*r1Block // width → lazily loaded block functions
+	fns     map[int]string   // width → the function that runs it
 	widths  []int            // offset widths, descending, still available
 	plainN  int
 	plainOK bool
@@ -64,28 +69,23 @@ func openR1(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*r1Chai
 		H: g.Hidden, P: g.PLEDim, LP: g.Layers * g.PLEDim, ctx: g.Context, hd: g.HeadDim, ghd: g.GlobalHeadDim,
 		sliding: g.SlidingWindow, fs: c.FirstShared, neg: host.Neg,
 		storeS: c.StoreLayers["sliding_attention"], storeF: c.StoreLayers["full_attention"],
-		k: map[int]*coreml.Tensor{}, v: map[int]*coreml.Tensor{}, blocks: map[int]*r1Block{}, names: map[int][4]string{},
+		k: map[int]*coreml.Tensor{}, v: map[int]*coreml.Tensor{}, k2: map[int]*coreml.Tensor{}, v2: map[int]*coreml.Tensor{},
+		blocks: map[int]*r1Block{}, names: map[int][4]string{},
 		plainN: c.CoreLLM.Prefill.PlainWidth(), onehotP: -1}
 	for l := range c.FirstShared {
 		ch.names[l] = [4]string{fmt.Sprintf("k_%d_in", l), fmt.Sprintf("v_%d_in", l), fmt.Sprintf("k_%d_out", l), fmt.Sprintf("v_%d_out", l)}
 		d := ch.headDim(l)
 		ch.k[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
 		ch.v[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
+		ch.k2[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
+		ch.v2[l] = rt.Alloc([]int{1, ch.ctx, d}, coreml.Float16)
 	}
-	for _, n := range c.CoreLLM.Prefill.N {
-		if n == ch.plainN {
-			ch.plainOK = true
-		} else {
-			ch.widths = append(ch.widths, n)
-		}
-	}
-	slices.Sort(ch.widths)
-	slices.Reverse(ch.widths)
+	ch.discover(rt)
 	if o.NoBatchedPrefill {
 		ch.widths, ch.plainOK = nil, false
 	}
 	ch.dec = ch.inputs(1, false)
-	fn := c.CoreLLM.DecodeFunctionName()
+	fn := ch.fns[1]
 	for _, chunk := range b.Chunks {
 		gr, err := loadGraph(rt, chunk.Path, fn, o.ComputeUnits)
 		if err != nil {
@@ -102,10 +102,75 @@ func openR1(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*r1Chai
 	}
 	ch.head = head
 	ch.headIn = rt.Alloc([]int{ch.H}, coreml.Float16)
-	if c.VerifySupported() {
-		ch.verifyN = 4
-	}
 	return ch, nil
+}
+
+// discover decides which function runs each width from what the chunks
+// have (contract.go): the config's names where the model has them, else a
+// function whose name encodes the width (prefill64, prefill_64, …); when
+// nothing lists the functions, the documented convention prefill<N>, to be
+// confirmed by loading. A width without a function is not used; the decode
+// function falls back to the default one. fns[1] is decode.
+func (c *r1Chain) discover(rt coreml.Runtime) {
+	sets := make([]functionSet, len(c.b.Chunks))
+	for i, chunk := range c.b.Chunks {
+		sets[i] = functionsOf(rt, chunk)
+	}
+	found := discoveredWidths(sets)
+	c.fns = map[int]string{}
+	name := func(n int) (string, bool) {
+		if f, ok := c.c.PrefillFunction(n); ok && allHave(sets, f) {
+			return f, true
+		}
+		if f, ok := found[n]; ok {
+			return f, true
+		}
+		if !sets[0].known {
+			return fmt.Sprintf("prefill%d", n), true
+		}
+		return "", false
+	}
+	if dn := c.c.CoreLLM.DecodeFunctionName(); allHave(sets, dn) {
+		c.fns[1] = dn
+	} else {
+		c.fns[1] = "" // the default function
+		c.notes = append(c.notes, fmt.Sprintf("the chunks have no function %q (%s lists %v); decoding with their default function", dn, sets[0].source, sets[0].names))
+	}
+	widths := slices.Clone(c.c.CoreLLM.Prefill.N)
+	for n := range found {
+		if n > 1 && !slices.Contains(widths, n) {
+			widths = append(widths, n)
+		}
+	}
+	slices.Sort(widths)
+	for _, n := range slices.Backward(widths) {
+		if n <= 1 || n > c.ctx {
+			continue
+		}
+		f, ok := name(n)
+		if !ok {
+			c.notes = append(c.notes, fmt.Sprintf("prefill width %d unused: no chunk function runs it (%s lists %v)", n, sets[0].source, sets[0].names))
+			continue
+		}
+		c.fns[n] = f
+		if n == c.plainN {
+			c.plainOK = true
+		} else {
+			c.widths = append(c.widths, n)
+		}
+	}
+	// Verify: the width-4 offset function with the batched head lmhead_v4.
+	if c.c.VerifySupported() {
+		f := c.c.CoreLLM.Verify.Functions["4"]
+		if !allHave(sets, f) {
+			f = found[4]
+		}
+		if f == "" {
+			c.notes = append(c.notes, fmt.Sprintf("verify unavailable: the chunks have no width-4 function (%s lists %v)", sets[0].source, sets[0].names))
+			return
+		}
+		c.fns[4], c.verifyN = f, 4
+	}
 }
 
 func (c *r1Chain) headDim(l int) int {
@@ -190,11 +255,11 @@ func (c *r1Chain) decodeStep(tok int) (*coreml.Tensor, error) {
 		return nil, ErrContextFull
 	}
 	d := &c.dec
-	if err := c.host.Embed(tok, d.embed.U16()); err != nil {
+	if err := c.host.EmbedAt(p, tok, d.embed.U16()); err != nil {
 		return nil, err
 	}
 	copy(d.hidden0.Data, d.embed.Data)
-	if err := c.host.PLE(tok, d.tokid.U16()); err != nil {
+	if err := c.host.PLEAt(p, tok, d.tokid.U16()); err != nil {
 		return nil, err
 	}
 	oh := d.onehot.U16()
@@ -212,18 +277,21 @@ func (c *r1Chain) decodeStep(tok int) (*coreml.Tensor, error) {
 		bounds := c.b.Chunks[i].Layers
 		g.set("hidden_in", hidden)
 		c.bindKV(g, bounds)
+		own := bounds[0] < c.fs
+		if own {
+			for l := bounds[0]; l < bounds[1]; l++ {
+				g.into(c.names[l][2], c.k2[l])
+				g.into(c.names[l][3], c.v2[l])
+			}
+		}
 		out, err := g.predict(nil)
 		if err != nil {
 			return nil, err
 		}
-		if bounds[0] < c.fs {
+		if own {
 			for l := bounds[0]; l < bounds[1]; l++ {
-				if c.k[l], err = g.output(out, c.names[l][2]); err != nil {
-					return nil, err
-				}
-				if c.v[l], err = g.output(out, c.names[l][3]); err != nil {
-					return nil, err
-				}
+				c.k[l], c.k2[l] = c.k2[l], c.k[l]
+				c.v[l], c.v2[l] = c.v2[l], c.v[l]
 			}
 		}
 		if hidden, err = g.output(out, "hidden"); err != nil {
@@ -324,23 +392,34 @@ func (c *r1Chain) dropWidth(w int, plain bool, err error) {
 	c.widths = slices.DeleteFunc(c.widths, func(x int) bool { return x == w })
 }
 
-// block loads (once) the width-n function of every chunk.
+// block loads (once) the width-n function of every chunk, and checks from
+// the first chunk's description that it is the kind of block the schedule
+// expects: a plain block takes [N,N] masks and no one-hot, an offset block
+// writes at a one-hot slot.
 func (c *r1Chain) block(n int, plain bool) (*r1Block, error) {
 	if b, ok := c.blocks[n]; ok {
 		return b, nil
 	}
-	name := c.c.PrefillFunction(n)
+	name := c.fns[n]
 	b := &r1Block{n: n, plain: plain, in: c.inputs(n, plain)}
+	fail := func(err error) (*r1Block, error) {
+		for _, g := range b.graphs {
+			g.close()
+		}
+		return nil, err
+	}
 	for _, chunk := range c.b.Chunks {
 		g, err := loadGraph(c.rt, chunk.Path, name, c.o.ComputeUnits)
 		if err != nil {
-			for _, g := range b.graphs {
-				g.close()
-			}
-			return nil, fmt.Errorf("load %s (%s): %w", chunk.Name, name, err)
+			return fail(fmt.Errorf("load %s (%s): %w", chunk.Name, name, err))
 		}
 		c.bind(g, &b.in)
 		b.graphs = append(b.graphs, g)
+	}
+	first := b.graphs[0]
+	if isPlain := !first.has("onehot") && declaredLast(first.desc.Inputs, "mask_s") == n; isPlain != plain {
+		kind := map[bool]string{true: "a plain (position 0) block", false: "an offset block"}
+		return fail(fmt.Errorf("%s: function %q is %s, not %s", c.b.Chunks[0].Name, name, kind[isPlain], kind[plain]))
 	}
 	c.blocks[n] = b
 	return b, nil
@@ -357,10 +436,10 @@ func (c *r1Chain) runBlock(blk *r1Block, toks []int, n int) (*coreml.Tensor, err
 	clear(emb)
 	clear(tok)
 	for i, t := range toks {
-		if err := c.host.Embed(t, emb[i*c.H:(i+1)*c.H]); err != nil {
+		if err := c.host.EmbedAt(p+i, t, emb[i*c.H:(i+1)*c.H]); err != nil {
 			return nil, err
 		}
-		if err := c.host.PLE(t, tok[i*c.LP:(i+1)*c.LP]); err != nil {
+		if err := c.host.PLEAt(p+i, t, tok[i*c.LP:(i+1)*c.LP]); err != nil {
 			return nil, err
 		}
 	}
@@ -446,7 +525,7 @@ func (c *r1Chain) Verify(tokens []int) ([]int, error) {
 		// Engine (an int8 batched argmax misbehaves there).
 		units := c.o.VerifyHeadUnits
 		if units == coreml.DefaultUnits {
-			units, _ = coreml.VerifyHeadUnits(c.o.ComputeUnits, "")
+			units = coreml.DefaultVerifyHeadUnits(c.o.ComputeUnits)
 		}
 		if c.headV, err = loadGraph(c.rt, c.b.Heads[1].Path, "", units); err != nil {
 			c.verifyN = 0
@@ -473,3 +552,6 @@ func (c *r1Chain) Close() error {
 	c.headV.close()
 	return c.host.Close()
 }
+
+// SetSoft hands media rows to the host inputs (Chain).
+func (c *r1Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
@@ -10,13 +11,13 @@ import (
 )
 
 // s3Chain drives the stateful 3-chunk bundles (stateful-3chunk doc §3, §4).
-// chunk_1 and chunk_2 keep KV in MLStates shared by their infer and
-// prefill_b8 functions; chunk_3 is stateless and turns the last row into a
-// token (or logits, cardbud). Differences from the published engine, all
-// for exactness or speed:
-//   - prefill_b8 is used only while the batch stays below the sliding
-//     window, so no row ever attends slots its own batch overwrote (the
-//     published engine's causal leak past W, §3.4);
+// chunk_1 and chunk_2 keep KV in MLStates shared by their default (T=1)
+// and batched prefill functions; chunk_3 is stateless and turns the last
+// row into a token (or logits, cardbud). Differences from the published
+// engine, all for exactness or speed:
+//   - the batched prefill is used only while the batch stays below the
+//     sliding window, so no row ever attends slots its own batch overwrote
+//     (the published engine's causal leak past W, §3.4);
 //   - after a misaligned resume it runs T=1 until aligned, then batches;
 //   - chunk_3 runs only for the last prompt token (it has no side effects).
 type s3Chain struct {
@@ -28,8 +29,8 @@ type s3Chain struct {
 	logits                        bool
 
 	infer  [3]*graph
-	batch  [3]*graph // prefill_b8 for chunk_1 and chunk_2 (nil: unavailable)
-	T      int       // batch rows (8), 0 when batching is off
+	batch  [3]*graph // prefill_b<T> for chunk_1 and chunk_2 (nil: unavailable)
+	T      int       // batch rows (16, 8 or 4), 0 when batching is off
 	s1, s2 coreml.State
 	in     [2]*s3Inputs // T=1 and T=batch host tensors
 	out    []float32    // logits of the last prediction (logits bundles)
@@ -45,43 +46,57 @@ type s3Inputs struct {
 }
 
 func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chain, error) {
-	g := b.Geometry
-	c := &s3Chain{b: b, host: host, o: o, H: g.Hidden, LP: g.Layers * g.PLEDim, ctx: g.Context, W: g.SlidingWindow,
-		hd: g.HeadDim, ghd: g.GlobalHeadDim, vocab: g.Vocab, logits: b.Family == bundle.Stateful3Logits}
+	c := &s3Chain{b: b, host: host, o: o}
+	// T=1 is each chunk's default function ("infer" in multifunction
+	// builds, "main" otherwise), as the published engine loads it.
 	for i, ch := range b.Chunks {
-		gr, err := loadGraph(rt, ch.Path, "infer", o.ComputeUnits)
+		gr, err := loadGraph(rt, ch.Path, "", o.ComputeUnits)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("load %s: %w", ch.Name, err)
 		}
 		c.infer[i] = gr
 	}
-	_, hasLogits := c.infer[2].desc.Outputs["logits"]
-	if hasLogits != c.logits {
+	// The loaded models are the contract: chunk_1 for the geometry, chunk_3
+	// for the head (token_id, or logits in whatever float dtype).
+	notes, err := refineS3(b, c.infer[0].desc, host)
+	c.notes = append(c.notes, notes...)
+	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("bundle %s: chunk_3 outputs do not match family %s", b.Dir, b.Family)
+		return nil, err
+	}
+	_, hasLogits := c.infer[2].desc.Outputs["logits"]
+	_, hasToken := c.infer[2].desc.Outputs["token_id"]
+	switch {
+	case !hasLogits && !hasToken:
+		c.Close()
+		return nil, fmt.Errorf("bundle %s: %s declares neither a token_id nor a logits output (it has %v)", b.Dir, c.infer[2].name, outputNames(c.infer[2].desc))
+	case hasLogits && b.Family != bundle.Stateful3Logits, !hasLogits && b.Family == bundle.Stateful3Logits:
+		fam := bundle.Stateful3
+		if hasLogits {
+			fam = bundle.Stateful3Logits
+		}
+		note := fmt.Sprintf("%s declares %s: the bundle is %s (its metadata.json said otherwise or nothing)", c.infer[2].name, map[bool]string{true: "logits", false: "token_id"}[hasLogits], fam)
+		b.Refine(fam, b.Geometry, []string{note})
+		c.notes = append(c.notes, note)
+	}
+	if hasLogits {
+		if sp := c.infer[2].desc.Outputs["logits"]; sp.DType != coreml.Float16 && sp.DType != coreml.Float32 {
+			c.Close()
+			return nil, fmt.Errorf("bundle %s: %s logits are %s; orchard reads fp16 or fp32", b.Dir, c.infer[2].name, sp.DType)
+		}
+	}
+	g := b.Geometry
+	c.H, c.LP, c.ctx, c.W, c.hd, c.ghd, c.vocab = g.Hidden, g.Layers*g.PLEDim, g.Context, g.SlidingWindow, g.HeadDim, g.GlobalHeadDim, g.Vocab
+	c.logits = hasLogits
+	if hasLogits {
+		c.vocab = declaredLast(c.infer[2].desc.Outputs, "logits")
 	}
 	c.in[0] = c.inputs(rt, 1)
 	c.bind(c.infer[:], c.in[0])
-	// Probe prefill_b8 on the stateful chunks; a failed load (iPhone, old
-	// OS) means token-by-token prefill, not an error (G20).
+	c.keepPassed(c.infer[:2])
 	if !o.NoBatchedPrefill {
-		const T = 8
-		ok := true
-		for i := range 2 {
-			gr, err := loadGraph(rt, b.Chunks[i].Path, "prefill_b8", o.ComputeUnits)
-			if err != nil {
-				c.notes = append(c.notes, fmt.Sprintf("batched prefill unavailable (%s): %v", b.Chunks[i].Name, err))
-				ok = false
-				break
-			}
-			c.batch[i] = gr
-		}
-		if ok && T <= c.W {
-			c.T = T
-			c.in[1] = c.inputs(rt, T)
-			c.bind(c.batch[:2], c.in[1])
-		}
+		c.probeBatch(rt)
 	}
 	if err := c.Reset(); err != nil {
 		c.Close()
@@ -90,12 +105,64 @@ func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chai
 	return c, nil
 }
 
+// probeBatch loads the widest batched prefill function that chunk_1 and
+// chunk_2 both have (prefill_b16, b8, b4 in the published engine's order),
+// among those listed where the runtime or metadata.json lists functions. A
+// failed load (iPhone, old OS) means token-by-token prefill, not an error
+// (G20). A width above the sliding window is never usable.
+func (c *s3Chain) probeBatch(rt coreml.Runtime) {
+	sets := []functionSet{functionsOf(rt, c.b.Chunks[0]), functionsOf(rt, c.b.Chunks[1])}
+	for _, T := range s3BatchProbe {
+		fn := fmt.Sprintf("prefill_b%d", T)
+		if T > c.W || !allHave(sets, fn) {
+			continue
+		}
+		var gs [2]*graph
+		var err error
+		for i := range 2 {
+			if gs[i], err = loadGraph(rt, c.b.Chunks[i].Path, fn, c.o.ComputeUnits); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			gs[0].close()
+			c.notes = append(c.notes, fmt.Sprintf("batched prefill %s unavailable: %v", fn, err))
+			continue
+		}
+		c.batch[0], c.batch[1], c.T = gs[0], gs[1], T
+		c.in[1] = c.inputs(rt, T)
+		c.bind(c.batch[:2], c.in[1])
+		c.keepPassed(c.batch[:2])
+		return
+	}
+}
+
+func outputNames(d coreml.Description) []string {
+	var names []string
+	for n := range d.Outputs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
 func (c *s3Chain) inputs(rt coreml.Runtime, T int) *s3Inputs {
 	a := func(dt coreml.DType, shape ...int) *coreml.Tensor { return rt.Alloc(shape, dt) }
 	f := coreml.Float16
 	return &s3Inputs{hidden: a(f, 1, T, c.H), ple: a(f, 1, T, c.LP), maskF: a(f, 1, 1, T, c.ctx), maskS: a(f, 1, 1, T, c.W),
 		cosS: a(f, 1, 1, T, c.hd), sinS: a(f, 1, 1, T, c.hd), cosF: a(f, 1, 1, T, c.ghd), sinF: a(f, 1, 1, T, c.ghd),
 		cur: a(coreml.Int32, 1), ring: a(coreml.Int32, 1)}
+}
+
+// keepPassed leaves what chunk_1 and chunk_2 hand on (hidden states, the
+// combined per-layer input, kv13/kv14) in Core ML memory: chunk_3 reads
+// them there, so the host copies nothing of them (about 5 MB a step at E2B).
+func (c *s3Chain) keepPassed(gs []*graph) {
+	for _, g := range gs {
+		if g != nil {
+			g.keep("hidden_states_out", "per_layer_combined_out", "kv13_k", "kv13_v", "kv14_k", "kv14_v")
+		}
+	}
 }
 
 func (c *s3Chain) bind(gs []*graph, in *s3Inputs) {
@@ -213,10 +280,10 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 	mf, ms := in.maskF.U16(), in.maskS.U16()
 	cs, ss, cf, sf := in.cosS.U16(), in.sinS.U16(), in.cosF.U16(), in.sinF.U16()
 	for t, tok := range toks {
-		if err := c.host.Embed(tok, hid[t*c.H:(t+1)*c.H]); err != nil {
+		if err := c.host.EmbedAt(p+t, tok, hid[t*c.H:(t+1)*c.H]); err != nil {
 			return 0, err
 		}
-		if err := c.host.PLE(tok, ple[t*c.LP:(t+1)*c.LP]); err != nil {
+		if err := c.host.PLEAt(p+t, tok, ple[t*c.LP:(t+1)*c.LP]); err != nil {
 			return 0, err
 		}
 		sidecars.MaskFullRow(mf[t*c.ctx:(t+1)*c.ctx], p+t, c.host.Neg)
@@ -279,16 +346,24 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 	return tokenAt(id, 0), nil
 }
 
-// argmax widens the fp16 logits and picks the largest, lowest index on
-// ties (as torch does; G17).
+// argmax widens the logits, fp16 or fp32 as the model declares them, and
+// picks the largest, lowest index on ties (as torch does; G17).
 func (c *s3Chain) argmax(t *coreml.Tensor) int {
 	if len(c.out) != c.vocab {
 		c.out = make([]float32, c.vocab)
 	}
+	if t.DType == coreml.Float32 {
+		for i := range c.out {
+			c.out[i] = t.F32(i)
+		}
+	} else {
+		for i, h := range t.U16()[:c.vocab] {
+			c.out[i] = coreml.F16ToF32(h)
+		}
+	}
 	best := 0
-	for i, h := range t.U16()[:c.vocab] {
-		c.out[i] = coreml.F16ToF32(h)
-		if c.out[i] > c.out[best] {
+	for i, v := range c.out {
+		if v > c.out[best] {
 			best = i
 		}
 	}
@@ -315,3 +390,6 @@ func (c *s3Chain) Close() error {
 	}
 	return c.host.Close()
 }
+
+// SetSoft hands media rows to the host inputs (Chain).
+func (c *s3Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }

@@ -30,9 +30,12 @@ type v2Chain struct {
 	head     *graph
 	bufs     map[int]*v2Inputs // per S, allocated on first use
 	pos      int
-	storeOut [4]string // k/v output names of the sliding and full store layers
-	one      [1]int    // Decode's token, without allocating
-	ids      []int     // head results, reused
+	storeOut [4]string    // k/v output names of the sliding and full store layers
+	one      [1]int       // Decode's token, without allocating
+	ids      []int        // head results, reused
+	rowsOK   map[int]bool // row counts the graphs have accepted
+	shrunk   bool         // the block size came down from S_range.upper
+	notes    []string
 }
 
 // v2Inputs are the host tensors for one S.
@@ -49,11 +52,7 @@ func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chai
 	g := b.Geometry
 	ch := &v2Chain{b: b, c: c, rt: rt, host: host, o: o, H: g.Hidden, P: g.PLEDim, ctx: g.Context,
 		hd: g.HeadDim, ghd: g.GlobalHeadDim, sliding: g.SlidingWindow, maxS: c.SRange.Upper, neg: host.Neg,
-		bufs: map[int]*v2Inputs{}}
-	ch.storeS = c.StoreLayer("sliding_attention", g.FirstShared)
-	ch.storeF = c.StoreLayer("full_attention", g.FirstShared)
-	ch.storeOut = [4]string{fmt.Sprintf("k_%d_out", ch.storeS), fmt.Sprintf("v_%d_out", ch.storeS),
-		fmt.Sprintf("k_%d_out", ch.storeF), fmt.Sprintf("v_%d_out", ch.storeF)}
+		bufs: map[int]*v2Inputs{}, rowsOK: map[int]bool{}}
 	for _, chunk := range b.Chunks {
 		gr, err := loadGraph(rt, chunk.Path, "", o.ComputeUnits)
 		if err != nil {
@@ -64,7 +63,21 @@ func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chai
 		// A chunk that takes sks is stateless (shared KV); others own state.
 		ch.stateful = append(ch.stateful, !gr.has("sks"))
 	}
-	head, err := loadGraph(rt, b.Heads[0].Path, "", o.ComputeUnits)
+	if err := ch.storeLayers(); err != nil {
+		ch.Close()
+		return nil, err
+	}
+	for _, gr := range ch.chunks {
+		// Hidden states and the store layers' caches only feed the next
+		// chunks and the head: they stay in Core ML memory.
+		gr.keep("hidden")
+		gr.keep(ch.storeOut[:]...)
+	}
+	hu := o.HeadUnits
+	if hu == coreml.DefaultUnits {
+		hu = o.ComputeUnits
+	}
+	head, err := loadGraph(rt, b.Heads[0].Path, "", hu)
 	if err != nil {
 		ch.Close()
 		return nil, fmt.Errorf("load %s: %w", b.Heads[0].Name, err)
@@ -77,11 +90,61 @@ func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chai
 	return ch, nil
 }
 
+// storeLayers finds the layers whose caches the KV-shared chunks read
+// (okayuji doc §2.3): store_layers when the config has it; else the
+// k_<l>_out outputs the loaded chunks declare, one per attention type; else
+// the last layer of each type before the first KV-shared layer (from
+// config.json's num_kv_shared_layers, or the first chunk that takes sks).
+func (c *v2Chain) storeLayers() error {
+	types := c.c.LayerTypes
+	byType := map[string]int{}
+	for _, t := range []string{"sliding_attention", "full_attention"} {
+		if l, ok := c.c.StoreLayers[t]; ok {
+			byType[t] = l
+		}
+	}
+	if len(byType) < 2 {
+		for _, g := range c.chunks {
+			for name := range g.desc.Outputs {
+				var l int
+				if n, _ := fmt.Sscanf(name, "k_%d_out", &l); n == 1 && l >= 0 && l < len(types) && name == fmt.Sprintf("k_%d_out", l) {
+					if _, set := byType[types[l]]; !set || l > byType[types[l]] {
+						byType[types[l]] = l
+					}
+				}
+			}
+		}
+	}
+	if len(byType) < 2 {
+		fs := c.b.Geometry.FirstShared
+		if fs == 0 {
+			for i, st := range c.stateful {
+				if !st {
+					fs = c.b.Chunks[i].Layers[0]
+					break
+				}
+			}
+		}
+		for _, t := range []string{"sliding_attention", "full_attention"} {
+			if _, ok := byType[t]; !ok {
+				byType[t] = c.c.StoreLayer(t, fs)
+			}
+		}
+	}
+	c.storeS, c.storeF = byType["sliding_attention"], byType["full_attention"]
+	if slices.Contains(c.stateful, false) && (c.storeS < 0 || c.storeF < 0) {
+		return fmt.Errorf("bundle %s: cannot tell which layers' caches the KV-shared chunks read: no store_layers in %s, no k_<layer>_out outputs, no sliding and full layer before the first shared one", c.b.Dir, c.b.ConfigFile)
+	}
+	c.storeOut = [4]string{fmt.Sprintf("k_%d_out", c.storeS), fmt.Sprintf("v_%d_out", c.storeS),
+		fmt.Sprintf("k_%d_out", c.storeF), fmt.Sprintf("v_%d_out", c.storeF)}
+	return nil
+}
+
 func (c *v2Chain) Position() int     { return c.pos }
 func (c *v2Chain) Logits() []float32 { return nil }
 
 func (c *v2Chain) Capabilities() Capabilities {
-	caps := Capabilities{Family: bundle.V2, Context: c.ctx, PrefillWidths: []int{c.maxS, 1}}
+	caps := Capabilities{Family: bundle.V2, Context: c.ctx, PrefillWidths: []int{c.maxS, 1}, Notes: c.notes}
 	for w := 2; w <= min(16, c.maxS); w++ {
 		caps.VerifyWidths = append(caps.VerifyWidths, w)
 	}
@@ -132,8 +195,9 @@ func (c *v2Chain) inputs(S int) *v2Inputs {
 }
 
 // forward runs S tokens at the current position through every chunk and
-// returns the last chunk's hidden [S, H].
-func (c *v2Chain) forward(toks []int) (*coreml.Tensor, error) {
+// returns the last chunk's hidden [S, H]: kept in the backend unless read
+// is set, for the host to take a row from.
+func (c *v2Chain) forward(toks []int, read bool) (*coreml.Tensor, error) {
 	S, p := len(toks), c.pos
 	if p+S > c.ctx {
 		return nil, ErrContextFull
@@ -141,13 +205,13 @@ func (c *v2Chain) forward(toks []int) (*coreml.Tensor, error) {
 	in := c.inputs(S)
 	emb := in.embed.U16()
 	for i, t := range toks {
-		if err := c.host.Embed(t, emb[i*c.H:(i+1)*c.H]); err != nil {
+		if err := c.host.EmbedAt(p+i, t, emb[i*c.H:(i+1)*c.H]); err != nil {
 			return nil, err
 		}
 		for ci, ch := range c.b.Chunks {
 			a, b := ch.Layers[0], ch.Layers[1]
 			w := (b - a) * c.P
-			if err := c.host.PLESlice(t, a, b, c.P, in.tokid[ci].U16()[i*w:(i+1)*w]); err != nil {
+			if err := c.host.PLESliceAt(p+i, t, a, b, c.P, in.tokid[ci].U16()[i*w:(i+1)*w]); err != nil {
 				return nil, err
 			}
 		}
@@ -164,6 +228,8 @@ func (c *v2Chain) forward(toks []int) (*coreml.Tensor, error) {
 	sidecars.OneHot(in.onehot.U16(), p, S, S, c.ctx)
 	hidden := in.embed // chunk 0's hidden_in is the very embedding buffer
 	var sks, svs, skf, svf *coreml.Tensor
+	last := c.chunks[len(c.chunks)-1]
+	last.setKeep("hidden", !read)
 	for i, g := range c.chunks {
 		g.set("hidden_in", hidden)
 		g.set("inputs_embeds", in.embed)
@@ -212,7 +278,7 @@ func (c *v2Chain) heads(hidden *coreml.Tensor, rows int) ([]int, error) {
 
 func (c *v2Chain) Decode(tok int) (int, error) {
 	c.one[0] = tok
-	hidden, err := c.forward(c.one[:])
+	hidden, err := c.forward(c.one[:], false)
 	if err != nil {
 		return 0, err
 	}
@@ -242,9 +308,23 @@ func (c *v2Chain) Prefill(tokens []int) (int, error) {
 	for idx := 0; idx < n; {
 		S := min(block, n-idx)
 		var err error
-		if hidden, err = c.forward(tokens[idx : idx+S]); err != nil {
-			return 0, err
+		if hidden, err = c.forward(tokens[idx:idx+S], idx+S == n); err != nil {
+			if S == 1 || c.rowsOK[S] {
+				return 0, err
+			}
+			// The graphs refused S rows the config promised (S_range says
+			// more than the model was built with). Rows a failed call may
+			// have written are rewritten identically by the retry: same
+			// tokens, same slots.
+			block = S / 2
+			if S == c.maxS && !c.shrunk {
+				block = S - 1 // first an off-by-one upper bound, then halves
+			}
+			c.maxS, c.shrunk = block, true
+			c.notes = append(c.notes, fmt.Sprintf("the chunks refused %d rows at once; prefilling in blocks of %d: %v", S, block, err))
+			continue
 		}
+		c.rowsOK[S] = true
 		idx += S
 		last = S
 	}
@@ -263,7 +343,7 @@ func (c *v2Chain) Verify(tokens []int) ([]int, error) {
 	if S < 1 || S > min(16, c.maxS) {
 		return nil, fmt.Errorf("verify: %d tokens, widths are 1…%d", S, min(16, c.maxS))
 	}
-	hidden, err := c.forward(tokens)
+	hidden, err := c.forward(tokens, false)
 	if err != nil {
 		return nil, err
 	}
@@ -289,3 +369,6 @@ func (c *v2Chain) Close() error {
 	c.head.close()
 	return c.host.Close()
 }
+
+// SetSoft hands media rows to the host inputs (Chain).
+func (c *v2Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }

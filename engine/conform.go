@@ -12,24 +12,23 @@ import (
 // dimensions. conform presents such a tensor under the declared shape,
 // sharing its memory; anything else is left for the input check to name.
 
-// conform returns t, or a view of it with the shape spec declares.
-func (g *graph) conform(name string, spec coreml.TensorSpec, t *coreml.Tensor) *coreml.Tensor {
-	if t == nil || spec.Check(name, t) == nil {
+// conform returns t, or a view of it with the shape spec declares, kept in
+// views under name so it is made once and re-pointed afterwards.
+func conform(views map[string]*coreml.Tensor, name string, spec coreml.TensorSpec, t *coreml.Tensor) *coreml.Tensor {
+	if t == nil || spec.Precheck(name, t) == nil {
 		return t
 	}
 	shape, ok := reshaped(spec, t.Shape)
 	if !ok || spec.DType != t.DType {
 		return t
 	}
-	v := g.views[name]
+	v := views[name]
 	if v == nil {
 		v = &coreml.Tensor{}
-		g.views[name] = v
+		views[name] = v
 	}
 	// Reuse the header: a view is made once and re-pointed, not allocated per token.
-	v.Shape = append(v.Shape[:0], shape...)
-	v.DType, v.Data = t.DType, t.Data
-	return v
+	return t.ViewAs(v, shape)
 }
 
 // reshaped adds or drops leading unit dimensions of have so that it fits

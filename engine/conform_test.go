@@ -39,15 +39,15 @@ type unitModel struct {
 
 func (m *unitModel) Description() coreml.Description { return m.d }
 
-func (m *unitModel) Predict(in coreml.Features, st coreml.State) (coreml.Features, error) {
+func (m *unitModel) Predict(in coreml.Features, st coreml.State, o *coreml.Outputs) (coreml.Features, error) {
 	if err := m.d.CheckInputs(in); err != nil {
 		return nil, err
 	}
 	stripped := coreml.Features{}
 	for name, t := range in {
-		stripped[name] = &coreml.Tensor{Shape: t.Shape[1:], DType: t.DType, Data: t.Data}
+		stripped[name] = t.ViewAs(&coreml.Tensor{}, t.Shape[1:])
 	}
-	return m.Model.Predict(stripped, st)
+	return m.Model.Predict(stripped, st, o)
 }
 
 // TestDeclaredRankDiffers: every family runs, token-equal to the oracle,

@@ -26,6 +26,61 @@ type Host struct {
 	// rope holds r1/v2 RoPE rows for every position, computed once at
 	// load (about 6 MB at ctx 2048): a row is then a copy, not 384 cos/sin.
 	rope [4][]uint16
+	soft []SoftSpan // encoder rows at prompt positions (media turns)
+}
+
+// SoftSpan is an encoder's output standing in for the embeddings of the
+// prompt positions [Start, Start+len(Rows)/H): raw fp16 rows of the hidden
+// width, not scaled (text rows are, at dequant), whose per-layer input is
+// token 0's (the pad token), as HF Gemma 4 and the published runtime do
+// (multimodal doc §3.5).
+type SoftSpan struct {
+	Start int
+	Rows  []uint16
+}
+
+// SetSoft replaces the soft spans the chain embeds; nil for none. Spans
+// are kept by reference and must not change while they are set.
+func (h *Host) SetSoft(spans []SoftSpan) { h.soft = spans }
+
+// softRow returns the soft row at position pos, or nil.
+func (h *Host) softRow(pos int) []uint16 {
+	for _, sp := range h.soft {
+		if n := len(sp.Rows) / h.Hidden; pos >= sp.Start && pos < sp.Start+n {
+			i := pos - sp.Start
+			return sp.Rows[i*h.Hidden : (i+1)*h.Hidden]
+		}
+	}
+	return nil
+}
+
+// EmbedAt writes the x₀ row of position pos: its soft row when one is set
+// there, else token tok's embedding.
+func (h *Host) EmbedAt(pos, tok int, dst []uint16) error {
+	if len(h.soft) > 0 {
+		if r := h.softRow(pos); r != nil {
+			copy(dst, r)
+			return nil
+		}
+	}
+	return h.embed.Row(tok, dst)
+}
+
+// PLEAt writes position pos's raw per-layer row: token 0's at a soft
+// position, else token tok's.
+func (h *Host) PLEAt(pos, tok int, dst []uint16) error {
+	if len(h.soft) > 0 && h.softRow(pos) != nil {
+		tok = 0
+	}
+	return h.PLE(tok, dst)
+}
+
+// PLESliceAt is PLESlice with PLEAt's rule for soft positions.
+func (h *Host) PLESliceAt(pos, tok, a, b, P int, dst []uint16) error {
+	if len(h.soft) > 0 && h.softRow(pos) != nil {
+		tok = 0
+	}
+	return h.PLESlice(tok, a, b, P, dst)
 }
 
 // NewHost memory-maps a bundle's sidecars.
@@ -154,6 +209,21 @@ func (h *Host) Rope(pos int, cosS, sinS, cosF, sinF []uint16) error {
 		h.ropeRow(pos, cosS, sinS, cosF, sinF)
 	}
 	return nil
+}
+
+// RopeRows is the number of positions the stateful3 .npy RoPE tables hold
+// (the fewest of the four), 0 for families that compute RoPE.
+func (h *Host) RopeRows() int {
+	rows := 0
+	for i, n := range h.npy {
+		if n == nil {
+			return 0
+		}
+		if i == 0 || n.Shape[0] < rows {
+			rows = n.Shape[0]
+		}
+	}
+	return rows
 }
 
 // Close unmaps every table.

@@ -37,8 +37,36 @@ func (c *CacheState) Bytes() int64 {
 	return n
 }
 
-// prefixAlong copies the first rows of axis `axis` of a C-order tensor.
-func prefixAlong(t *coreml.Tensor, axis, rows int) Buffer {
+// cacheAxis is the slot axis of a state buffer: the one axis as long as the
+// context ([NKV, CTX, hd], [1, NKV, CTX, hd], …). -1 when no axis or several
+// are: the buffer is then stored whole.
+func cacheAxis(shape []int, ctx int) int {
+	axis := -1
+	for i, d := range shape {
+		if d == ctx {
+			if axis >= 0 {
+				return -1
+			}
+			axis = i
+		}
+	}
+	return axis
+}
+
+// wholeBuffer copies a tensor as it is.
+func wholeBuffer(t *coreml.Tensor) Buffer {
+	return Buffer{Shape: slices.Clone(t.Shape), DType: t.DType, Data: slices.Clone(t.Data)}
+}
+
+// prefixAlong copies the first rows of axis `axis` of a C-order tensor; an
+// axis or a row count the tensor does not have is an error.
+func prefixAlong(t *coreml.Tensor, axis, rows int) (Buffer, error) {
+	if axis < 0 || axis >= len(t.Shape) || rows < 0 || rows > t.Shape[axis] {
+		return Buffer{}, fmt.Errorf("cannot take %d rows of axis %d of a %v buffer", rows, axis, t.Shape)
+	}
+	if len(t.Data) != t.Len()*t.DType.Size() {
+		return Buffer{}, fmt.Errorf("a %v %s buffer of %d bytes", t.Shape, t.DType, len(t.Data))
+	}
 	shape := slices.Clone(t.Shape)
 	outer, inner := 1, t.DType.Size()
 	for _, d := range shape[:axis] {
@@ -54,13 +82,24 @@ func prefixAlong(t *coreml.Tensor, axis, rows int) Buffer {
 		base := o * full * inner
 		data = append(data, t.Data[base:base+rows*inner]...)
 	}
-	return Buffer{Shape: shape, DType: t.DType, Data: data}
+	return Buffer{Shape: shape, DType: t.DType, Data: data}, nil
 }
 
-// expandAlong writes a stored prefix back into a full tensor (zeros past it).
+// expandAlong writes a stored prefix back into a full tensor (zeros past
+// it). A buffer stored whole is copied as it is.
 func expandAlong(dst *coreml.Tensor, b Buffer, axis int) error {
 	if len(b.Shape) != len(dst.Shape) || b.DType != dst.DType {
 		return fmt.Errorf("buffer %s: shape %v %s does not fit %v %s", b.Name, b.Shape, b.DType, dst.Shape, dst.DType)
+	}
+	if slices.Equal(b.Shape, dst.Shape) {
+		if len(b.Data) != len(dst.Data) {
+			return fmt.Errorf("buffer %s: %d bytes for shape %v", b.Name, len(b.Data), b.Shape)
+		}
+		copy(dst.Data, b.Data)
+		return nil
+	}
+	if axis < 0 || axis >= len(dst.Shape) {
+		return fmt.Errorf("buffer %s: shape %v is not a prefix of %v along a context axis", b.Name, b.Shape, dst.Shape)
 	}
 	for i := range b.Shape {
 		if i != axis && b.Shape[i] != dst.Shape[i] || i == axis && b.Shape[i] > dst.Shape[i] {
@@ -86,7 +125,7 @@ func expandAlong(dst *coreml.Tensor, b Buffer, axis int) error {
 }
 
 func checkState(c *CacheState, fam bundle.Family, ctx int) error {
-	if c.Family != fam {
+	if !bundle.SameCache(c.Family, fam) {
 		return fmt.Errorf("cache state of family %s cannot be restored into a %s chain", c.Family, fam)
 	}
 	if c.Position < 0 || c.Position > ctx {
@@ -103,7 +142,10 @@ func (c *r1Chain) Snapshot() (*CacheState, error) {
 			n string
 			t *coreml.Tensor
 		}{{"k", c.k[l]}, {"v", c.v[l]}} {
-			b := prefixAlong(kv.t, 1, c.pos)
+			b, err := prefixAlong(kv.t, 1, c.pos)
+			if err != nil {
+				return nil, fmt.Errorf("%s_%d: %w", kv.n, l, err)
+			}
 			b.Name = fmt.Sprintf("%s_%d", kv.n, l)
 			b.Shape = []int{c.pos, c.headDim(l)} // corellm-chat's [rows, hd]
 			s.Buffers = append(s.Buffers, b)
@@ -147,7 +189,9 @@ func (c *r1Chain) Restore(s *CacheState) error {
 	return nil
 }
 
-// Snapshot reads every state's used prefix ([NKV, rows, hd] per layer).
+// Snapshot reads every state's used prefix along its context axis (found
+// from the shape: [NKV, CTX, hd] or [1, NKV, CTX, hd]), or the whole buffer
+// when no single axis is the context.
 func (c *v2Chain) Snapshot() (*CacheState, error) {
 	s := &CacheState{Family: bundle.V2, Position: c.pos}
 	for i, st := range c.states {
@@ -159,7 +203,12 @@ func (c *v2Chain) Snapshot() (*CacheState, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.chunks[i].name, err)
 			}
-			b := prefixAlong(t, 1, c.pos)
+			b := wholeBuffer(t)
+			if axis := cacheAxis(t.Shape, c.ctx); axis >= 0 {
+				if b, err = prefixAlong(t, axis, c.pos); err != nil {
+					return nil, fmt.Errorf("%s state %s: %w", c.chunks[i].name, name, err)
+				}
+			}
 			b.Name = c.b.Chunks[i].Name + "/" + name
 			s.Buffers = append(s.Buffers, b)
 		}
@@ -171,7 +220,7 @@ func (c *v2Chain) Restore(s *CacheState) error {
 	if err := checkState(s, bundle.V2, c.ctx); err != nil {
 		return err
 	}
-	ws, err := prepareStates(s, c.stateful, c.chunks, c.b.Chunks, 1)
+	ws, err := prepareStates(s, c.stateful, c.chunks, c.b.Chunks, func(shape []int) int { return cacheAxis(shape, c.ctx) })
 	if err != nil {
 		return err
 	}
@@ -196,8 +245,12 @@ func (c *s3Chain) Snapshot() (*CacheState, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.infer[i].name, err)
 			}
-			rows := min(c.pos, t.Shape[2])
-			b := prefixAlong(t, 2, rows)
+			b := wholeBuffer(t)
+			if len(t.Shape) == 4 { // (2·n, HKV, slots, maxhd): slots are the ring's or positions
+				if b, err = prefixAlong(t, 2, min(c.pos, t.Shape[2])); err != nil {
+					return nil, fmt.Errorf("%s state %s: %w", c.infer[i].name, name, err)
+				}
+			}
 			b.Name = c.b.Chunks[i].Name + "/" + name
 			s.Buffers = append(s.Buffers, b)
 		}
@@ -209,7 +262,12 @@ func (c *s3Chain) Restore(s *CacheState) error {
 	if err := checkState(s, c.b.Family, c.ctx); err != nil {
 		return err
 	}
-	ws, err := prepareStates(s, []bool{true, true, false}, c.infer[:], c.b.Chunks, 2)
+	ws, err := prepareStates(s, []bool{true, true, false}, c.infer[:], c.b.Chunks, func(shape []int) int {
+		if len(shape) == 4 {
+			return 2
+		}
+		return -1
+	})
 	if err != nil {
 		return err
 	}
@@ -235,7 +293,7 @@ type stateWrite struct {
 // states and expands it to a full tensor, before anything is touched, so a
 // refused restore leaves the chain as it was. Every declared state buffer
 // must be present and nothing else.
-func prepareStates(s *CacheState, stateful []bool, graphs []*graph, chunks []bundle.Chunk, axis int) ([]stateWrite, error) {
+func prepareStates(s *CacheState, stateful []bool, graphs []*graph, chunks []bundle.Chunk, axisOf func(shape []int) int) ([]stateWrite, error) {
 	have := map[string]Buffer{}
 	for _, b := range s.Buffers {
 		have[b.Name] = b
@@ -254,7 +312,7 @@ func prepareStates(s *CacheState, stateful []bool, graphs []*graph, chunks []bun
 			spec := graphs[i].desc.States[name]
 			full := coreml.NewTensor(spec.Shape, spec.DType)
 			b.Name = key
-			if err := expandAlong(full, b, axis); err != nil {
+			if err := expandAlong(full, b, axisOf(spec.Shape)); err != nil {
 				return nil, err
 			}
 			out = append(out, stateWrite{i, name, full})

@@ -51,7 +51,7 @@ func TestBatchRowsBitExact(t *testing.T) {
 		}
 	}
 	st8, _ := eight.NewState()
-	out8, err := eight.Predict(in8, st8)
+	out8, err := eight.Predict(in8, st8, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestBatchRowsBitExact(t *testing.T) {
 				copy(in1[name].Data, t8.Data[r*n:(r+1)*n])
 			}
 		}
-		out1, err := one.Predict(in1, st1)
+		out1, err := one.Predict(in1, st1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestRingWriteRefused(t *testing.T) {
 	in["ring_pos"].SetI32(0, 12) // W = 16: 12 + 8 > 16
 	in["current_pos"].SetI32(0, 28)
 	st, _ := m.NewState()
-	if _, err := m.Predict(in, st); err == nil {
+	if _, err := m.Predict(in, st, nil); err == nil {
 		t.Fatal("a wrapping ring write was accepted")
 	}
 }

@@ -93,7 +93,7 @@ func r1Description(g *Geometry, a, b int, fn Function) coreml.Description {
 
 func (c *r1Chunk) Description() coreml.Description { return c.desc }
 
-func (c *r1Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features, error) {
+func (c *r1Chunk) predict(in coreml.Features, st coreml.State, into coreml.Features) (coreml.Features, error) {
 	if err := c.desc.CheckInputs(in); err != nil {
 		return nil, fmt.Errorf("r1 chunk [%d,%d): %w", c.a, c.b, err)
 	}
@@ -119,10 +119,15 @@ func (c *r1Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 		}
 		var k, v *coreml.Tensor
 		if c.fn.Role == RoleDecode {
-			// decode returns the whole updated cache in its output buffers,
-			// which may be the very tensors the driver fed back as k_in.
-			k = c.out.get(fmt.Sprintf("k_%d_out", l), coreml.Float16, 1, slots, d)
-			v = c.out.get(fmt.Sprintf("v_%d_out", l), coreml.Float16, 1, slots, d)
+			// decode returns the whole updated cache: into the driver's
+			// destination when it gave one (an output backing), else into
+			// the output buffers, which may be the very tensors it fed back
+			// as k_in.
+			kn, vn := fmt.Sprintf("k_%d_out", l), fmt.Sprintf("v_%d_out", l)
+			if k, v = into[kn], into[vn]; k == nil || v == nil {
+				k = c.out.get(kn, coreml.Float16, 1, slots, d)
+				v = c.out.get(vn, coreml.Float16, 1, slots, d)
+			}
 		} else {
 			k = coreml.NewTensor([]int{1, slots, d}, coreml.Float16)
 			v = coreml.NewTensor([]int{1, slots, d}, coreml.Float16)

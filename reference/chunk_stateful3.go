@@ -19,15 +19,18 @@ type s3Chunk struct {
 	a, b   int
 	T      int
 	logits bool
-	desc   coreml.Description
-	slotOf map[int]int // own layer → index among the chunk's own layers of its type
-	ns, nf int
-	out    outputs
+	// logitsF32: the logits output is fp32, holding the fp16 values
+	// widened (a graph computing in fp16 with an fp32 output).
+	logitsF32 bool
+	desc      coreml.Description
+	slotOf    map[int]int // own layer → index among the chunk's own layers of its type
+	ns, nf    int
+	out       outputs
 }
 
 func newS3Chunk(m *Model, t *Twin, fn Function) (*s3Chunk, error) {
 	g := &t.Geometry
-	c := &s3Chunk{m: m, kind: t.Kind, a: t.Layers[0], b: t.Layers[1], T: fn.N, logits: t.Logits, slotOf: map[int]int{}, out: outputs{}}
+	c := &s3Chunk{m: m, kind: t.Kind, a: t.Layers[0], b: t.Layers[1], T: fn.N, logits: t.Logits, logitsF32: t.LogitsF32, slotOf: map[int]int{}, out: outputs{}}
 	if c.T < 1 || c.T > g.SlidingWindow {
 		return nil, fmt.Errorf("stateful3 chunk: T=%d outside 1…%d", c.T, g.SlidingWindow)
 	}
@@ -40,12 +43,12 @@ func newS3Chunk(m *Model, t *Twin, fn Function) (*s3Chunk, error) {
 			c.ns++
 		}
 	}
-	c.desc = s3Description(g, t.Kind, c.T, c.ns, c.nf, t.Logits)
+	c.desc = s3Description(g, t.Kind, c.T, c.ns, c.nf, t.Logits, t.LogitsF32)
 	return c, nil
 }
 
 // s3Description lists one stateful3 chunk function's tensors.
-func s3Description(g *Geometry, kind string, T, ns, nf int, logits bool) coreml.Description {
+func s3Description(g *Geometry, kind string, T, ns, nf int, logits, logitsF32 bool) coreml.Description {
 	H, LP, ctx, W := g.Hidden, g.Layers*g.PLEDim, g.Context, g.SlidingWindow
 	hkv, hd, ghd := g.KVHeads, g.HeadDim, g.GlobalHeadDim
 	maxhd := max(hd, ghd)
@@ -79,6 +82,9 @@ func s3Description(g *Geometry, kind string, T, ns, nf int, logits bool) coreml.
 		in["kv14_k"], in["kv14_v"] = spec(f16, 1, hkv, ctx, ghd), spec(f16, 1, hkv, ctx, ghd)
 		if logits {
 			out["logits"] = spec(f16, 1, 1, g.Vocab)
+			if logitsF32 {
+				out["logits"] = spec(coreml.Float32, 1, 1, g.Vocab)
+			}
 		} else {
 			out["token_id"], out["token_logit"] = spec(i32, 1), spec(f16, 1)
 			out["hidden_normed"] = spec(f16, 1, 1, H)
@@ -112,7 +118,7 @@ func (c *s3Chunk) layerView(s *state, l int) kvView {
 		Heads: g.KVHeads, Slots: slots, HeadStride: slots * maxhd, SlotStride: maxhd}
 }
 
-func (c *s3Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features, error) {
+func (c *s3Chunk) predict(in coreml.Features, st coreml.State, into coreml.Features) (coreml.Features, error) {
 	name := c.kind
 	if err := c.desc.CheckInputs(in); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -191,6 +197,13 @@ func (c *s3Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 		if c.logits {
 			lt := c.out.get("logits", coreml.Float16, 1, 1, g.Vocab)
 			putRow(lt, 0, logits)
+			if c.logitsF32 {
+				wide := c.out.get("logits_f32", coreml.Float32, 1, 1, g.Vocab)
+				for i, h := range f16s(lt) {
+					wide.SetF32(i, coreml.F16ToF32(h))
+				}
+				lt = wide
+			}
 			out["logits"] = lt
 		} else {
 			id := c.out.get("token_id", coreml.Int32, 1)

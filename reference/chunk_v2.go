@@ -23,12 +23,19 @@ type v2Chunk struct {
 func newV2Chunk(m *Model, t *Twin, _ Function) *v2Chunk {
 	g := &t.Geometry
 	c := &v2Chunk{m: m, a: t.Layers[0], b: t.Layers[1], own: t.Layers[0] < g.FirstShared(), out: outputs{}}
-	c.desc = v2Description(g, c.a, c.b, t.MaxS)
+	c.desc = v2Description(g, c.a, c.b, t.MaxS, t.StateRank4)
 	return c
 }
 
-// v2Description lists the tensors of one v2 chunk.
-func v2Description(g *Geometry, a, b, maxS int) coreml.Description {
+// v2Description lists the tensors of one v2 chunk. rank4 declares the
+// states (and the store layers' outputs, and sks…) as [1, NKV, CTX, hd].
+func v2Description(g *Geometry, a, b, maxS int, rank4 bool) coreml.Description {
+	kv := func(sh ...int) []int {
+		if rank4 {
+			return append([]int{1}, sh...)
+		}
+		return sh
+	}
 	H, P, ctx := g.Hidden, g.PLEDim, g.Context
 	f16 := coreml.Float16
 	r := func(shape ...int) coreml.TensorSpec { return rangeSpec(f16, 0, 1, maxS, shape...) }
@@ -42,7 +49,7 @@ func v2Description(g *Geometry, a, b, maxS int) coreml.Description {
 	if a < g.FirstShared() {
 		in["onehot"] = r(1, ctx)
 		for l := a; l < b; l++ {
-			sh := []int{g.KVHeadsOf(l), ctx, g.HeadDimOf(l)}
+			sh := kv(g.KVHeadsOf(l), ctx, g.HeadDimOf(l))
 			states[fmt.Sprintf("k_cache_%d", l)] = spec(f16, sh...)
 			states[fmt.Sprintf("v_cache_%d", l)] = spec(f16, sh...)
 			if l == g.StoreLayer(g.LayerTypes[l]) {
@@ -51,8 +58,8 @@ func v2Description(g *Geometry, a, b, maxS int) coreml.Description {
 			}
 		}
 	} else {
-		sS := []int{g.KVHeads, ctx, g.HeadDim}
-		sF := []int{g.KVHeadsOfFull(), ctx, g.GlobalHeadDim}
+		sS := kv(g.KVHeads, ctx, g.HeadDim)
+		sF := kv(g.KVHeadsOfFull(), ctx, g.GlobalHeadDim)
 		in["sks"], in["svs"] = spec(f16, sS...), spec(f16, sS...)
 		in["skf"], in["svf"] = spec(f16, sF...), spec(f16, sF...)
 	}
@@ -69,7 +76,7 @@ func (c *v2Chunk) NewState() (coreml.State, error) {
 	return newState(c.desc.States), nil
 }
 
-func (c *v2Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features, error) {
+func (c *v2Chunk) predict(in coreml.Features, st coreml.State, into coreml.Features) (coreml.Features, error) {
 	if err := c.desc.CheckInputs(in); err != nil {
 		return nil, fmt.Errorf("v2 chunk [%d,%d): %w", c.a, c.b, err)
 	}
@@ -84,7 +91,8 @@ func (c *v2Chunk) Predict(in coreml.Features, st coreml.State) (coreml.Features,
 	}
 	views := map[int]kvView{}
 	view := func(k, v *coreml.Tensor) kvView {
-		h, slots, d := k.Shape[0], k.Shape[1], k.Shape[2]
+		r := len(k.Shape) // [NKV, CTX, hd] or [1, NKV, CTX, hd]
+		h, slots, d := k.Shape[r-3], k.Shape[r-2], k.Shape[r-1]
 		return kvView{K: f16s(k), V: f16s(v), Heads: h, Slots: slots, HeadStride: slots * d, SlotStride: d}
 	}
 	var s *state

@@ -16,6 +16,11 @@ func Describe(t *Twin, function string) (coreml.Description, error) {
 	}
 	m := &Model{G: t.Geometry}
 	switch t.Kind {
+	case KindVision, KindAudio:
+		if t.Encoder == nil {
+			return coreml.Description{}, fmt.Errorf("encoder twin without a geometry")
+		}
+		return encoderDescription(t.Kind, *t.Encoder), nil
 	case KindR1Chunk:
 		c, err := newR1Chunk(m, t, fn)
 		if err != nil {

@@ -40,7 +40,7 @@ func newHead(m *Model, t *Twin, fn Function) *head {
 
 func (h *head) Description() coreml.Description { return h.desc }
 
-func (h *head) Predict(in coreml.Features, st coreml.State) (coreml.Features, error) {
+func (h *head) predict(in coreml.Features, st coreml.State, into coreml.Features) (coreml.Features, error) {
 	if err := h.desc.CheckInputs(in); err != nil {
 		return nil, fmt.Errorf("lmhead: %w", err)
 	}

@@ -8,10 +8,11 @@ import (
 	"github.com/orchard-llm/orchard/coreml"
 )
 
-// coreMLMetadata renders a description the way a compiled model's
+// coreMLMetadata renders descriptions the way a compiled model's
 // metadata.json lists its schema, so bundle inspection reads synthetic and
-// published chunk folders alike.
-func coreMLMetadata(d coreml.Description, t *Twin) []map[string]any {
+// published chunk folders alike: the default function's schema at the top
+// level, or (perFunction) each function's inside its entry of "functions".
+func coreMLMetadata(descs map[string]coreml.Description, t *Twin, perFunction bool) []map[string]any {
 	schema := func(m map[string]coreml.TensorSpec, kind string) []map[string]any {
 		var names []string
 		for n := range m {
@@ -41,19 +42,27 @@ func coreMLMetadata(d coreml.Description, t *Twin) []map[string]any {
 	}
 	var fns []map[string]any
 	for _, n := range t.FunctionNames() {
-		fns = append(fns, map[string]any{"name": n})
+		f := map[string]any{"name": n}
+		if perFunction {
+			d := descs[n]
+			f["inputSchema"], f["outputSchema"], f["stateSchema"] = schema(d.Inputs, "MultiArray"), schema(d.Outputs, "MultiArray"), schema(d.States, "State")
+		}
+		fns = append(fns, f)
 	}
-	return []map[string]any{{
+	m := map[string]any{
 		"metadataOutputVersion": "3.0",
 		"shortDescription":      "orchard synthetic twin (" + t.Kind + ")",
-		"inputSchema":           schema(d.Inputs, "MultiArray"),
-		"outputSchema":          schema(d.Outputs, "MultiArray"),
-		"stateSchema":           schema(d.States, "State"),
-		"functions":             fns,
-		"defaultFunctionName":   t.DefaultFunction,
 		"storagePrecision":      "BFloat16",
 		"modelType":             map[string]any{"name": "MLModelType_reference"},
-	}}
+	}
+	if len(t.Functions) > 1 { // single-function models list no functions
+		m["functions"], m["defaultFunctionName"] = fns, t.DefaultFunction
+	}
+	if !perFunction || len(t.Functions) == 1 {
+		d := descs[t.DefaultFunction]
+		m["inputSchema"], m["outputSchema"], m["stateSchema"] = schema(d.Inputs, "MultiArray"), schema(d.Outputs, "MultiArray"), schema(d.States, "State")
+	}
+	return []map[string]any{m}
 }
 
 func dtypeName(d coreml.DType) string {

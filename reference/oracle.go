@@ -53,7 +53,19 @@ func (o *Oracle) Len() int { return o.n }
 
 // Feed appends one token and returns the soft-capped fp16 logits after it
 // and their argmax.
-func (o *Oracle) Feed(tok int) ([]float32, int, error) {
+func (o *Oracle) Feed(tok int) ([]float32, int, error) { return o.feed(tok, nil) }
+
+// FeedRow appends a soft position: row (fp16, the hidden width) is its
+// embedding as it is, and its per-layer input is token 0's, as a media
+// span's rows enter the model (multimodal doc §3.5).
+func (o *Oracle) FeedRow(row []uint16) ([]float32, int, error) {
+	if len(row) != o.m.G.Hidden {
+		return nil, 0, fmt.Errorf("oracle: a soft row of %d values, the hidden width is %d", len(row), o.m.G.Hidden)
+	}
+	return o.feed(0, row)
+}
+
+func (o *Oracle) feed(tok int, soft []uint16) ([]float32, int, error) {
 	g := &o.m.G
 	p := o.n
 	if p >= g.Context {
@@ -61,7 +73,9 @@ func (o *Oracle) Feed(tok int) ([]float32, int, error) {
 	}
 	H, LP := g.Hidden, g.Layers*g.PLEDim
 	x := make([]float32, H)
-	if err := o.host.Embed(tok, o.buf[:H]); err != nil {
+	if soft != nil {
+		copy(o.buf[:H], soft)
+	} else if err := o.host.Embed(tok, o.buf[:H]); err != nil {
 		return nil, 0, err
 	}
 	widen(x, o.buf[:H])

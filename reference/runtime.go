@@ -15,14 +15,35 @@ import (
 type Runtime struct {
 	mu      sync.Mutex
 	weights map[string]*Model
+	mem     coreml.HeapMemory // what Alloc and the models' outputs hand out
+	meter   coreml.Meter      // bytes the Core ML backend would copy under the same plans
+	null    bool              // NewNull: contracts only, no weights, no compute
 }
 
 // New returns a reference runtime.
 func New() *Runtime { return &Runtime{weights: map[string]*Model{}} }
 
-// Alloc returns a zeroed Go-heap tensor (no cgo rules apply here).
+// Alloc returns a zeroed Go-heap tensor (no cgo rules apply here), which
+// the runtime's plans treat as backend memory, as Core ML treats its arena.
 func (r *Runtime) Alloc(shape []int, dt coreml.DType) *coreml.Tensor {
-	return coreml.NewTensor(shape, dt)
+	return r.mem.Alloc(shape, dt)
+}
+
+// CopiedBytes is what the Core ML backend would have copied across the seam
+// so far under the same plans (coreml.CopyMeter).
+func (r *Runtime) CopiedBytes() int64 { return r.meter.CopiedBytes() }
+
+// Functions lists a twin folder's functions the way Core ML's MLModelAsset
+// does: an empty list for a single-function model (coreml.FunctionLister).
+func (r *Runtime) Functions(path string) ([]string, error) {
+	t, err := ReadTwin(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Functions) == 1 {
+		return nil, nil
+	}
+	return t.FunctionNames(), nil
 }
 
 // Load opens one function of a twin folder.
@@ -39,26 +60,49 @@ func (r *Runtime) Load(path string, o coreml.LoadOptions) (coreml.Model, error) 
 	if !ok {
 		return nil, fmt.Errorf("reference model %s: no function %q (has %v): %w", path, name, t.FunctionNames(), ErrNoFunction)
 	}
+	if t.Kind == KindVision || t.Kind == KindAudio {
+		if r.null {
+			return newModel(r, newNullKernel(encoderDescription(t.Kind, *t.Encoder))), nil
+		}
+		k, err := newEncoder(t)
+		if err != nil {
+			return nil, fmt.Errorf("reference model %s: %w", path, err)
+		}
+		return newModel(r, k), nil
+	}
+	if r.null {
+		d, err := Describe(t, name)
+		if err != nil {
+			return nil, fmt.Errorf("reference model %s: %w", path, err)
+		}
+		return newModel(r, newNullKernel(d)), nil
+	}
 	m, err := r.model(path, t)
 	if err != nil {
 		return nil, err
 	}
+	var k kernel
 	switch t.Kind {
 	case KindR1Chunk:
-		return newR1Chunk(m, t, fn)
+		k, err = newR1Chunk(m, t, fn)
 	case KindR1Head, KindV2Head:
-		return newHead(m, t, fn), nil
+		k = newHead(m, t, fn)
 	case KindV2Chunk:
-		return newV2Chunk(m, t, fn), nil
+		k = newV2Chunk(m, t, fn)
 	case KindS3Chunk1, KindS3Chunk2, KindS3Chunk3:
-		return newS3Chunk(m, t, fn)
+		k, err = newS3Chunk(m, t, fn)
+	default:
+		return nil, fmt.Errorf("reference model %s: unknown kind %q", path, t.Kind)
 	}
-	return nil, fmt.Errorf("reference model %s: unknown kind %q", path, t.Kind)
+	if err != nil {
+		return nil, err
+	}
+	return newModel(r, k), nil
 }
 
 // ErrNoFunction marks a function the model does not have; the engine
 // treats it as a missing capability, as it treats a Core ML load failure.
-var ErrNoFunction = fmt.Errorf("function not available")
+var ErrNoFunction = fmt.Errorf("reference: %w", coreml.ErrFunctionUnavailable)
 
 func (r *Runtime) model(path string, t *Twin) (*Model, error) {
 	r.mu.Lock()

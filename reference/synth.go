@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/orchard-llm/orchard/atomicfile"
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/sidecars"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -15,7 +16,7 @@ import (
 // SynthVersion changes whenever Synthesize writes different weights or
 // files for the same options, so caches of synthetic bundles (the demo)
 // can tell a stale bundle from a current one.
-const SynthVersion = 2
+const SynthVersion = 4
 
 // SynthOptions selects what `orchard bundle synth` writes.
 type SynthOptions struct {
@@ -27,7 +28,43 @@ type SynthOptions struct {
 	// weights: such a bundle only runs on a null runtime (benchmarks of the
 	// host path at full E2B/E4B geometry).
 	NoWeights bool
+	// Form varies the bundle across the plausible forms of the published
+	// ones; the zero value is the documented form.
+	Form Form
 }
+
+// Form is one plausible shape of a published bundle that the reference
+// docs leave open. orchard must open every form and give the same tokens.
+type Form struct {
+	// Metadata places the schemas in each chunk's metadata.json: "" or
+	// MetaTop at the top (the default function's), MetaPerFunction inside
+	// each function's entry, MetaNone writes no metadata.json at all.
+	Metadata string
+	// S3Default names stateful3's T=1 function: "infer" (default) or "main".
+	S3Default string
+	// S3Batch is stateful3's batched prefill rows: 0 means 8; -1 writes
+	// single-function chunks (no prefill_b*).
+	S3Batch int
+	// LogitsF32 makes cardbud's chunk_3 return fp32 logits.
+	LogitsF32 bool
+	// V2StateRank4 declares v2 states (and the store caches passed on) as
+	// [1, NKV, CTX, hd] instead of [NKV, CTX, hd].
+	V2StateRank4 bool
+	// V2NoStoreLayers leaves store_layers out of the v2 config.
+	V2NoStoreLayers bool
+	// R1UnnamedWidths leaves corellm.prefill.functions out of the r1
+	// config: the widths' functions must be found among the chunks'.
+	R1UnnamedWidths bool
+	// R1MissingWidth adds a width to corellm.prefill.N that no chunk has.
+	R1MissingWidth int
+}
+
+// metadata.json forms.
+const (
+	MetaTop         = "top"
+	MetaPerFunction = "functions"
+	MetaNone        = "none"
+)
 
 // synth carries what every family writer needs.
 type synth struct {
@@ -93,6 +130,40 @@ func shapeOnlyWeights(g *Geometry) (*Weights, []float32) {
 		ple[i] = float32(i%13-6) / 32
 	}
 	return w, ple
+}
+
+// Encoder folders as the published bundles name them, next to the
+// manifest (multimodal doc §4).
+const (
+	VisionEncoderName = "vision_fp16"
+	AudioEncoderName  = "audio_fp16"
+)
+
+// encoders writes the encoder twins a family ships: r1 (E2B) has vision
+// and audio, v2 (E4B) vision only. The audio twin takes the real fixed
+// 3,000 frames (30 s); the vision grid comes from the preset: the real
+// 48×48 patches at E2B/E4B size, 24×24 in the demo, 12×12 in tiny bundles
+// (16 soft rows) so tests stay fast.
+func (s *synth) encoders(audio bool) error {
+	grid, frames := 48, 3000
+	switch s.o.Preset {
+	case "tiny":
+		grid = 12
+	case "small":
+		grid = 24
+	}
+	one := map[string]Function{"main": {Role: RoleRows, N: 1}}
+	vision := Twin{Kind: KindVision, Functions: one, DefaultFunction: "main",
+		Encoder: &EncoderSpec{Grid: grid, Pool: 3, Hidden: s.g.Hidden, Seed: s.o.Seed + 101}}
+	if err := s.twin(VisionEncoderName+".mlmodelc", vision, nil); err != nil {
+		return err
+	}
+	if !audio {
+		return nil
+	}
+	aud := Twin{Kind: KindAudio, Functions: one, DefaultFunction: "main",
+		Encoder: &EncoderSpec{Frames: frames, Hidden: s.g.Hidden, Seed: s.o.Seed + 202}}
+	return s.twin(AudioEncoderName+".mlmodelc", aud, nil)
 }
 
 // writeJSON writes v indented, private to the user.
@@ -185,7 +256,7 @@ func (s *synth) twin(name string, t Twin, model []string) error {
 		return err
 	}
 	t.Format, t.Geometry, t.Weights = TwinFormat, s.g, "model.safetensors"
-	if !s.o.NoWeights {
+	if !s.o.NoWeights && t.Encoder == nil {
 		meta := map[string]string{"format": "pt", "orchard": TwinFormat}
 		if err := WriteWeights(filepath.Join(dir, t.Weights), &s.g, s.w, t.Layers[0], t.Layers[1], model, meta); err != nil {
 			return err
@@ -194,9 +265,16 @@ func (s *synth) twin(name string, t Twin, model []string) error {
 	if err := writeJSON(filepath.Join(dir, TwinFile), t); err != nil {
 		return err
 	}
-	d, err := Describe(&t, t.DefaultFunction)
-	if err != nil {
-		return err
+	if s.o.Form.Metadata == MetaNone {
+		return nil
 	}
-	return writeJSON(filepath.Join(dir, "metadata.json"), coreMLMetadata(d, &t))
+	descs := map[string]coreml.Description{}
+	for fn := range t.Functions {
+		d, err := Describe(&t, fn)
+		if err != nil {
+			return err
+		}
+		descs[fn] = d
+	}
+	return writeJSON(filepath.Join(dir, "metadata.json"), coreMLMetadata(descs, &t, s.o.Form.Metadata == MetaPerFunction))
 }

@@ -68,7 +68,7 @@ func (s *synth) r1() error {
 		},
 		"corellm": map[string]any{
 			"chunks": chunks, "lmhead": "lmhead", "decode_function": "decode",
-			"prefill": map[string]any{"N": widths, "functions": prefillFns, "plain_N": plain},
+			"prefill": s.r1Prefill(widths, prefillFns, plain),
 			"verify": map[string]any{"widths": []int{4}, "functions": map[string]string{"4": "prefill4"},
 				"lmhead_batched": map[string]string{"4": "lmhead_v4"}},
 			"sidecars": map[string]any{
@@ -94,5 +94,21 @@ func (s *synth) r1() error {
 	if err := writeJSON(filepath.Join(s.dir, "manifest.json"), manifest); err != nil {
 		return err
 	}
+	if err := s.encoders(true); err != nil {
+		return err
+	}
 	return s.common(s.dir)
+}
+
+// r1Prefill is corellm.prefill in the bundle's form: without the function
+// names (R1UnnamedWidths), or listing a width no chunk has (R1MissingWidth).
+func (s *synth) r1Prefill(widths []int, fns map[string]string, plain int) map[string]any {
+	p := map[string]any{"N": widths, "functions": fns, "plain_N": plain}
+	if n := s.o.Form.R1MissingWidth; n > 0 {
+		p["N"] = append(append([]int{}, widths...), n)
+	}
+	if s.o.Form.R1UnnamedWidths {
+		delete(p, "functions")
+	}
+	return p
 }

@@ -31,7 +31,17 @@ func (s *synth) stateful3(logits bool) error {
 		return fmt.Errorf("preset puts a KV producer in chunk_1")
 	}
 	bounds := [][2]int{{0, b1}, {b1, b2}, {b2, g.Layers}}
-	fns := map[string]Function{"infer": {Role: RoleRows, N: 1}, "prefill_b8": {Role: RoleRows, N: 8}}
+	def, T := s.o.Form.S3Default, s.o.Form.S3Batch
+	if def == "" {
+		def = "infer"
+	}
+	if T == 0 {
+		T = 8
+	}
+	fns := map[string]Function{def: {Role: RoleRows, N: 1}}
+	if T > 0 {
+		fns[fmt.Sprintf("prefill_b%d", T)] = Function{Role: RoleRows, N: T}
+	}
 	kinds := []string{KindS3Chunk1, KindS3Chunk2, KindS3Chunk3}
 	models := [][]string{
 		{"per_layer_model_projection.weight", "per_layer_projection_norm.weight"},
@@ -39,7 +49,7 @@ func (s *synth) stateful3(logits bool) error {
 		{"embed_tokens.weight", "norm.weight"},
 	}
 	for i, b := range bounds {
-		t := Twin{Kind: kinds[i], Layers: b, Functions: fns, DefaultFunction: "infer", Logits: logits && i == 2}
+		t := Twin{Kind: kinds[i], Layers: b, Functions: fns, DefaultFunction: def, Logits: logits && i == 2, LogitsF32: logits && i == 2 && s.o.Form.LogitsF32}
 		if err := s.twin(fmt.Sprintf("chunk_%d.mlmodelc", i+1), t, models[i]); err != nil {
 			return err
 		}

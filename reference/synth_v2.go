@@ -28,7 +28,7 @@ func (s *synth) v2() error {
 	for _, b := range bounds {
 		name := fmt.Sprintf("chunk_%d_%d", b[0], b[1])
 		chunks = append(chunks, name)
-		t := Twin{Kind: KindV2Chunk, Layers: b, Functions: fns, DefaultFunction: "main", MaxS: maxS}
+		t := Twin{Kind: KindV2Chunk, Layers: b, Functions: fns, DefaultFunction: "main", MaxS: maxS, StateRank4: s.o.Form.V2StateRank4}
 		if err := s.twin(name+".mlmodelc", t, []string{"per_layer_model_projection.weight", "per_layer_projection_norm.weight"}); err != nil {
 			return err
 		}
@@ -63,6 +63,9 @@ func (s *synth) v2() error {
 		"eos_ids":           []int{1, 106},
 		"orchard_synthetic": map[string]any{"preset": s.o.Preset, "seed": s.o.Seed},
 	}
+	if s.o.Form.V2NoStoreLayers {
+		delete(cfg, "store_layers")
+	}
 	if err := writeJSON(filepath.Join(s.dir, "convert_config_v2int4_int8.json"), cfg); err != nil {
 		return err
 	}
@@ -73,6 +76,9 @@ func (s *synth) v2() error {
 		"tokenizerRelativePath": "tokenizer.json",
 	}
 	if err := writeJSON(filepath.Join(s.dir, "manifest.json"), manifest); err != nil {
+		return err
+	}
+	if err := s.encoders(false); err != nil {
 		return err
 	}
 	return s.common(s.dir)

@@ -47,8 +47,11 @@ type Twin struct {
 	Geometry        Geometry            `json:"geometry"`
 	Functions       map[string]Function `json:"functions"`
 	DefaultFunction string              `json:"default_function"`
-	MaxS            int                 `json:"max_s,omitempty"`  // v2 sequence range upper bound
-	Logits          bool                `json:"logits,omitempty"` // stateful3 chunk_3 emits logits (cardbud)
+	MaxS            int                 `json:"max_s,omitempty"`       // v2 sequence range upper bound
+	Logits          bool                `json:"logits,omitempty"`      // stateful3 chunk_3 emits logits (cardbud)
+	LogitsF32       bool                `json:"logits_f32,omitempty"`  // those logits are fp32 (fp16 values widened)
+	StateRank4      bool                `json:"state_rank4,omitempty"` // v2 states are [1, NKV, CTX, hd]
+	Encoder         *EncoderSpec        `json:"encoder,omitempty"`     // vision and audio encoder twins
 	Weights         string              `json:"weights"`
 }
 

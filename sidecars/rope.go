@@ -24,16 +24,17 @@ func RopeRowF64(inv []float64, p int, cos, sin []uint16) {
 	}
 }
 
-// RopeRowF32 writes position p's row as the v2 runtime does: the angle is a
-// float32 product, and cosf/sinf are stood in for by the float64 functions
-// rounded to float32, then to fp16.
+// RopeRowF32 writes position p's row as the v2 runtime does
+// (HostInputsV2.write): the angle is a float32 product, cosf and sinf
+// give float32 values, each then rounded to fp16. On macOS cosf/sinf are
+// libm's, as in the Swift runtime; elsewhere a correctly rounded stand-in.
 func RopeRowF32(inv []float64, p int, cos, sin []uint16) {
 	half := len(inv)
 	cos, sin = cos[:2*half], sin[:2*half]
 	for i, f := range inv {
-		a := float64(float32(f) * float32(p))
-		c := coreml.F32ToF16(float32(math.Cos(a)))
-		s := coreml.F32ToF16(float32(math.Sin(a)))
+		a := float32(float32(f) * float32(p)) // the explicit conversion keeps the product in float32
+		cf, sf := coreml.CosSinF32(a)
+		c, s := coreml.F32ToF16(cf), coreml.F32ToF16(sf)
 		cos[i], cos[i+half] = c, c
 		sin[i], sin[i+half] = s, s
 	}

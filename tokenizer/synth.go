@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -50,6 +51,32 @@ var synthSpecials = []struct {
 	{synthNewlineID, "\n", false},
 }
 
+// Gemma 4's image and audio tokens: span openers and closers and the
+// placeholder that stands at every soft-token position (multimodal doc
+// §3.1), at Gemma 4's ids when the vocabulary reaches them, else at the top
+// of a small one. Code looks them up by name.
+var gemmaMedia = []struct {
+	id      int
+	content string
+}{
+	{255999, "<|image>"}, {256000, "<|audio>"}, {258880, "<|image|>"},
+	{258881, "<|audio|>"}, {258882, "<image|>"}, {258883, "<audio|>"},
+}
+
+func synthMedia(vocabSize int) []struct {
+	id      int
+	content string
+} {
+	out := slices.Clone(gemmaMedia)
+	if vocabSize > gemmaMedia[len(gemmaMedia)-1].id {
+		return out
+	}
+	for i := range out {
+		out[i].id = vocabSize - len(out) + i
+	}
+	return out
+}
+
 // SynthesizeJSON builds a small Gemma-4-like tokenizer.json with exactly
 // vocabSize entries. The result depends only on vocabSize: it has Gemma's
 // control tokens at Gemma's ids, "\n" at 107, the 256 byte-fallback tokens,
@@ -63,6 +90,9 @@ func SynthesizeJSON(vocabSize int) ([]byte, error) {
 	v := newSynthVocab(vocabSize)
 	for _, s := range synthSpecials {
 		v.set(s.id, s.content)
+	}
+	for _, m := range synthMedia(vocabSize) {
+		v.set(m.id, m.content)
 	}
 	for b := 0; b < 256; b++ {
 		v.add(byteTokenText[b])
@@ -328,6 +358,9 @@ func encodeSynth(v *synthVocab, merges [][2]string, unused []int) ([]byte, error
 	var addedTokens []added
 	for _, s := range synthSpecials {
 		addedTokens = append(addedTokens, added{ID: s.id, Content: s.content, Special: s.special})
+	}
+	for _, m := range synthMedia(len(v.pieces)) {
+		addedTokens = append(addedTokens, added{ID: m.id, Content: m.content, Special: true})
 	}
 	for _, id := range unused {
 		addedTokens = append(addedTokens, added{ID: id, Content: v.pieces[id]})

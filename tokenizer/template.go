@@ -19,10 +19,12 @@ const (
 	RoleModel  Role = "model"
 )
 
-// Message is one turn of a conversation.
+// Message is one turn of a conversation. A user message may carry media,
+// laid out around its text (media.go).
 type Message struct {
 	Role    Role
 	Content string
+	Media   []Media
 }
 
 // Conversation is what a Template renders: an optional system prompt, the
@@ -211,7 +213,10 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 			if m.Role == RoleModel {
 				reply(strings.TrimSpace(content))
 			} else {
-				text(strings.TrimSpace(content))
+				m.Content = strings.TrimSpace(content)
+				if err := tp.userTurn(m, markup, text); err != nil {
+					return nil, err
+				}
 			}
 			markup(turnClose + "\n")
 		}
@@ -239,7 +244,10 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 			system = ""
 		}
 		markup(p.PromptPrefix)
-		text(content)
+		m.Content = content
+		if err := tp.userTurn(m, markup, text); err != nil {
+			return nil, err
+		}
 		if i == len(msgs)-1 && c.Thinking && p.PromptSuffixThinking != "" {
 			markup(p.PromptSuffixThinking)
 		} else {

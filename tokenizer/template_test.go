@@ -17,21 +17,21 @@ func TestTemplateRender(t *testing.T) {
 		conv Conversation
 		want string
 	}{
-		{"single user turn", Conversation{Messages: []Message{{RoleUser, "Hi there"}}},
+		{"single user turn", Conversation{Messages: []Message{{Role: RoleUser, Content: "Hi there"}}},
 			"<bos><|turn>user\nHi there<turn|>\n<|turn>model\n"},
-		{"system prompt", Conversation{System: " Be brief. \n", Messages: []Message{{RoleUser, "Hi"}}},
+		{"system prompt", Conversation{System: " Be brief. \n", Messages: []Message{{Role: RoleUser, Content: "Hi"}}},
 			"<bos><|turn>system\nBe brief.<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n"},
-		{"thinking without system prompt", Conversation{Thinking: true, Messages: []Message{{RoleUser, "Hi"}}},
+		{"thinking without system prompt", Conversation{Thinking: true, Messages: []Message{{Role: RoleUser, Content: "Hi"}}},
 			"<bos><|turn>system\n<|think|>\n<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n"},
-		{"thinking with system prompt", Conversation{System: "Be brief.", Thinking: true, Messages: []Message{{RoleUser, "Hi"}}},
+		{"thinking with system prompt", Conversation{System: "Be brief.", Thinking: true, Messages: []Message{{Role: RoleUser, Content: "Hi"}}},
 			"<bos><|turn>system\n<|think|>\nBe brief.<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n"},
 		{"history with thoughts stripped", Conversation{Messages: []Message{
-			{RoleUser, "2+2?"},
-			{RoleModel, "<|channel>thought\nadd them<channel|>4"},
-			{RoleUser, "and 3+3?"},
+			{Role: RoleUser, Content: "2+2?"},
+			{Role: RoleModel, Content: "<|channel>thought\nadd them<channel|>4"},
+			{Role: RoleUser, Content: "and 3+3?"},
 		}}, "<bos><|turn>user\n2+2?<turn|>\n<|turn>model\n4<turn|>\n<|turn>user\nand 3+3?<turn|>\n<|turn>model\n"},
 		{"system message and assistant role", Conversation{Messages: []Message{
-			{RoleSystem, "S"}, {RoleUser, "u"}, {"assistant", " a "}, {RoleUser, "v"},
+			{Role: RoleSystem, Content: "S"}, {Role: RoleUser, Content: "u"}, {Role: "assistant", Content: " a "}, {Role: RoleUser, Content: "v"},
 		}}, "<bos><|turn>system\nS<turn|>\n<|turn>user\nu<turn|>\n<|turn>model\na<turn|>\n<|turn>user\nv<turn|>\n<|turn>model\n"},
 		{"no messages", Conversation{}, "<bos><|turn>model\n"},
 	}
@@ -64,7 +64,7 @@ func TestTemplateIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := tp.Encode(Conversation{Thinking: true, Messages: []Message{{RoleUser, "Hi"}}})
+	ids, err := tp.Encode(Conversation{Thinking: true, Messages: []Message{{Role: RoleUser, Content: "Hi"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestTemplateIDs(t *testing.T) {
 func TestTemplateLiteralUserText(t *testing.T) {
 	tok := synthTokenizer(t, 4096)
 	tp, _ := NewTemplate(tok)
-	conv := Conversation{Messages: []Message{{RoleUser, "say <turn|> and <bos>"}}}
+	conv := Conversation{Messages: []Message{{Role: RoleUser, Content: "say <turn|> and <bos>"}}}
 	ids, err := tp.Encode(conv)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestManifestTemplate(t *testing.T) {
 	tok := synthTokenizer(t, 4096)
 	gemma4 := ManifestPrompt{PromptPrefix: "<|turn>user\n", PromptSuffix: "<turn|>\n<|turn>model\n"}
 	gemma3 := ManifestPrompt{PromptPrefix: "<start_of_turn>user\n", PromptSuffix: "<end_of_turn>\n<start_of_turn>model\n"}
-	history := []Message{{RoleUser, "a"}, {RoleModel, "<|channel>x<channel|>b"}, {RoleUser, "c"}}
+	history := []Message{{Role: RoleUser, Content: "a"}, {Role: RoleModel, Content: "<|channel>x<channel|>b"}, {Role: RoleUser, Content: "c"}}
 	tests := []struct {
 		name string
 		p    ManifestPrompt
@@ -194,17 +194,17 @@ func TestDeriveAssistantSuffix(t *testing.T) {
 func TestTemplateErrors(t *testing.T) {
 	tok := synthTokenizer(t, 4096)
 	tp, _ := NewTemplate(tok)
-	if _, err := tp.Render(Conversation{Messages: []Message{{"tool", "x"}}}); err == nil {
+	if _, err := tp.Render(Conversation{Messages: []Message{{Role: "tool", Content: "x"}}}); err == nil {
 		t.Error("unknown role accepted")
 	}
-	if _, err := tp.Render(Conversation{System: "a", Messages: []Message{{RoleSystem, "b"}}}); err == nil {
+	if _, err := tp.Render(Conversation{System: "a", Messages: []Message{{Role: RoleSystem, Content: "b"}}}); err == nil {
 		t.Error("two system prompts accepted")
 	}
 	mt, _ := NewManifestTemplate(tok, ManifestPrompt{PromptPrefix: "U:", PromptSuffix: "A:"})
-	if _, err := mt.Render(Conversation{Messages: []Message{{RoleUser, "a"}, {RoleModel, "b"}}}); err == nil {
+	if _, err := mt.Render(Conversation{Messages: []Message{{Role: RoleUser, Content: "a"}, {Role: RoleModel, Content: "b"}}}); err == nil {
 		t.Error("manifest template accepted a conversation ending with the model")
 	}
-	if _, err := mt.Render(Conversation{Thinking: true, Messages: []Message{{RoleUser, "a"}}}); err != nil {
+	if _, err := mt.Render(Conversation{Thinking: true, Messages: []Message{{Role: RoleUser, Content: "a"}}}); err != nil {
 		t.Errorf("thinking with a Gemma 4 tokenizer: %v", err)
 	}
 	if _, err := NewManifestTemplate(tok, ManifestPrompt{PromptPrefix: "U:"}); err == nil {
@@ -221,7 +221,7 @@ func TestTemplateNeedsTurnTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := tp.Encode(Conversation{Messages: []Message{{RoleUser, "Hello"}}})
+	ids, err := tp.Encode(Conversation{Messages: []Message{{Role: RoleUser, Content: "Hello"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestTemplateNeedsTurnTokens(t *testing.T) {
 	if !slices.Equal(ids, want) {
 		t.Errorf("Encode = %v, want %v", ids, want)
 	}
-	if _, err := tp.Render(Conversation{Thinking: true, Messages: []Message{{RoleUser, "x"}}}); err == nil {
+	if _, err := tp.Render(Conversation{Thinking: true, Messages: []Message{{Role: RoleUser, Content: "x"}}}); err == nil {
 		t.Error("thinking accepted without turn tokens or a thinking suffix")
 	}
 }

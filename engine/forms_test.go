@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/reference"
+)
+
+// formCases are the plausible forms of the published bundles that the
+// reference docs leave open (issue 11): orchard opens each and gives the
+// tokens the documented form gives.
+var formCases = []struct {
+	name   string
+	family string
+	form   reference.Form
+	check  func(t *testing.T, b *bundle.Bundle, c Chain)
+}{
+	{name: "r1 metadata per function", family: "r1", form: reference.Form{Metadata: reference.MetaPerFunction}},
+	{name: "r1 no metadata", family: "r1", form: reference.Form{Metadata: reference.MetaNone}},
+	{name: "r1 widths found by name", family: "r1", form: reference.Form{R1UnnamedWidths: true, Metadata: reference.MetaNone},
+		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+			if w := c.Capabilities().PrefillWidths; !slices.Contains(w, 16) || !slices.Contains(w, 32) {
+				t.Errorf("prefill widths %v: the chunks' prefill16/prefill32 were not found", w)
+			}
+		}},
+	{name: "r1 a listed width the chunks lack", family: "r1", form: reference.Form{R1MissingWidth: 24},
+		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+			caps := c.Capabilities()
+			if slices.Contains(caps.PrefillWidths, 24) {
+				t.Errorf("prefill widths %v include 24, which no chunk has", caps.PrefillWidths)
+			}
+			if !hasNote(caps.Notes, "24") {
+				t.Errorf("no note says width 24 is unused: %q", caps.Notes)
+			}
+		}},
+	{name: "v2 metadata per function", family: "v2", form: reference.Form{Metadata: reference.MetaPerFunction}},
+	{name: "v2 no metadata, rank-4 states", family: "v2", form: reference.Form{Metadata: reference.MetaNone, V2StateRank4: true}},
+	{name: "v2 no store_layers", family: "v2", form: reference.Form{V2NoStoreLayers: true}},
+	{name: "stateful3 metadata per function", family: "stateful3", form: reference.Form{Metadata: reference.MetaPerFunction}},
+	{name: "stateful3 no metadata", family: "stateful3", form: reference.Form{Metadata: reference.MetaNone}},
+	{name: "stateful3 single-function chunks named main", family: "stateful3", form: reference.Form{S3Default: "main", S3Batch: -1},
+		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+			if w := c.Capabilities().PrefillWidths; !slices.Equal(w, []int{1}) {
+				t.Errorf("prefill widths %v, want token by token", w)
+			}
+		}},
+	{name: "stateful3 prefill_b4", family: "stateful3", form: reference.Form{S3Batch: 4},
+		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+			if w := c.Capabilities().PrefillWidths; !slices.Equal(w, []int{4, 1}) {
+				t.Errorf("prefill widths %v, want [4 1]", w)
+			}
+		}},
+	{name: "cardbud metadata per function", family: "stateful3-logits", form: reference.Form{Metadata: reference.MetaPerFunction}},
+	{name: "cardbud no metadata, fp32 logits", family: "stateful3-logits", form: reference.Form{Metadata: reference.MetaNone, LogitsF32: true},
+		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+			if b.Family != bundle.Stateful3Logits || !c.Capabilities().Logits {
+				t.Errorf("family %s, logits %v: the loaded chunk_3 declares logits", b.Family, c.Capabilities().Logits)
+			}
+		}},
+	{name: "cardbud single-function chunk_3", family: "stateful3-logits", form: reference.Form{S3Default: "main", S3Batch: -1, Metadata: reference.MetaPerFunction}},
+}
+
+func hasNote(notes []string, sub string) bool {
+	return slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, sub) })
+}
+
+// TestBundleForms: every family opens in every form and its greedy tokens
+// equal those of the documented form, prompt by prompt.
+func TestBundleForms(t *testing.T) {
+	want := map[string][][]int{}
+	run := func(t *testing.T, b *bundle.Bundle, family string) [][]int {
+		c := openChain(t, b, Options{})
+		var out [][]int
+		for _, p := range prompts(b.Geometry.Vocab)[2:7] {
+			if err := c.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, chainGreedy(t, c, p, 12))
+		}
+		return out
+	}
+	for _, tt := range formCases {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, ok := want[tt.family]; !ok {
+				want[tt.family] = run(t, tinyBundle(t, tt.family), tt.family)
+			}
+			dir, err := reference.Synthesize(reference.SynthOptions{Family: tt.family, Preset: "tiny", Seed: 7, Out: t.TempDir(), Form: tt.form})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := bundle.Open(dir)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			got := run(t, b, tt.family)
+			for i := range got {
+				if !slices.Equal(got[i], want[tt.family][i]) {
+					t.Errorf("prompt %d: tokens %v, the documented form gives %v", i, got[i], want[tt.family][i])
+				}
+			}
+			if tt.check != nil {
+				c := openChain(t, b, Options{})
+				tt.check(t, b, c)
+			}
+		})
+	}
+}
+
+// TestFormsOpenAtRealGeometry: the checks above at E2B/E4B geometry,
+// where shapes are real: every form opens and decodes.
+func TestFormsOpenAtRealGeometry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	for _, tt := range []struct {
+		family, preset string
+		form           reference.Form
+	}{
+		{"v2", "e4b", reference.Form{Metadata: reference.MetaNone, V2StateRank4: true, V2NoStoreLayers: true}},
+		{"stateful3", "e2b", reference.Form{Metadata: reference.MetaPerFunction, S3Default: "main"}},
+	} {
+		dir, err := reference.Synthesize(reference.SynthOptions{Family: tt.family, Preset: tt.preset, Out: t.TempDir(), NoWeights: true, Form: tt.form})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := bundle.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Open(b, reference.NewNull(), Options{})
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.family, tt.preset, err)
+		}
+		if _, err := c.Prefill([]int{2, 3, 4}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Decode(5); err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Snapshot()
+		if err != nil {
+			t.Fatalf("%s snapshot: %v", tt.family, err)
+		}
+		if err := c.Restore(s); err != nil {
+			t.Fatalf("%s restore: %v", tt.family, err)
+		}
+		c.Close()
+	}
+}
+
+// TestSnapshotAxis: the context axis of a state is found from its shape.
+func TestSnapshotAxis(t *testing.T) {
+	for _, tt := range []struct {
+		shape []int
+		ctx   int
+		want  int
+	}{
+		{[]int{2, 2048, 256}, 2048, 1},
+		{[]int{1, 2, 2048, 256}, 2048, 2},
+		{[]int{2, 512, 512}, 512, -1}, // the context equals another dimension: whole buffer
+		{[]int{2, 4096, 256}, 2048, -1},
+	} {
+		if got := cacheAxis(tt.shape, tt.ctx); got != tt.want {
+			t.Errorf("cacheAxis(%v, %d) = %d, want %d", tt.shape, tt.ctx, got, tt.want)
+		}
+	}
+	tensor := coreml.NewTensor([]int{1, 2, 8, 4}, coreml.Float16)
+	if _, err := prefixAlong(tensor, 2, 9); err == nil {
+		t.Error("prefixAlong took 9 rows of 8")
+	}
+	if _, err := prefixAlong(tensor, 4, 1); err == nil {
+		t.Error("prefixAlong used axis 4 of a rank-4 tensor")
+	}
+	b, err := prefixAlong(tensor, 2, 3)
+	if err != nil || !slices.Equal(b.Shape, []int{1, 2, 3, 4}) || len(b.Data) != 2*3*4*2 {
+		t.Errorf("prefixAlong: %v %v %d bytes", err, b.Shape, len(b.Data))
+	}
+}
