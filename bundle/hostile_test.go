@@ -26,11 +26,11 @@ func TestGeometryOutOfRange(t *testing.T) {
 	}{
 		{"r1", r1cfg, "CTX 1e9", func(m map[string]any) { hostio(m)["CTX"] = 1e9 }, []string{
 			"hostio.CTX = 1000000000 is more than the 262144 orchard accepts",
-			"chunk_0_5_pal6: 13 tensors (\"k_0_in\", \"k_1_in\", \"k_2_in\", \"k_3_in\", …) are 128 wide, but convert_config.json hostio.CTX is 1000000000"}},
+			"chunk_0_5_pal6: 11 tensors (\"k_0_in\", \"k_1_in\", \"k_2_in\", \"k_3_in\", …) are 128 wide, but convert_config.json hostio.CTX is 1000000000"}},
 		{"r1", r1cfg, "CTX 2^62", func(m map[string]any) { hostio(m)["CTX"] = 1 << 62 }, []string{"hostio.CTX = 4611686018427387904 is more than"}},
 		{"r1", r1cfg, "CTX 1e7", func(m map[string]any) { hostio(m)["CTX"] = 1e7 }, []string{"hostio.CTX = 10000000 is more than"}},
 		{"r1", r1cfg, "CTX within limits but not the graphs'", func(m map[string]any) { hostio(m)["CTX"] = 4096 }, []string{
-			"chunk_10_15_pal6: 2 tensors (\"mask_f\", \"mask_s\") are 128 wide, but convert_config.json hostio.CTX is 4096"}},
+			"chunk_0_5_pal6: 11 tensors (\"k_0_in\", \"k_1_in\", \"k_2_in\", \"k_3_in\", …) are 128 wide, but convert_config.json hostio.CTX is 4096"}},
 		{"r1", r1cfg, "negative head dim", func(m map[string]any) { hostio(m)["HD"] = -8 }, []string{"hostio.HD = -8 is negative"}},
 		{"r1", r1cfg, "no PLE", func(m map[string]any) { m["ple_dim"] = 0 }, []string{"ple_dim = 0; r1 chunks take per-layer embeddings"}},
 		{"r1", r1cfg, "prefill wider than the context", func(m map[string]any) {

@@ -405,8 +405,9 @@ func (b *Bundle) inputWidths() map[string]width {
 	switch {
 	case b.R1 != nil:
 		h := b.R1.HostIO
+		// Not the masks: a plain prefill function's are [N, N].
 		ctx := width{b.ConfigFile + " hostio.CTX", h.CTX}
-		return map[string]width{"onehot": ctx, "mask_s": ctx, "mask_f": ctx, "kv": ctx,
+		return map[string]width{"onehot": ctx, "kv": ctx,
 			"cos_s": {b.ConfigFile + " hostio.HD", h.HD}, "sin_s": {b.ConfigFile + " hostio.HD", h.HD},
 			"cos_f": {b.ConfigFile + " hostio.GHD", h.GHD}, "sin_f": {b.ConfigFile + " hostio.GHD", h.GHD},
 			"inputs_embeds": {b.ConfigFile + " hidden", b.R1.Hidden}, "hidden_in": {b.ConfigFile + " hidden", b.R1.Hidden}}
