@@ -81,7 +81,8 @@ func (s *Store) Export(name string, w io.Writer) error {
 // temp folder and verified as Load verifies it (except the bundle
 // identity: a checkpoint may be imported on a machine without its bundle)
 // before it becomes visible. It returns the name stored. Refused archives
-// are an *ArchiveError or a *FileError, both wrapping ErrCorrupt.
+// are an *ArchiveError or a *FileError, both wrapping ErrCorrupt. Errors
+// do not name the operation or the archive: the caller knows both.
 func (s *Store) Import(r io.Reader, name string) (string, error) {
 	tr := tar.NewReader(r)
 	hdr, err := nextEntry(tr)
@@ -119,7 +120,7 @@ func (s *Store) Import(r io.Reader, name string) (string, error) {
 	}
 	if name == "" {
 		if name, ok = nameOf(folder); !ok {
-			return "", fmt.Errorf("import: %w: the archive's folder %s is not a checkpoint name; give one", ErrInvalidName, termsafe.Quote(folder))
+			return "", fmt.Errorf("%w: the archive's folder %s is not a checkpoint name; give one", ErrInvalidName, termsafe.Quote(folder))
 		}
 	}
 	name = normName(name)
@@ -128,19 +129,19 @@ func (s *Store) Import(r io.Reader, name string) (string, error) {
 	}
 	rec, err := decodeMeta(raw)
 	if err != nil {
-		return "", fmt.Errorf("import: %w", named(err, name))
+		return "", named(err, name)
 	}
 	if _, err := os.Lstat(filepath.Join(s.root, folderName(name))); err == nil {
-		return "", fmt.Errorf("import: %w: %q", ErrExists, name)
+		return "", fmt.Errorf("%w: %q", ErrExists, name)
 	}
 
 	t, err := s.newTemp()
 	if err != nil {
-		return "", fmt.Errorf("import %q: %w", name, err)
+		return "", fmt.Errorf("checkpoint %q: %w", name, err)
 	}
 	defer t.close()
 	if _, err := writeFile(filepath.Join(t.path, metaFile), raw, !s.nosync); err != nil {
-		return "", fmt.Errorf("import %q: %w", name, err)
+		return "", fmt.Errorf("checkpoint %q: %w", name, err)
 	}
 	want := map[string]int64{}
 	for _, f := range rec.cp.Meta.Files {
@@ -175,7 +176,7 @@ func (s *Store) Import(r io.Reader, name string) (string, error) {
 			if src.err != nil || errors.Is(err, errShort) {
 				return "", badArchive("%s: %s", file, readReason(cmp.Or(src.err, err)))
 			}
-			return "", fmt.Errorf("import %q: %s: %w", name, file, err)
+			return "", fmt.Errorf("checkpoint %q: %s: %w", name, file, err)
 		}
 	}
 	for _, f := range rec.cp.Meta.Files {
@@ -185,20 +186,20 @@ func (s *Store) Import(r io.Reader, name string) (string, error) {
 	}
 	if !s.nosync {
 		if err := syncDir(t.path); err != nil {
-			return "", fmt.Errorf("import %q: %w", name, err)
+			return "", fmt.Errorf("checkpoint %q: %w", name, err)
 		}
 	}
 	snap, err := openFiles(name, t.path, rec)
 	if err != nil {
-		return "", fmt.Errorf("import: %w", err)
+		return "", err
 	}
 	_, err = snap.readFiles(false)
 	snap.close()
 	if err != nil {
-		return "", fmt.Errorf("import: %w", err)
+		return "", err
 	}
 	if err := s.commit(t, name, false); err != nil {
-		return "", fmt.Errorf("import: %w", err)
+		return "", err
 	}
 	return name, nil
 }

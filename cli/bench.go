@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/engine"
 )
 
@@ -74,7 +75,7 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "bundle folder")
 	demo := fs.Bool("demo", false, "use the demo bundle")
-	demoFamily := fs.String("demo-family", "r1", "family of the demo bundle")
+	family := fs.String("family", "r1", "family of the demo bundle: "+families)
 	rounds := fs.Int("rounds", 3, "interleaved off/on rounds per workload")
 	maxTokens := fs.Int("max-tokens", 64, "tokens per run")
 	draftLen := fs.Int("draft-len", 4, "draft length with speculation on")
@@ -88,13 +89,22 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 	}
 	target := []string{"--model", *model}
 	if *demo {
-		if _, err := demoBundle(*demoFamily, stderr); err != nil { // make it once, not in every child
+		if err := checkFamily(*family); err != nil {
+			fmt.Fprintln(stderr, "orchard bench:", err)
+			return exitUsage
+		}
+		if _, err := demoBundle(*family, stderr); err != nil { // make it once, not in every child
 			fmt.Fprintln(stderr, "orchard bench:", err)
 			return 1
 		}
-		target = []string{"--demo", "--demo-family", *demoFamily}
+		target = []string{"--demo", "--family", *family}
+	} else if _, err := bundle.Open(*model); err != nil {
+		// Checked here, so a wrong path is a usage error, not a failed child.
+		fmt.Fprintln(stderr, "orchard bench:", err)
+		return exitUsage
 	}
 	var rows []benchRow
+	runs, total := 0, len(benchWorkloads)**rounds*2
 	for _, w := range benchWorkloads {
 		var off, on, ratios, ttft, prefill, acc []float64
 		row := benchRow{Workload: w.Name, Identical: true}
@@ -106,6 +116,9 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 			}
 			got := map[string]benchRun{}
 			for _, c := range conds {
+				runs++
+				// Each child takes seconds: say what runs, on stderr.
+				fmt.Fprintf(stderr, "bench: %d/%d %s, round %d of %d, speculation %s…\n", runs, total, w.Name, r+1, *rounds, c)
 				a := append(append([]string{"run"}, target...), "--json", "--prompt", w.Prompt, "--spec", c,
 					"--max-tokens", strconv.Itoa(*maxTokens), "--draft-len", strconv.Itoa(*draftLen))
 				out, err := spawn(a)

@@ -23,7 +23,7 @@ func TestBench(t *testing.T) {
 		return out.Bytes(), nil
 	}
 	var out, errb bytes.Buffer
-	code := bench([]string{"--demo", "--demo-family", "v2", "--rounds", "2", "--max-tokens", "6", "--json"}, &out, &errb, spawn)
+	code := bench([]string{"--demo", "--family", "v2", "--rounds", "2", "--max-tokens", "6", "--json"}, &out, &errb, spawn)
 	if code != 0 {
 		t.Fatalf("bench: %d %s", code, errb.String())
 	}
@@ -45,6 +45,10 @@ func TestBench(t *testing.T) {
 	}
 	if len(rows) != 4 || skipped != 1 || children < 3*2*2 {
 		t.Fatalf("%d rows (%d skipped) from %d children", len(rows), skipped, children)
+	}
+	// Progress while the children run, one line each, on stderr.
+	if got := strings.Count(errb.String(), "bench: "); got != children || !strings.Contains(errb.String(), "bench: 1/16 verbatim copy, round 1 of 2, speculation off…") {
+		t.Errorf("%d progress lines for %d children:\n%s", got, children, errb.String())
 	}
 	if median([]float64{3, 1, 2}) != 2 || median([]float64{4, 1, 2, 3}) != 2.5 {
 		t.Fatal("median")

@@ -18,12 +18,24 @@ import (
 	"github.com/orchard-llm/orchard/termsafe"
 )
 
+const bundleUsage = `usage:
+  orchard bundle synth --family F --preset tiny|small --seed N --out DIR
+      write a synthetic bundle of family F (` + families + `)
+  orchard bundle inspect DIR [--json]
+      check a bundle and print its family, geometry, files and identity
+  orchard bundle forward DIR --ids 2,105,... [--top K]
+      run the full-recompute oracle of a synthetic bundle; print the top-K logits per position
+`
+
 func runBundle(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "orchard bundle: want synth, inspect or forward\n\n"+usage)
+		fmt.Fprint(stderr, "orchard bundle: want synth, inspect or forward\n\n"+bundleUsage)
 		return 2
 	}
 	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, bundleUsage)
+		return 0
 	case "synth":
 		return bundleSynth(args[1:], stdout, stderr)
 	case "inspect":
@@ -61,8 +73,15 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
-	if _, ok := bundle.ParseFamily(*family); !ok || *out == "" {
-		fmt.Fprintln(stderr, "orchard bundle synth: --family (r1, v2, stateful3, stateful3-logits) and --out are required")
+	switch {
+	case *family == "" || *out == "":
+		fmt.Fprintln(stderr, "orchard bundle synth: --family ("+families+") and --out are required")
+		return 2
+	case checkFamily(*family) != nil:
+		fmt.Fprintln(stderr, "orchard bundle synth:", checkFamily(*family))
+		return 2
+	case *preset != "tiny" && *preset != "small":
+		fmt.Fprintf(stderr, "orchard bundle synth: --preset %q is not a preset (want tiny or small)\n", *preset)
 		return 2
 	}
 	if ents, err := os.ReadDir(*out); err == nil && len(ents) > 0 {

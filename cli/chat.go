@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
@@ -22,6 +21,11 @@ import (
 // demoEntry marks the picker's last entry, the synthetic demo bundle.
 const demoEntry = "(demo: synthetic bundle, random weights)"
 
+// demoReplyTokens caps a demo reply: its random weights rarely produce an
+// end of turn, and uncapped replies would fill the demo's context in two
+// turns.
+const demoReplyTokens = 256
+
 // runChat opens the chat screen on --model, the remembered model, a model
 // chosen in the picker, or (demo) the demo bundle. Without a terminal,
 // --demo falls back to the scripted turn of orchard run.
@@ -30,11 +34,17 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	fs.SetOutput(stderr)
 	flags := config.RegisterFlags(fs)
 	demoFlag := fs.Bool("demo", demo, "open the demo bundle (synthetic weights, made on first use)")
-	family := fs.String("family", "r1", "demo bundle family: r1, v2, stateful3, stateful3-logits")
+	family := fs.String("family", "r1", "demo bundle family: "+families)
 	cont := fs.Bool("continue", false, "resume the last conversation (the autosave)")
 	pick := fs.Bool("pick", false, "choose the model in the picker even when one is configured")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
+	}
+	if *demoFlag {
+		if err := checkFamily(*family); err != nil {
+			fmt.Fprintln(stderr, "orchard:", err)
+			return exitUsage
+		}
 	}
 	out, isFile := stdout.(*os.File)
 	if !isFile || !term.IsTerminal(int(out.Fd())) || !term.IsTerminal(int(os.Stdin.Fd())) {
@@ -48,6 +58,10 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	if err != nil {
 		return configError(stderr, "orchard", err)
 	}
+	if err := tui.CheckKeys(cfg.Keys); err != nil {
+		fmt.Fprintln(stderr, "orchard: keys:", err)
+		return exitUsage
+	}
 	logger, logFile, err := config.OpenLog(cfg.Data.Dir, cfg.Log.Debug)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard: log:", err)
@@ -56,10 +70,23 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	defer logFile.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := tui.Options{Theme: cfg.UI.Theme, Keys: cfg.Keys, DraftFile: filepath.Join(cfg.Data.Dir, "draft.txt")}
+	opts := tui.Options{Theme: cfg.UI.Theme, Keys: cfg.Keys, DraftFile: filepath.Join(cfg.Data.Dir, "draft.txt"),
+		Logger: logger, ExportDir: filepath.Join(cfg.Data.Dir, "exports")}
 
+	store, storeErr := checkpoints.Open(cfg.CheckpointsDir())
+	if storeErr != nil {
+		logger.Warn("checkpoints", "err", storeErr)
+	}
+	if *cont {
+		if code := checkContinue(store, storeErr, stderr); code != 0 {
+			return code
+		}
+	}
 	dir := cfg.Model.Path
 	switch {
+	case *cont && dir == "" && !*demoFlag && !*pick && conversationBundle(cfg) != "":
+		// The bundle the autosave was made with, not the picker.
+		dir = conversationBundle(cfg)
 	case *demoFlag:
 		if dir, err = demoBundle(*family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard:", err)
@@ -79,15 +106,15 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 		}
 	}
 	logger.Info("opening", "bundle", dir)
-	m, err := openModel(dir, engineOptions(cfg), settingsFrom(cfg, 0), func(msg string) { fmt.Fprintln(stderr, msg) })
+	set := settingsFrom(cfg, 0)
+	if *demoFlag {
+		set.MaxTokens = demoReplyTokens
+	}
+	m, err := openModel(dir, engineOptions(cfg), set, func(msg string) { fmt.Fprintln(stderr, msg) })
 	if err != nil {
 		logger.Error("open", "bundle", dir, "err", err)
 		fmt.Fprintln(stderr, "orchard:", err)
-		var ve *bundle.ValidationError
-		if errors.As(err, &ve) || errors.Is(err, bundle.ErrNotBundle) {
-			return 2
-		}
-		return 1
+		return exitCode(err)
 	}
 	if ml, err := engine.OpenMetricsLog(cfg.MetricsFile(), m.info, m.b.Dir, m.loadDur); err == nil {
 		m.sess.Metrics = ml.Record
@@ -96,17 +123,21 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 		logger.Warn("metrics log", "err", err)
 	}
 	eng := engine.Start(m.sess, m.info)
-	if store, err := checkpoints.Open(cfg.CheckpointsDir()); err == nil {
+	if storeErr == nil {
 		eng.UseStore(store, cfg.Model.ComputeUnits)
 		if *cont {
 			eng.LoadCheckpoint(checkpoints.Autosave)
 		}
-	} else {
-		logger.Warn("checkpoints", "err", err)
 	}
 	err = tui.Run(ctx, eng, opts)
 	if cerr := eng.Close(); cerr != nil {
 		logger.Warn("close", "err", cerr)
+	}
+	if storeErr == nil && len(eng.Messages()) > 0 {
+		// The autosave now holds this conversation: --continue opens its bundle.
+		if rerr := cfg.RememberConversation(dir); rerr != nil {
+			logger.Warn("state", "err", rerr)
+		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		logger.Error("tui", "err", err)
@@ -114,6 +145,37 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 		return 1
 	}
 	return 0
+}
+
+// checkContinue says, in words, when there is no conversation to continue.
+func checkContinue(store *checkpoints.Store, storeErr error, stderr io.Writer) int {
+	if storeErr != nil {
+		fmt.Fprintln(stderr, "orchard: --continue:", storeErr)
+		return exitFailure
+	}
+	_, err := store.Show(checkpoints.Autosave)
+	switch {
+	case errors.Is(err, checkpoints.ErrNotFound):
+		fmt.Fprintln(stderr, "orchard: nothing to continue: no conversation has been saved yet. Start one with orchard --model DIR or orchard --demo; it is saved when you quit.")
+		return exitUsage
+	case err != nil:
+		fmt.Fprintln(stderr, "orchard: --continue: the last conversation cannot be read:", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// conversationBundle is the bundle of the last conversation, "" when it
+// is not known or no longer there.
+func conversationBundle(cfg *config.Config) string {
+	dir, err := cfg.RememberedConversation()
+	if err != nil || dir == "" {
+		return ""
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return ""
+	}
+	return dir
 }
 
 // pickModel lists the bundles found (the demo last), lets the user choose

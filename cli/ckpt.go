@@ -143,7 +143,13 @@ func (c *ckptCmd) open() (*checkpoints.Store, int) {
 // fail prints err and returns its exit code; corrupt counts as invalid
 // input when the damaged thing came from the user (an archive to import).
 func (c *ckptCmd) fail(err error, corruptIsInput bool) int {
-	fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+	// The store's import and export errors begin with the operation
+	// ("import: …"); say it once.
+	name := c.name
+	if sub := strings.TrimPrefix(c.name, "orchard ckpt "); strings.HasPrefix(err.Error(), sub+":") || strings.HasPrefix(err.Error(), sub+" ") {
+		name = "orchard ckpt"
+	}
+	fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
 	switch {
 	case errors.Is(err, checkpoints.ErrInvalidName), errors.Is(err, checkpoints.ErrNotFound), errors.Is(err, checkpoints.ErrExists):
 		return 2
@@ -174,18 +180,18 @@ func ckptLs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "no checkpoints in %s\n", s.Root())
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tCREATED\tTURNS\tTOKENS\tSIZE\tBUNDLE")
+	rows := [][]string{{"NAME", "CREATED", "TURNS", "TOKENS", "SIZE", "BUNDLE"}}
 	for _, i := range list {
-		name := termsafe.Line(i.Name)
 		if i.Problem != "" {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunreadable: %s\n", name, termsafe.Line(i.Problem))
+			rows = append(rows, []string{i.Name, "-", "-", "-", "-", "unreadable: " + i.Problem})
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s (%s %s)\n", name, i.Created.Local().Format("2006-01-02 15:04"),
-			i.Turns, i.Tokens, ckptSize(i.Bytes), termsafe.Line(i.Bundle), termsafe.Line(string(i.Family)), termsafe.Line(ckptShort(i.BundleID)))
+		rows = append(rows, []string{i.Name, i.Created.Local().Format("2006-01-02 15:04"), commas(i.Turns), commas(i.Tokens),
+			ckptSize(i.Bytes), fmt.Sprintf("%s (%s %s)", i.Bundle, i.Family, ckptShort(i.BundleID))})
 	}
-	tw.Flush()
+	if err := writeTable(stdout, rows, 2, 3, 4); err != nil {
+		return 1
+	}
 	return 0
 }
 

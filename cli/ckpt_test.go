@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/coreml"
@@ -28,7 +30,14 @@ func saveCkpt(t *testing.T, dir, name string, created time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := &checkpoints.Checkpoint{
+	if err := s.Save(testCheckpoint(name, created)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testCheckpoint is a small v2 checkpoint.
+func testCheckpoint(name string, created time.Time) *checkpoints.Checkpoint {
+	return &checkpoints.Checkpoint{
 		Meta: checkpoints.Meta{Name: name, Created: created, BundleName: "gemma-4-e4b",
 			Identity: bundle.Identity{Family: bundle.V2, ConfigFile: "convert_config_v2.json", ConfigSHA256: strings.Repeat("ab", 32), ID: strings.Repeat("cd", 32),
 				Geometry: bundle.Geometry{Layers: 2, KVHeads: 2, HeadDim: 4, Context: 2048}}},
@@ -38,9 +47,6 @@ func saveCkpt(t *testing.T, dir, name string, created time.Time) {
 			{Name: "chunk_0_12/k_cache_0", Shape: []int{2, 3, 4}, DType: coreml.Float16, Data: make([]byte, 48)},
 			{Name: "chunk_0_12/v_cache_0", Shape: []int{2, 3, 4}, DType: coreml.Float16, Data: bytes.Repeat([]byte{1}, 48)},
 		}},
-	}
-	if err := s.Save(cp); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -102,13 +108,13 @@ func TestCkptCommands(t *testing.T) {
 	if code, out, errs := ckpt(t, "import", "--dir", dir, archive, "copy"); code != 0 || out != "copy\n" {
 		t.Errorf("import: %d %q %s", code, out, errs)
 	}
-	if code, _, errs := ckpt(t, "import", "--dir", dir, archive); code != 2 || !strings.Contains(errs, "exists") {
+	if code, _, errs := ckpt(t, "import", "--dir", dir, archive); code != 2 || !strings.Contains(errs, "exists") || strings.Contains(errs, "import: import") {
 		t.Errorf("import under the taken exported name: %d %s", code, errs)
 	}
 	data, _ := os.ReadFile(archive)
 	bad := filepath.Join(t.TempDir(), "bad.tar")
 	os.WriteFile(bad, data[:len(data)-1500], 0o600)
-	if code, _, errs := ckpt(t, "import", "--dir", dir, bad, "bad"); code != 2 {
+	if code, _, errs := ckpt(t, "import", "--dir", dir, bad, "bad"); code != 2 || strings.Contains(errs, "import: import") {
 		t.Errorf("import of a truncated archive: %d %s", code, errs)
 	}
 
@@ -158,5 +164,41 @@ func TestCkptDefaultDir(t *testing.T) {
 	saveCkpt(t, filepath.Join(other, "checkpoints"), "there", time.Now())
 	if code, out, errs := ckpt(t, "ls", "--data-dir", other); code != 0 || !strings.Contains(out, "\nthere ") || strings.Contains(out, "\nhere ") {
 		t.Errorf("ls --data-dir: %d %s %s", code, out, errs)
+	}
+}
+
+// TestCkptLsColumns: thousands separators as on the chat screen, and
+// columns that stay aligned when a name has wide characters.
+func TestCkptLsColumns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := checkpoints.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for i, name := range []string{"plain", "果樹園の計画 🍎"} {
+		cp := testCheckpoint(name, base.Add(time.Duration(i)*time.Hour))
+		cp.Tokens = make([]int, 12345)
+		cp.Cache.Position = len(cp.Tokens)
+		cp.Meta.Identity.Geometry.Context = 16384 // a position must be within the bundle's context
+		if err := s.Save(cp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := ckpt(t, "ls", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "12,345") {
+		t.Fatalf("ls: %d\n%s%s", code, out, errs)
+	}
+	col := -1
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		at := strings.Index(l, "2026-")
+		if strings.HasPrefix(l, "NAME") {
+			at = strings.Index(l, "CREATED")
+		}
+		c := ansi.StringWidth(l[:at])
+		if col >= 0 && c != col {
+			t.Fatalf("the CREATED column moves:\n%s", out)
+		}
+		col = c
 	}
 }

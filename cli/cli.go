@@ -18,9 +18,9 @@ usage:
   orchard [--model DIR] [--continue] [flags]   chat (no model: the remembered one, else a picker)
   orchard chat [--model DIR] [--continue]      the same
   orchard --demo [--family F]                  chat with the demo bundle (synthetic weights, made on first use)
-  orchard run (--model DIR | --demo) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
-  orchard selftest (--model DIR | --demo) [--steps N]   verification gates (exit 1 on a failure)
-  orchard bench (--model DIR | --demo) [--rounds N] [--json]   speculation off/on workload table
+  orchard run (--model DIR | --demo [--family F]) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
+  orchard selftest (--model DIR | --demo [--family F]) [--steps N]   verification gates (exit 1 on a failure)
+  orchard bench (--model DIR | --demo [--family F]) [--rounds N] [--json]   speculation off/on workload table
   orchard config show [--json] [--config FILE] [flags]   effective settings and where each came from
   orchard config init [--config FILE] [--force]          write a commented config file (0600)
   orchard models [--json] [--models-dir DIR]             bundles in the search folders and the Hugging Face cache
@@ -29,8 +29,10 @@ usage:
   orchard bundle inspect DIR [--json]
   orchard bundle forward DIR --ids 2,105,... [--top K]
   orchard tokenize --tokenizer FILE [--decode] [--json] [--bench]
+  orchard version                              version, commit, Go and platform (also --version)
 
-families: r1, v2, stateful3, stateful3-logits
+families (--family, default r1): r1, v2, stateful3, stateful3-logits
+exit status: 0 ok, 1 a failure while running, 2 bad usage or bad input
 `
 
 // Main dispatches a command line; it returns the process exit code
@@ -39,13 +41,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Messages quote names, paths and values from files: none may reach
 	// the terminal as an escape sequence.
 	stderr = termsafe.NewWriter(stderr)
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "--demo" && args[0] != "-h" && args[0] != "--help" {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "--demo" && args[0] != "-h" && args[0] != "--help" && args[0] != "--version" {
 		return runChat(args, stdout, stderr, false) // orchard [--model DIR] [flags]
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "version", "--version":
+		return runVersion(args[1:], stdout, stderr)
 	case "--demo", "demo":
 		return runChat(args[1:], stdout, stderr, true)
 	case "chat":

@@ -50,9 +50,15 @@ func configShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "orchard config show: unexpected argument %q\n", pos[0])
 		return 2
 	}
+	// Key bindings are checked as the chat checks them: known actions, and
+	// a key of its own left for send and quit.
 	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
 		return configError(stderr, "orchard config show", err)
+	}
+	if err := tui.CheckKeys(cfg.Keys); err != nil {
+		fmt.Fprintln(stderr, "orchard config show: keys:", err)
+		return exitUsage
 	}
 	if *asJSON {
 		err = cfg.WriteJSON(stdout)

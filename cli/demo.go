@@ -20,14 +20,18 @@ import (
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("orchard --demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	family := fs.String("family", "r1", "demo bundle family: r1, v2, stateful3, stateful3-logits")
+	family := fs.String("family", "r1", "demo bundle family: "+families)
 	prompt := fs.String("prompt", "Tell me about apple orchards.", "user message")
 	maxTokens := fs.Int("max-tokens", 48, "tokens to generate")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
 	fmt.Fprintf(stderr, "synthetic weights: the reply is noise; every number is measured.\n")
-	return runOne([]string{"--demo", "--demo-family", *family, "--prompt", *prompt,
+	if err := checkFamily(*family); err != nil {
+		fmt.Fprintln(stderr, "orchard --demo:", err)
+		return exitUsage
+	}
+	return runOne([]string{"--demo", "--family", *family, "--prompt", *prompt,
 		"--max-tokens", strconv.Itoa(*maxTokens), "--stats"}, strings.NewReader(""), stdout, stderr)
 }
 

@@ -51,8 +51,8 @@ func TestInspectDeep(t *testing.T) {
 	if code, _, _ := runCmd(t, "bundle", "inspect", "--deep", "--compute", "tpu", out); code != 2 {
 		t.Errorf("--compute tpu: exit %d, want 2", code)
 	}
-	_, text, stderr = runCmd(t, "selftest", "--model", out, "--steps", "4")
-	if !strings.Contains(text, "contract (reference") || !strings.Contains(text, "chunk_0_3") {
+	code, text, stderr = runCmd(t, "selftest", "--model", out, "--steps", "4")
+	if code != 0 || !strings.Contains(text, "contract (reference") || !strings.Contains(text, "chunk_0_3") || !strings.Contains(text, "v2 RoPE rows equal libm") {
 		t.Errorf("selftest does not start with the contract: %s\n%s", stderr, text)
 	}
 }

@@ -34,7 +34,7 @@ func openModel(dir string, o engine.Options, set engine.Settings, progress func(
 	start := time.Now()
 	b, err := bundle.Open(dir)
 	if err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	rt, name, err := runtimeFor(b)
 	if err != nil {
@@ -47,7 +47,7 @@ func openModel(dir string, o engine.Options, set engine.Settings, progress func(
 	}
 	cu, err := engine.Units(b, o.ComputeUnits)
 	if err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	chain, err := engine.Open(b, rt, o)
 	if err != nil {

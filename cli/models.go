@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/orchard-llm/orchard/config"
-	"github.com/orchard-llm/orchard/termsafe"
 	"github.com/orchard-llm/orchard/tui"
 )
 
@@ -55,10 +53,10 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(found) == 0 {
 		fmt.Fprintf(stdout, "no bundles found in %s\n", strings.Join(where, ", "))
+		fmt.Fprintln(stdout, "Try orchard --demo for a synthetic demo bundle, or search another folder with orchard models --models-dir DIR (model.search_dirs in the config keeps it).")
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tFAMILY\tSIZE\tPATH\tSTATUS")
+	rows := [][]string{{"NAME", "FAMILY", "SIZE", "PATH", "STATUS"}}
 	for _, f := range found {
 		family, status := string(f.Family), "ok"
 		if family == "" {
@@ -67,9 +65,9 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		if !f.Valid {
 			status = "invalid: " + f.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(f.Name), termsafe.Line(family), humanSize(f.Size), termsafe.Line(f.Path), termsafe.Line(status))
+		rows = append(rows, []string{f.Name, family, humanSize(f.Size), f.Path, status})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTable(stdout, rows); err != nil {
 		return 1
 	}
 	return 0

@@ -18,7 +18,7 @@ func TestModelsCommand(t *testing.T) {
 	t.Setenv("HF_HUB_CACHE", hub)
 	search := filepath.Join(home, "models")
 
-	if code, out, _ := call(runModels); code != 0 || !strings.Contains(out, "no bundles found in "+hub) {
+	if code, out, _ := call(runModels); code != 0 || !strings.Contains(out, "no bundles found in "+hub) || !strings.Contains(out, "orchard --demo") || !strings.Contains(out, "--models-dir DIR") {
 		t.Errorf("no bundles: %d %q", code, out)
 	}
 

@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
-	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/tui"
@@ -21,7 +20,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	flags := config.RegisterFlags(fs) // --model, --spec, --no-mtp, --temp, ... with file and env defaults
 	demo := fs.Bool("demo", false, "use the demo bundle instead of --model")
-	demoFamily := fs.String("demo-family", "r1", "family of the demo bundle")
+	family := fs.String("family", "r1", "family of the demo bundle: "+families)
 	prompt := fs.String("prompt", "", "user message (default: read stdin)")
 	maxTokens := fs.Int("max-tokens", 0, "tokens to generate (0 = until EOS or the context ends)")
 	stats := fs.Bool("stats", false, "print the stats block on stderr")
@@ -32,6 +31,12 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	save := fs.String("save", "", "save the conversation as checkpoint `name` after the turn")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
+	}
+	if *save != "" {
+		if err := checkpoints.CheckName(*save); err != nil {
+			fmt.Fprintln(stderr, "orchard run: --save:", err)
+			return exitUsage
+		}
 	}
 	if *kvSave != "" && (*kvRestore != "" || *resume != "") {
 		fmt.Fprintln(stderr, "orchard run: --kv-save cannot be combined with --kv-restore or --resume")
@@ -48,6 +53,12 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if (cfg.Model.Path == "") == !*demo {
 		fmt.Fprintln(stderr, "orchard run: give --model DIR (or model.path in the config) or --demo")
 		return 2
+	}
+	if *demo {
+		if err := checkFamily(*family); err != nil {
+			fmt.Fprintln(stderr, "orchard run:", err)
+			return exitUsage
+		}
 	}
 	text := *prompt
 	continuing := *kvRestore != "" || *resume != ""
@@ -66,7 +77,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	set := settingsFrom(cfg, *maxTokens)
 	dir := cfg.Model.Path
 	if *demo {
-		if dir, err = demoBundle(*demoFamily, stderr); err != nil {
+		if dir, err = demoBundle(*family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
 			return 1
 		}
@@ -75,11 +86,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	m, err := openModel(dir, engineOptions(cfg), set, func(msg string) { fmt.Fprintln(stderr, " ", msg) })
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard run:", err)
-		var ve *bundle.ValidationError
-		if errors.As(err, &ve) || errors.Is(err, bundle.ErrNotBundle) {
-			return 2
-		}
-		return 1
+		return exitCode(err)
 	}
 	defer m.sess.Close()
 	mlog, err := engine.OpenMetricsLog(cfg.MetricsFile(), m.info, m.b.Dir, m.loadDur)

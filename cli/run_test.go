@@ -12,7 +12,7 @@ import (
 func TestRunJSONAndStats(t *testing.T) {
 	isolate(t)
 	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
-	code, out, stderr := runCmd(t, "run", "--demo", "--demo-family", "stateful3", "--prompt", "Hello.", "--max-tokens", "5", "--json", "--stats")
+	code, out, stderr := runCmd(t, "run", "--demo", "--family", "stateful3", "--prompt", "Hello.", "--max-tokens", "5", "--json", "--stats")
 	if code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
@@ -53,7 +53,7 @@ func TestRunStdinAndErrors(t *testing.T) {
 		t.Fatalf("not a bundle: %d %s", code, stderr)
 	}
 	code, _, stderr := runCmd(t, "run", "--demo", "--prompt", "x", "--temp", "0.8")
-	if code != 1 || !strings.Contains(stderr, "argmax") {
+	if code != 2 || !strings.Contains(stderr, "argmax") {
 		t.Fatalf("temperature on r1: %d %s", code, stderr)
 	}
 }
@@ -98,5 +98,24 @@ func TestRunKVSaveRestore(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, "run", "--demo", "--resume", "nope", "--prompt", "x"); code != 2 || !strings.Contains(stderr, "nope") {
 		t.Fatalf("resume of a missing checkpoint: %d %s", code, stderr)
+	}
+}
+
+// TestSelftestFitsASmallContext: the tiny demo's context holds 128
+// positions; selftest shortens its prompts to fit instead of failing, and
+// says what it runs while it runs.
+func TestSelftestFitsASmallContext(t *testing.T) {
+	isolate(t)
+	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
+	for _, fam := range []string{"r1", "stateful3"} {
+		code, out, stderr := runCmd(t, "selftest", "--demo", "--family", fam)
+		if code != 0 || strings.Count(out, "PASS")+strings.Count(out, "SKIP") != 6 {
+			t.Fatalf("%s: exit %d\n%s%s", fam, code, out, stderr)
+		}
+		for _, want := range []string{"the context holds 128 positions", "prompts shortened", "gate 1 of 5: speculation on == off…", "gate 5 of 5"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", fam, want, stderr)
+			}
+		}
 	}
 }

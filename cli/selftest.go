@@ -19,7 +19,7 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "bundle folder")
 	demo := fs.Bool("demo", false, "use the demo bundle")
-	demoFamily := fs.String("demo-family", "r1", "family of the demo bundle")
+	family := fs.String("family", "r1", "family of the demo bundle: "+families)
 	steps := fs.Int("steps", 48, "tokens compared per prompt")
 	compute := fs.String("compute", "", "compute units")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -32,7 +32,11 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 	}
 	dir := *model
 	if *demo {
-		if dir, err = demoBundle(*demoFamily, stderr); err != nil {
+		if err := checkFamily(*family); err != nil {
+			fmt.Fprintln(stderr, "orchard selftest:", err)
+			return exitUsage
+		}
+		if dir, err = demoBundle(*family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard selftest:", err)
 			return 1
 		}
@@ -60,14 +64,8 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		o.ComputeUnits = cu
 		return engine.Open(b, rt, o)
 	}
-	gates, err := engine.SelfTest(b, open, tok, engine.SelfTestPrompts(), *steps)
-	if err != nil {
-		fmt.Fprintln(stderr, "orchard selftest:", err)
-		return 1
-	}
-	gates = append(gates, engine.RopeGate(b))
 	code := 0
-	for _, g := range gates {
+	report := func(g engine.Gate) {
 		verdict := "PASS"
 		switch {
 		case g.Skip:
@@ -81,5 +79,17 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, termsafe.Text(line))
 	}
+	// Progress goes to stderr as the gates run (each takes seconds on a
+	// real bundle); the verdicts go to stdout as soon as they are known.
+	_, err = engine.SelfTest(b, open, tok, engine.SelfTestOptions{
+		Steps:    *steps,
+		Progress: func(s string) { fmt.Fprintln(stderr, "selftest:", s) },
+		OnGate:   report,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard selftest:", err)
+		return 1
+	}
+	report(engine.RopeGate(b))
 	return code
 }

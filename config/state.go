@@ -11,7 +11,8 @@ import (
 
 // state is what orchard remembers between runs, in <data>/state.json.
 type state struct {
-	Model string `json:"model,omitempty"` // the bundle chosen in the picker
+	Model        string `json:"model,omitempty"`        // the bundle chosen in the picker
+	Conversation string `json:"conversation,omitempty"` // the bundle of the last conversation (the autosave)
 }
 
 // StateFile is where the remembered choices live.
@@ -20,21 +21,42 @@ func (c *Config) StateFile() string { return filepath.Join(c.Data.Dir, "state.js
 // RememberModel records the bundle the user chose, as an absolute path, so
 // the next run can offer it first.
 func (c *Config) RememberModel(path string) error {
+	return c.updateState("remember model", path, func(st *state, abs string) { st.Model = abs })
+}
+
+// RememberConversation records the bundle the last conversation (the
+// autosave) was held with, so --continue opens it without asking.
+func (c *Config) RememberConversation(path string) error {
+	return c.updateState("remember the conversation's bundle", path, func(st *state, abs string) { st.Conversation = abs })
+}
+
+// RememberedConversation returns the bundle passed to
+// RememberConversation last, or "". The path may no longer exist.
+func (c *Config) RememberedConversation() (string, error) {
+	st, err := c.readState()
+	if err != nil {
+		return "", err
+	}
+	return st.Conversation, nil
+}
+
+// updateState sets one remembered path (made absolute) in state.json.
+func (c *Config) updateState(what, path string, set func(*state, string)) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("remember model: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	st, err := c.readState()
 	if err != nil {
 		st = state{} // a broken state file is replaced, not a reason to refuse the choice
 	}
-	st.Model = abs
+	set(&st, abs)
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
-		return fmt.Errorf("remember model: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := writeAtomic(c.StateFile(), append(data, '\n'), true); err != nil {
-		return fmt.Errorf("remember model: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -19,6 +19,12 @@ type sessionState struct {
 	ContOK     bool     `json:"continuation,omitempty"`
 	PrevPrompt string   `json:"prevPrompt,omitempty"`
 	Unfed      []int    `json:"unfed,omitempty"`
+	// Interrupted lists the messages (by index) whose reply was cut short.
+	Interrupted []int `json:"interrupted,omitempty"`
+	// StreamPending are reply tokens whose text is not complete yet (the
+	// first bytes of a character): a continuation decodes them with what
+	// follows, so a character is never broken across a turn boundary.
+	StreamPending []int `json:"streamPending,omitempty"`
 }
 
 // Checkpoint captures the conversation, the committed tokens, the pending
@@ -31,7 +37,14 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 	if cache.Position != len(s.committed) {
 		return nil, fmt.Errorf("checkpoint: the cache holds %d positions, the session %d tokens", cache.Position, len(s.committed))
 	}
-	st, err := json.Marshal(sessionState{Settings: s.set, ContOK: s.contOK, PrevPrompt: s.prevPrompt, Unfed: s.unfed})
+	state := sessionState{Settings: s.set, ContOK: s.contOK, PrevPrompt: s.prevPrompt, Unfed: s.unfed,
+		StreamPending: s.streamPending}
+	for i, m := range s.msgs {
+		if m.Interrupted {
+			state.Interrupted = append(state.Interrupted, i)
+		}
+	}
+	st, err := json.Marshal(state)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +55,7 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 		Cache:        checkpoints.Cache{Family: cache.Family, Position: cache.Position},
 	}
 	for _, m := range s.msgs {
-		cp.Conversation.Messages = append(cp.Conversation.Messages, checkpoints.Message(m))
+		cp.Conversation.Messages = append(cp.Conversation.Messages, checkpoints.Message{Role: m.Role, Content: m.Content})
 	}
 	for _, b := range cache.Buffers {
 		cp.Cache.Buffers = append(cp.Cache.Buffers, checkpoints.Buffer(b))
@@ -95,14 +108,19 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	}
 	s.msgs = s.msgs[:0]
 	for _, m := range cp.Conversation.Messages {
-		s.msgs = append(s.msgs, Message(m))
+		s.msgs = append(s.msgs, Message{Role: m.Role, Content: m.Content})
+	}
+	for _, i := range st.Interrupted {
+		if i >= 0 && i < len(s.msgs) {
+			s.msgs[i].Interrupted = true
+		}
 	}
 	s.committed = slices.Clone(cp.Tokens)
 	s.pending = -1
 	if cp.Pending != nil {
 		s.pending = *cp.Pending
 	}
-	s.contOK, s.prevPrompt, s.unfed = st.ContOK, st.PrevPrompt, st.Unfed
+	s.contOK, s.prevPrompt, s.unfed, s.streamPending = st.ContOK, st.PrevPrompt, st.Unfed, st.StreamPending
 	s.policy = adaptive{}
 	return nil
 }
@@ -205,7 +223,7 @@ func (e *Engine) load(op, name string) {
 		e.mu.Lock()
 		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
 		e.mu.Unlock()
-		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: len(e.sess.committed)})
+		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: len(e.sess.committed), Settings: e.sess.Settings()})
 		return nil
 	})
 }

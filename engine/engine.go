@@ -197,7 +197,7 @@ func (e *Engine) Clear() {
 			e.emit(Failed{Op: "clear", Err: err})
 			return
 		}
-		e.emit(Cleared{})
+		e.emit(Cleared{Settings: e.sess.Settings()})
 	})
 }
 

@@ -76,9 +76,13 @@ type Checkpoints struct {
 }
 
 // Cleared: the conversation was reset (/clear, a loaded checkpoint, a fork).
+// It carries the settings in force after it: a checkpoint restores its own
+// speculation, draft length, thinking and system prompt, and a front end
+// shows these, not the ones it had.
 type Cleared struct {
 	Messages    []Message // the conversation now shown (empty after /clear)
 	ContextUsed int       // positions the cache now holds (a loaded conversation's)
+	Settings    Settings  // the settings in force now
 }
 
 func (Started) event()         {}
@@ -96,6 +100,9 @@ func (Cleared) event()         {}
 type Message struct {
 	Role    string // "user" or "model"
 	Content string
+	// Interrupted marks a reply cut short before its end: stopped by the
+	// user, or by the engine closing (a dropped connection) mid-reply.
+	Interrupted bool
 }
 
 // CheckpointInfo is one saved conversation in the store.

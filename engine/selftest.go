@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -27,11 +28,35 @@ var selfTestPrompts = []string{
 // SelfTestPrompts returns the fixed prompts.
 func SelfTestPrompts() []string { return slices.Clone(selfTestPrompts) }
 
+// SelfTestOptions tune SelfTest.
+type SelfTestOptions struct {
+	Prompts []string // nil: SelfTestPrompts()
+	Steps   int      // tokens compared per prompt (0: 48); cut to fit the context
+	// Progress, when set, hears what is about to run and any adjustment
+	// (prompts shortened to fit a small context), as sentences.
+	Progress func(string)
+	// OnGate, when set, receives each verdict as soon as it is known.
+	OnGate func(Gate)
+}
+
 // SelfTest runs the gates a user runs on their Mac to trust a bundle and
 // the runtime: speculation on == off, KV reuse == cold prefill, batched
 // prefill == token by token, rewind == fresh, restore == uninterrupted.
-// open makes a fresh chain; steps is the tokens compared per prompt.
-func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenizer.Tokenizer, prompts []string, steps int) ([]Gate, error) {
+// open makes a fresh chain. Prompts and steps are fitted to the bundle's
+// context, so a small context runs shorter prompts rather than failing.
+func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenizer.Tokenizer, o SelfTestOptions) ([]Gate, error) {
+	progress := o.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	prompts := o.Prompts
+	if prompts == nil {
+		prompts = SelfTestPrompts()
+	}
+	steps := o.Steps
+	if steps <= 0 {
+		steps = 48
+	}
 	base, err := open(Options{})
 	if err != nil {
 		return nil, err
@@ -40,6 +65,14 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 	tmpl, err := templateFor(b, tok)
 	if err != nil {
 		return nil, err
+	}
+	ctx := base.Capabilities().Context
+	prompts, steps, note, err := fitSelfTest(tmpl, prompts, steps, ctx)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		progress(note)
 	}
 	var ids [][]int
 	for _, p := range prompts {
@@ -68,6 +101,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 	}
 	var gates []Gate
 	add := func(name string, f func() (string, error)) {
+		progress(fmt.Sprintf("gate %d of 5: %s…", len(gates)+1, name))
 		detail, err := f()
 		g := Gate{Name: name, Pass: err == nil && detail == "", Detail: detail}
 		if err != nil {
@@ -77,7 +111,11 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 			g.Pass, g.Skip, g.Detail = true, true, detail[5:]
 		}
 		gates = append(gates, g)
+		if o.OnGate != nil {
+			o.OnGate(g)
+		}
 	}
+	progress(fmt.Sprintf("reference replies for %d prompts, %d tokens each…", len(ids), steps))
 	ref := make([][]int, len(ids))
 	for i, p := range ids {
 		if ref[i], err = greedy(base, p, steps); err != nil {
@@ -86,7 +124,8 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 	}
 
 	add("speculation on == off", func() (string, error) {
-		if base.Capabilities().MaxVerify() == 0 {
+		verify := base.Capabilities().MaxVerify()
+		if verify == 0 {
 			return "skip: the bundle cannot verify drafts", nil
 		}
 		for i, p := range prompts {
@@ -96,7 +135,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 				if err != nil {
 					return "", err
 				}
-				s, err := NewSession(b, c, tok, Settings{Speculation: mode, MaxTokens: steps, DraftLen: 8, NGramMin: 1, NGramMax: 3})
+				s, err := NewSession(b, c, tok, Settings{Speculation: mode, MaxTokens: steps, DraftLen: min(8, verify), NGramMin: 1, NGramMax: 3})
 				if err != nil {
 					c.Close()
 					return "", err
@@ -225,6 +264,53 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		return "", nil
 	})
 	return gates, nil
+}
+
+// fitSelfTest shortens the prompts (whole words from the end) and the
+// steps so that every gate fits the context: one prompt and its reply, and
+// the KV reuse gate's conversation of every prompt with a reply of steps/2
+// tokens. note says what was cut, "" when nothing was.
+func fitSelfTest(tmpl *tokenizer.Template, prompts []string, steps, ctx int) ([]string, int, string, error) {
+	n := max(len(prompts), 1)
+	fitSteps := max(4, min(steps, ctx/4))
+	// Per-turn overhead beyond the prompt's own encoding: the reply's end
+	// of turn and the next turn's markers.
+	const overhead = 6
+	limit := (ctx-1)/n - fitSteps/2 - overhead
+	out := make([]string, len(prompts))
+	cut := 0
+	for i, p := range prompts {
+		words := strings.Fields(p)
+		for {
+			text := strings.Join(words, " ")
+			ids, err := tmpl.Encode(tokenizer.Conversation{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: text}}})
+			if err != nil {
+				return nil, 0, "", err
+			}
+			if len(ids) <= limit && len(ids)+fitSteps < ctx {
+				out[i] = text
+				break
+			}
+			if len(words) <= 1 {
+				return nil, 0, "", fmt.Errorf("selftest: the context of %d positions is too small for any prompt (one word is %d tokens)", ctx, len(ids))
+			}
+			words = words[:len(words)-1]
+			if len(words) == len(strings.Fields(p))-1 {
+				cut++
+			}
+		}
+	}
+	var notes []string
+	if cut > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d prompts shortened", cut, len(prompts)))
+	}
+	if fitSteps != steps {
+		notes = append(notes, fmt.Sprintf("%d tokens compared per prompt instead of %d", fitSteps, steps))
+	}
+	if len(notes) == 0 {
+		return out, steps, "", nil
+	}
+	return out, fitSteps, fmt.Sprintf("the context holds %d positions: %s", ctx, strings.Join(notes, ", ")), nil
 }
 
 // firstDiff describes the first differing token, "" when equal.

@@ -15,7 +15,7 @@ func TestSelfTestPassesOnEveryFamily(t *testing.T) {
 			t.Fatal(err)
 		}
 		open := func(o Options) (Chain, error) { return Open(b, reference.New(), o) }
-		gates, err := SelfTest(b, open, tok, []string{"Copy: a b c a b c.", "Why?"}, 16)
+		gates, err := SelfTest(b, open, tok, SelfTestOptions{Prompts: []string{"Copy: a b c a b c.", "Why?"}, Steps: 16})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestSelfTestCatchesABrokenChain(t *testing.T) {
 		c, err := Open(b, reference.New(), o)
 		return brokenRewind{c}, err
 	}
-	gates, err := SelfTest(b, open, tok, []string{"Copy: a b c a b c.", "Why?"}, 16)
+	gates, err := SelfTest(b, open, tok, SelfTestOptions{Prompts: []string{"Copy: a b c a b c.", "Why?"}, Steps: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

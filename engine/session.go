@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -37,6 +36,9 @@ type Session struct {
 	prevPrompt string
 	unfed      []int // reply tokens emitted but not fed (the last one at a cap)
 	lastPrompt []int // the ids of the last turn's prompt, as fed
+	// streamPending are the last reply's tokens whose text is incomplete
+	// (a character's first bytes), kept for a continuation.
+	streamPending []int
 
 	// Drafter proposes tokens; PromptLookup by default. Tests swap it.
 	Drafter Drafter
@@ -72,7 +74,7 @@ func NewSession(b *bundle.Bundle, chain Chain, tok *tokenizer.Tokenizer, set Set
 		return nil, err
 	}
 	s := &Session{b: b, chain: chain, tok: tok, tmpl: tmpl, caps: chain.Capabilities(), pending: -1,
-		Memory: coreml.ReadMemory, now: time.Now}
+		Memory: coreml.ReadMemory, now: time.Now, set: DefaultSettings()}
 	s.stops = stopSet(b, tmpl)
 	if err := s.SetSettings(set); err != nil {
 		return nil, err
@@ -109,42 +111,13 @@ func stopSet(b *bundle.Bundle, tmpl *tokenizer.Template) []int {
 // Settings returns the settings in force.
 func (s *Session) Settings() Settings { return s.set }
 
-// SetSettings validates and applies settings. Asking an argmax bundle for
-// sampling is refused with the reason rather than silently ignored.
+// SetSettings validates and applies settings (see CheckSettings): a
+// setting the bundle cannot honour is refused with the reason, never
+// silently ignored, and the settings in force stay as they were.
 func (s *Session) SetSettings(n Settings) error {
-	switch n.Speculation {
-	case SpecModeOn, SpecModeOff, SpecModeAuto:
-	case "":
-		n.Speculation = SpecModeAuto
-	default:
-		return fmt.Errorf("speculation %q: want on, off or auto", n.Speculation)
-	}
-	switch n.ContextPolicy {
-	case ContextStop, ContextDropOldest:
-	case "":
-		n.ContextPolicy = ContextStop
-	default:
-		return fmt.Errorf("context policy %q: want stop or drop-oldest", n.ContextPolicy)
-	}
-	sm := n.Sampling
-	switch {
-	case n.DraftLen < 0 || n.DraftLen > 16:
-		return fmt.Errorf("draft length %d: want 1…16", n.DraftLen)
-	case n.MaxTokens < 0:
-		return fmt.Errorf("max tokens %d: want 0 (no cap) or more", n.MaxTokens)
-	case sm.Temperature < 0 || sm.TopK < 0 || sm.TopP < 0 || sm.TopP > 1 || sm.MinP < 0 || sm.MinP > 1 || sm.RepetitionPenalty < 0:
-		return fmt.Errorf("sampling %+v: temperature, top-k, top-p (≤ 1), min-p (≤ 1) and repetition penalty must not be negative", sm)
-	case !s.caps.Logits && (sm.Temperature > 0 || sm.RepetitionPenalty > 0 && sm.RepetitionPenalty != 1):
-		return fmt.Errorf("this %s bundle emits argmax token ids only, so it always decodes greedily; sampling (temperature, repetition penalty) needs a bundle with logits such as stateful3-logits", s.b.Family)
-	}
-	if n.DraftLen == 0 {
-		n.DraftLen = 4
-	}
-	if n.NGramMin <= 0 {
-		n.NGramMin = 2
-	}
-	if n.NGramMax < n.NGramMin {
-		n.NGramMax = max(3, n.NGramMin)
+	n, err := CheckSettings(s.info(), s.set, n)
+	if err != nil {
+		return err
 	}
 	if s.Drafter != nil {
 		if _, ok := s.Drafter.(PromptLookup); ok {
@@ -153,6 +126,12 @@ func (s *Session) SetSettings(n Settings) error {
 	}
 	s.set = n
 	return nil
+}
+
+// info describes the bundle's capabilities for CheckSettings.
+func (s *Session) info() ModelInfo {
+	return ModelInfo{Name: s.b.Name(), Family: string(s.b.Family), Context: s.caps.Context,
+		VerifyWidths: s.caps.VerifyWidths, Logits: s.caps.Logits}
 }
 
 // Messages returns a copy of the conversation.
@@ -174,7 +153,7 @@ func (s *Session) stopRequested() bool {
 
 // Clear forgets the conversation and the cache.
 func (s *Session) Clear() error {
-	s.msgs, s.committed, s.pending, s.contOK, s.unfed = nil, nil, -1, false, nil
+	s.msgs, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, nil, -1, false, nil, nil
 	s.policy = adaptive{}
 	return s.chain.Reset()
 }

@@ -44,6 +44,21 @@ func reply(t testing.TB, s *Session, text string) ([]int, Event) {
 	return ids, last
 }
 
+// specOn turns speculation on with the longest draft the bundle verifies
+// (at most 8); a bundle without a verify function gets the auto mode, the
+// only one it accepts besides off.
+func specOn(b *bundle.Bundle, set Settings) Settings {
+	switch b.Family {
+	case bundle.R1:
+		set.Speculation, set.DraftLen = SpecModeOn, 4 // verify width 4
+	case bundle.V2:
+		set.Speculation, set.DraftLen = SpecModeOn, 8
+	default:
+		set.Speculation, set.DraftLen = SpecModeAuto, 4
+	}
+	return set
+}
+
 // randomDrafter proposes random tokens, most of them wrong.
 type randomDrafter struct{ rng *rand.Rand }
 
@@ -99,7 +114,7 @@ func TestSpeculationIsLossless(t *testing.T) {
 						func() Drafter { return randomDrafter{rand.New(rand.NewPCG(uint64(pi), 9))} },
 						func() Drafter { n := 0; return oracleDrafter{truth: truth, rounds: &n} },
 					} {
-						on := newSession(t, b, Settings{Speculation: SpecModeOn, MaxTokens: capTokens, DraftLen: 8})
+						on := newSession(t, b, specOn(b, Settings{MaxTokens: capTokens}))
 						on.Drafter = mk()
 						got, gotEnd := reply(t, on, p)
 						if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -139,7 +154,7 @@ func TestSpeculationStopsInsideDraft(t *testing.T) {
 			off.stops = []int{stop}
 			want, _ := reply(t, off, prompts3[1])
 			n := 0
-			on := newSession(t, b, Settings{Speculation: SpecModeOn, DraftLen: 8})
+			on := newSession(t, b, specOn(b, Settings{}))
 			on.stops = []int{stop}
 			on.Drafter = oracleDrafter{truth: truth, rounds: &n}
 			got, end := reply(t, on, prompts3[1])
@@ -167,7 +182,7 @@ func TestContextEnd(t *testing.T) {
 		if f := end.(Finished); f.Metrics.FinishReason != "contextFull" || f.Metrics.ContextUsed != 128 {
 			t.Fatalf("%s: finish %s at %d, want contextFull at 128", fam, f.Metrics.FinishReason, f.Metrics.ContextUsed)
 		}
-		on := newSession(t, b, Settings{Speculation: SpecModeOn, DraftLen: 8})
+		on := newSession(t, b, specOn(b, Settings{}))
 		on.Drafter = PromptLookup{MinN: 1, MaxN: 3}
 		got, _ := reply(t, on, long)
 		if fmt.Sprint(got) != fmt.Sprint(want) {

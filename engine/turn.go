@@ -46,6 +46,7 @@ func (s *Session) send(text string, emit func(Event), prefillOnly bool) error {
 	s.cancel.Store(false)
 	s.turn++
 	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
+	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
 	msgs := append(slices.Clone(s.msgs), Message{Role: "user", Content: text})
 	ids, dropped, err := s.promptIDs(&msgs)
 	if err != nil {
@@ -349,8 +350,14 @@ func (s *Session) verifyRound(t *turn, next int, draft, feed []int) (int, error)
 func (s *Session) emitTokens(t *turn, toks []int, firstDraft int) {
 	now := s.now()
 	last := t.lastEmit
-	if t.firstEmit.IsZero() {
+	// The first token of a turn is the prefill's prediction: its time is
+	// the TTFT, reported apart, so it gets no per-token latency (it would
+	// always read 0 ms). Tokens emitted together share the gap.
+	timed := len(toks)
+	first := t.firstEmit.IsZero()
+	if first {
 		t.firstEmit, last = now, t.decodeStart
+		timed--
 	}
 	t.lastEmit = now
 	sec := now.Sub(last).Seconds()
@@ -359,7 +366,9 @@ func (s *Session) emitTokens(t *turn, toks []int, firstDraft int) {
 	for i, tok := range toks {
 		t.gen = append(t.gen, tok)
 		t.fromDraft = append(t.fromDraft, firstDraft > 0 && i >= firstDraft)
-		t.perTok = append(t.perTok, 1000*sec/float64(len(toks)))
+		if !first || i > 0 {
+			t.perTok = append(t.perTok, 1000*sec/float64(timed))
+		}
 		text += t.stream.Push(tok) // one token: the piece itself, no copy
 	}
 	s.emitted += len(toks)
@@ -413,6 +422,9 @@ func (s *Session) finished(t *turn) error {
 func (s *Session) cancelled(t *turn) error {
 	t.finish = "cancelled"
 	reply := s.endTurn(t)
+	if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
+		s.msgs[n-1].Interrupted = true
+	}
 	m := s.metrics(t)
 	s.record(m)
 	t.emit(Cancelled{Partial: reply, Metrics: m})
@@ -445,7 +457,15 @@ func (s *Session) resync() {
 // endTurn appends the model's reply and records what the next turn may
 // continue from.
 func (s *Session) endTurn(t *turn) string {
-	t.reply = append(t.reply, t.stream.Flush()...)
+	s.streamPending = nil
+	switch t.finish {
+	case "cap", "cancelled", "contextFull":
+		// The reply may go on (Continue, perhaps after a checkpoint): the
+		// first bytes of an unfinished character wait for the rest.
+		s.streamPending = t.stream.Pending()
+	default:
+		t.reply = append(t.reply, t.stream.Flush()...)
+	}
 	reply := string(t.reply)
 	prompt := s.msgs
 	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
@@ -534,6 +554,11 @@ func (s *Session) Continue(emit func(Event)) error {
 	s.cancel.Store(false)
 	s.turn++
 	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
+	// The last reply's unfinished character continues in this one.
+	for _, id := range s.streamPending {
+		t.reply = append(t.reply, t.stream.Push(id)...)
+	}
+	s.streamPending = nil
 	t.prompt = slices.Clone(s.committed)
 	t.reused = len(t.prompt)
 	s.lastPrompt = t.prompt

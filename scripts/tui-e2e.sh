@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end check of the chat interface: runs the real binary on the
-# demo bundle inside tmux, sends a message, waits for the reply and the
-# stats, saves checkpoint "a", quits, starts again, loads "a" and checks
-# the conversation came back.
+# demo bundle inside tmux, as a person would:
+#   - sends a message, waits for the reply and the stats, saves checkpoint
+#     "a", quits, starts again, loads "a" and checks the conversation;
+#   - focus (issue 13, item 1): after /delete and y the keys are the
+#     input's, so typing deletes or saves nothing; the panel shows when it
+#     has the keys; forking over an unsaved conversation asks;
+#   - settings (item 2): a loaded checkpoint's and a --continue'd
+#     conversation's settings are the ones on screen;
+#   - a refused 50 KB paste (item 5): not restored from the draft, cleared
+#     by esc; ctrl+c clears the input, then quits.
 #
 #   scripts/tui-e2e.sh                 # builds orchard, runs `orchard --demo`
 #   ORCHARD_CMD="/path/to/bin --demo" scripts/tui-e2e.sh
@@ -27,6 +34,12 @@ tm() { tmux -S "$socket" "$@"; }
 
 cleanup() {
 	tm kill-server >/dev/null 2>&1 || true
+	# orchard autosaves on the hangup; let it finish before removing its data.
+	local i
+	for i in $(seq 1 50); do
+		pgrep -f "$work/orchard" >/dev/null 2>&1 || break
+		sleep 0.1
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -43,8 +56,7 @@ fi
 # Keep checkpoints and settings of this run apart from the user's; the
 # cache (where the demo bundle is made once) is shared to save time.
 export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
-export ORCHARD_E2E_DIR="$work/store"
-mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_STATE_HOME" "$ORCHARD_E2E_DIR"
+mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_STATE_HOME"
 
 screen() { tm capture-pane -p -t "$session" 2>/dev/null || true; }
 
@@ -86,9 +98,10 @@ wait_gone() {
 	done
 }
 
+# start [FLAGS]: run orchard and wait for its status bar.
 start() {
-	tm new-session -d -s "$session" -x 120 -y 40 "$ORCHARD_CMD"
-	wait_for "Type a message"
+	tm new-session -d -s "$session" -x 120 -y 40 "$ORCHARD_CMD $*"
+	wait_for "│ ctx "
 }
 
 type_line() {
@@ -96,28 +109,66 @@ type_line() {
 	tm send-keys -t "$session" Enter
 }
 
-quit() {
-	tm send-keys -t "$session" C-c
-	sleep 0.2
-	tm send-keys -t "$session" C-c
+key() { tm send-keys -t "$session" "$@"; }
+
+# absent TEXT WHY: fail if TEXT is on the screen.
+absent() {
+	if grep -qF -- "$1" <<<"$(screen)"; then
+		fail "$2"
+	fi
+}
+
+# gone: wait until orchard has exited.
+gone() {
 	local deadline=$((SECONDS + timeout_s))
 	while tm has-session -t "$session" 2>/dev/null; do
-		[ $SECONDS -ge $deadline ] && fail "orchard did not quit on ctrl+c ctrl+c"
+		[ $SECONDS -ge $deadline ] && fail "$1"
 		sleep 0.2
 	done
+}
+
+# quit: ctrl+c until orchard exits (the first may clear the input or
+# stop a reply; on an empty input two quit).
+quit() {
+	local i
+	for i in 1 2 3 4 5 6; do
+		tm has-session -t "$session" 2>/dev/null || return 0
+		key C-c
+		sleep 0.3
+	done
+	gone "orchard did not quit on ctrl+c"
+}
+
+# wait_re REGEX: wait until a line of the screen matches REGEX.
+wait_re() {
+	local deadline=$((SECONDS + timeout_s))
+	while ! grep -qE -- "$1" <<<"$(screen)"; do
+		tm has-session -t "$session" 2>/dev/null || fail "orchard exited while waiting for /$1/"
+		[ $SECONDS -ge $deadline ] && fail "/$1/ did not appear within ${timeout_s}s"
+		sleep 0.2
+	done
+}
+
+# reply MESSAGE: send the first message of a session and wait until the
+# reply is over: the status bar is idle with a speed ("○ 49.7 tok/s").
+reply() {
+	type_line "$1"
+	wait_for "$1"
+	wait_re "○ [0-9.]+ tok/s"
 }
 
 prompt="Tell me about apple orchards"
 
 echo "tui-e2e: first run: $ORCHARD_CMD"
 start
+wait_for "Type a message"
 type_line "$prompt"
 wait_for "$prompt" "tok/s"
 # The reply is over when its footer (tokens · tok/s) is printed.
 wait_for "tokens ·" "○"
-tm send-keys -t "$session" C-t
+key C-t
 wait_for "stats" "decode" "latency" "context" "accepted"
-tm send-keys -t "$session" C-t
+key C-t
 type_line "/save a"
 wait_for 'Saved checkpoint "a"'
 # The context the conversation fills, as the status bar shows it.
@@ -131,8 +182,107 @@ type_line "/load a"
 # The restored conversation fills the same context; its first message is
 # at the top of the transcript.
 wait_for 'Loaded checkpoint "a"' "$used"
-tm send-keys -t "$session" C-Home
+key C-Home
 wait_for "$prompt"
 quit
+
+echo "tui-e2e: focus after a panel action"
+start
+type_line "/save alpha"
+wait_for 'Saved checkpoint "alpha"'
+type_line "/save beta"
+wait_for 'Saved checkpoint "beta"'
+key C-s
+wait_for "checkpoints (" "tab selects"
+type_line "/delete alpha"
+wait_for 'Delete the checkpoint "alpha"?'
+key y
+wait_for 'Deleted checkpoint "alpha"'
+# The keys are the input's again: d, y, s, f and r type, nothing happens
+# to the checkpoints.
+tm send-keys -t "$session" -l -- "what day is it today? fruit"
+wait_for "› what day is it today? fruit"
+absent 'Delete "beta"' "typing asked to delete a checkpoint"
+absent "save as:" "typing opened the save prompt"
+absent "rename to:" "typing opened the rename prompt"
+wait_for "beta"
+# ctrl+c clears the input (item 5).
+key C-c
+wait_gone "what day is it today"
+# A conversation not saved since it changed: forking over it asks, and a
+# key other than y keeps it.
+reply "Which trees grow best?"
+key Tab
+wait_for "the keys act here" "keys go to the checkpoints panel"
+key f
+wait_for 'is not saved; forking "beta" replaces it'
+key r
+wait_for "Nothing was changed."
+absent "rename to:" "r after the question opened the rename prompt"
+absent "Started a new conversation" "the fork happened without a yes"
+key Escape
+wait_gone "the keys act here"
+quit
+
+echo "tui-e2e: settings after a load and --continue"
+start
+reply "Hello there"
+type_line "/think on"
+wait_for "Now: thinking on." "greedy · think"
+type_line "/spec off"
+wait_for "Now: speculation off." "spec off"
+type_line "/save s2"
+wait_for 'Saved checkpoint "s2"'
+type_line "/think off"
+wait_for "Now: thinking off."
+type_line "/spec auto"
+wait_for "Now: speculation auto."
+wait_gone "greedy · think"
+type_line "/load s2"
+wait_for 'Loaded checkpoint "s2"' "greedy · think" "spec off"
+# The screen knew thinking was on again, so turning it off is a change.
+type_line "/think off"
+wait_for "Now: thinking off."
+type_line "/think on"
+wait_for "Now: thinking on." "greedy · think"
+quit
+start --continue
+wait_for "Hello there" "greedy · think" "spec off"
+quit
+
+echo "tui-e2e: a refused 50 KB paste"
+big="$work/paste.txt"
+for i in $(seq 1 1100); do
+	echo "PASTE-50KB line $i of a long pasted text"
+done >"$big"
+paste_big() {
+	tm load-buffer -b big "$big"
+	tm paste-buffer -p -b big -t "$session"
+	wait_for "PASTE-50KB line 1100"
+}
+start
+paste_big
+key Enter
+wait_for "The message was not sent"
+wait_for "PASTE-50KB line 1100"
+# Leave from the palette (ctrl+c would clear the input): the refused
+# paste is not kept as a draft.
+key C-p
+tm send-keys -t "$session" -l -- "quit"
+key Enter
+gone "orchard did not quit from the palette"
+start
+absent "PASTE-50KB" "the refused paste came back from draft.txt"
+paste_big
+key Enter
+wait_for "The message was not sent"
+key Escape
+wait_gone "PASTE-50KB"
+wait_for "› Message"
+# ctrl+c on an empty input arms quitting; the second quits.
+key C-c
+wait_for "again to quit"
+key C-c
+gone "a second ctrl+c on an empty input did not quit"
 
 echo "tui-e2e: ok"

@@ -23,7 +23,8 @@ Reads standard input one line at a time.
 `
 
 // RunCLI implements "orchard tokenize". It returns the process exit code:
-// 0 on success, 1 on a runtime error, 2 on a usage error.
+// 0 on success, 1 on a runtime error (reading or writing), 2 on bad usage
+// or bad input (a missing or invalid tokenizer file, a malformed line).
 func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -55,8 +56,9 @@ func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	start := time.Now()
 	tok, err := Load(*path)
 	if err != nil {
+		// The file the user named is missing or is no tokenizer: bad input.
 		fmt.Fprintf(stderr, "orchard tokenize: %v\n", err)
-		return 1
+		return 2
 	}
 	loadTime := time.Since(start)
 
@@ -78,14 +80,14 @@ func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if *decode {
 			if err := decodeLine(tok, line, *jsonLines, *skipSpecial, out); err != nil {
 				fmt.Fprintf(stderr, "orchard tokenize: line %d: %v\n", lineNo, err)
-				return 1
+				return 2 // bad input
 			}
 		} else {
 			text := line
 			if *jsonLines {
 				if err := json.Unmarshal([]byte(line), &text); err != nil {
 					fmt.Fprintf(stderr, "orchard tokenize: line %d: not a JSON string: %v\n", lineNo, err)
-					return 1
+					return 2 // bad input
 				}
 			}
 			if *bench {

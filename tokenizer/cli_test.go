@@ -49,9 +49,9 @@ func TestRunCLI(t *testing.T) {
 		{name: "unknown flag", args: []string{"--tokenizer", path, "--nope"}, code: 2, stderrHas: "-nope"},
 		{name: "stray argument", args: []string{"--tokenizer", path, "extra"}, code: 2, stderrHas: "unexpected argument"},
 		{name: "decode and bench", args: []string{"--tokenizer", path, "--decode", "--bench"}, code: 2, stderrHas: "cannot be combined"},
-		{name: "missing file", args: []string{"--tokenizer", path + ".none"}, code: 1, stderrHas: "no such file"},
-		{name: "bad JSON string", args: []string{"--tokenizer", path, "--json"}, stdin: "nope\n", code: 1, stderrHas: "line 1"},
-		{name: "bad id list", args: []string{"--tokenizer", path, "--decode"}, stdin: "[1]\n[x]\n", code: 1, stderrHas: "line 2"},
+		{name: "missing file", args: []string{"--tokenizer", path + ".none"}, code: 2, stderrHas: "no such file"},
+		{name: "bad JSON string", args: []string{"--tokenizer", path, "--json"}, stdin: "nope\n", code: 2, stderrHas: "line 1"},
+		{name: "bad id list", args: []string{"--tokenizer", path, "--decode"}, stdin: "[1]\n[x]\n", code: 2, stderrHas: "line 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,6 +93,17 @@ func (s *Stream) Flush() string {
 	return out
 }
 
+// Pending returns the tokens held back because their text is not complete
+// yet (the first bytes of a character). A Stream continuing the same text
+// later — after a checkpoint, say — pushes them first, so the character
+// comes out whole.
+func (s *Stream) Pending() []int {
+	if len(s.ids) == s.ctx {
+		return nil
+	}
+	return append([]int(nil), s.ids[s.ctx:]...)
+}
+
 // incomplete reports whether text may end in the first bytes of a
 // character: U+FFFD made by a byte-fallback token (the last token that
 // produces text: a skipped special token between two bytes of one

@@ -92,14 +92,13 @@ func (c *checkpoints) Blur()  { c.focused = false; c.mode = ckptBrowse; c.field.
 func (c *checkpoints) Update(msg tea.KeyPressMsg) (ckptAction, tea.Cmd) {
 	switch c.mode {
 	case ckptConfirmDelete:
-		switch msg.String() {
-		case "y", "Y":
-			c.mode = ckptBrowse
+		// Only y deletes; any other key keeps the checkpoint, so text
+		// typed on without looking cannot confirm.
+		c.mode = ckptBrowse
+		if s := msg.String(); s == "y" || s == "Y" {
 			if cp, ok := c.selected(); ok {
 				return ckptAction{op: "delete", name: cp.Name}, nil
 			}
-		case "n", "N", "esc", "q":
-			c.mode = ckptBrowse
 		}
 		return ckptAction{}, nil
 	case ckptRename, ckptSaveAs:
@@ -187,12 +186,19 @@ func (c *checkpoints) Height() int {
 
 func (c *checkpoints) View() string {
 	st := c.st
-	inner := max(c.width-st.PanelBorder.GetHorizontalFrameSize(), 20)
+	border := st.PanelBorder
+	if c.focused {
+		border = st.PanelFocused
+	}
+	inner := max(c.width-border.GetHorizontalFrameSize(), 20)
 	title := st.PanelTitle.Render(fmt.Sprintf("checkpoints (%d)", len(c.list)))
+	if c.focused {
+		title += st.Dim.Render(" · the keys act here")
+	}
 	lines := []string{title}
 
 	nameW, bundleW := c.columns(inner)
-	hdr := fmt.Sprintf("%-*s  %-12s  %5s  %7s  %8s  %s", nameW, "name", "saved", "turns", "tokens", "size", "bundle")
+	hdr := padRight("name", nameW) + fmt.Sprintf("  %-12s  %5s  %7s  %8s  %s", "saved", "turns", "tokens", "size", "bundle")
 	lines = append(lines, st.Dim.Render(xansi.Truncate(hdr, inner, "")))
 
 	switch {
@@ -208,10 +214,11 @@ func (c *checkpoints) View() string {
 		if !cp.Compatible {
 			bundle = "⚠ " + bundle
 		}
-		line := fmt.Sprintf("%-*s  %-12s  %5d  %7s  %8s  %s",
-			nameW, xansi.Truncate(safeLine(cp.Name), nameW, "…"),
+		// Columns by display width: a name with wide characters (CJK,
+		// emoji) takes two cells per character.
+		line := padRight(xansi.Truncate(safeLine(cp.Name), nameW, "…"), nameW) + fmt.Sprintf("  %-12s  %5s  %7s  %8s  %s",
 			cp.Created.Format("Jan 02 15:04"),
-			cp.Turns, commas(cp.Tokens), humanBytes(uint64(max(cp.Bytes, 0))),
+			commas(cp.Turns), commas(cp.Tokens), humanBytes(uint64(max(cp.Bytes, 0))),
 			xansi.Truncate(bundle, bundleW, "…"))
 		line = padRight(xansi.Truncate(line, inner, "…"), inner)
 		switch {
@@ -223,7 +230,7 @@ func (c *checkpoints) View() string {
 		lines = append(lines, line)
 	}
 	lines = append(lines, c.footer(inner))
-	return st.PanelBorder.Width(c.width).Render(strings.Join(lines, "\n"))
+	return border.Width(c.width).Render(strings.Join(lines, "\n"))
 }
 
 func (c *checkpoints) columns(inner int) (name, bundle int) {
@@ -238,7 +245,7 @@ func (c *checkpoints) footer(w int) string {
 	switch c.mode {
 	case ckptConfirmDelete:
 		cp, _ := c.selected()
-		return st.ConfirmPrompt.Render(xansi.Truncate(fmt.Sprintf("Delete %q? y deletes · n keeps it", cp.Name), w, "…"))
+		return st.ConfirmPrompt.Render(xansi.Truncate(fmt.Sprintf("Delete %q? y deletes · any other key keeps it", cp.Name), w, "…"))
 	case ckptRename:
 		return st.Label.Render("rename to: ") + c.field.View()
 	case ckptSaveAs:

@@ -37,21 +37,21 @@ func commandTable() []command {
 		{name: "save", args: "NAME", help: "save a checkpoint", choices: names, run: (*Model).cmdSave},
 		{name: "load", args: "NAME", help: "load a checkpoint", choices: names, run: (*Model).cmdLoad},
 		{name: "checkpoints", help: "list checkpoints", run: (*Model).cmdCheckpoints},
-		{name: "fork", args: "NAME", help: "new chat from a checkpoint", choices: names, run: (*Model).cmdFork},
+		{name: "fork", args: "NAME", help: "fork a checkpoint", choices: names, run: (*Model).cmdFork},
 		{name: "rename", args: "OLD NEW", help: "rename a checkpoint", choices: names, run: (*Model).cmdRename},
 		{name: "delete", args: "NAME", help: "delete a checkpoint", choices: names, run: (*Model).cmdDelete},
-		{name: "clear", help: "empty the conversation", run: (*Model).cmdClear},
-		{name: "system", args: "TEXT", optArgs: true, help: "set the system prompt", run: (*Model).cmdSystem},
+		{name: "clear", help: "empty the chat", run: (*Model).cmdClear},
+		{name: "system", args: "[TEXT]", optArgs: true, help: "the system prompt", run: (*Model).cmdSystem},
 		{name: "spec", args: "on|off|auto", help: "speculation mode", choices: func(*Model) []string { return []string{"on", "off", "auto"} }, run: (*Model).cmdSpec},
-		{name: "draft", args: "N", help: "draft length in tokens", run: (*Model).cmdDraft},
-		{name: "temp", args: "T", help: "temperature, 0 is greedy", run: (*Model).cmdTemp},
+		{name: "draft", args: "N", help: "draft length (tokens)", run: (*Model).cmdDraft},
+		{name: "temp", args: "T", help: "temperature, 0 greedy", run: (*Model).cmdTemp},
 		{name: "topk", args: "K", help: "top-k, 0 is off", run: (*Model).cmdTopK},
 		{name: "topp", args: "P", help: "top-p, 0 < P ≤ 1", run: (*Model).cmdTopP},
 		{name: "seed", args: "S", help: "sampling seed", run: (*Model).cmdSeed},
 		{name: "think", args: "on|off", help: "thinking mode", choices: onOff, run: (*Model).cmdThink},
-		{name: "stats", help: "toggle the stats panel", run: (*Model).cmdStats},
+		{name: "stats", help: "stats panel on/off", run: (*Model).cmdStats},
 		{name: "copy", help: "copy the last reply", run: (*Model).cmdCopy},
-		{name: "export", args: "FILE.md", optArgs: true, help: "write it as markdown", run: (*Model).cmdExport},
+		{name: "export", args: "[FILE.md]", optArgs: true, help: "write it as markdown", run: (*Model).cmdExport},
 		{name: "help", help: "keys and commands", run: (*Model).cmdHelp},
 		{name: "quit", help: "save and quit", run: (*Model).cmdQuit},
 	}
@@ -73,6 +73,56 @@ func parseCommand(line string) (name, arg string) {
 	return strings.ToLower(name), strings.TrimSpace(arg)
 }
 
+// splitArgs splits an argument into words; "double" or 'single' quotes
+// keep spaces inside a word. An unclosed quote runs to the end.
+func splitArgs(s string) (words []string, quoted bool) {
+	var cur strings.Builder
+	in, inWord := rune(0), false
+	for _, r := range s {
+		switch {
+		case in != 0 && r == in:
+			in = 0
+		case in != 0:
+			cur.WriteRune(r)
+		case r == '"' || r == '\'':
+			in, inWord, quoted = r, true, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, quoted
+}
+
+// oneName is the argument of a command that takes one name: the whole
+// argument, so names with spaces work unquoted; quotes around it go.
+func oneName(arg string) string {
+	if w, quoted := splitArgs(arg); quoted && len(w) == 1 {
+		return w[0]
+	}
+	return strings.TrimSpace(arg)
+}
+
+// quoteName quotes a name with spaces for the input line.
+func quoteName(name string) string {
+	if strings.ContainsAny(name, " \t'\"") {
+		if strings.Contains(name, `"`) {
+			return "'" + name + "'"
+		}
+		return `"` + name + `"`
+	}
+	return name
+}
+
 // runCommand executes a slash command line.
 func (m *Model) runCommand(line string) tea.Cmd {
 	name, arg := parseCommand(line)
@@ -86,48 +136,85 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	return c.run(m, arg)
 }
 
-func (m *Model) cmdSave(name string) tea.Cmd {
-	m.call(func(e Engine) { e.SaveCheckpoint(name) })
-	return m.infoToast("Saving " + strconv.Quote(name) + "…")
-}
-
-func (m *Model) cmdLoad(name string) tea.Cmd {
-	if m.stats.busy() {
-		return m.errorToast("A reply is streaming; esc stops it before loading.")
+// hasCheckpoint reports whether the store (as last listed) holds name.
+func (m *Model) hasCheckpoint(name string) bool {
+	for _, n := range m.ckpts.Names() {
+		if n == name {
+			return true
+		}
 	}
-	m.call(func(e Engine) { e.LoadCheckpoint(name) })
-	return m.infoToast("Loading " + strconv.Quote(name) + "…")
+	return false
 }
 
-func (m *Model) cmdFork(name string) tea.Cmd {
-	if m.stats.busy() {
-		return m.errorToast("A reply is streaming; esc stops it before forking.")
+// cmdSave saves the conversation; replacing a checkpoint asks first.
+func (m *Model) cmdSave(arg string) tea.Cmd {
+	name := oneName(arg)
+	save := func(m *Model) tea.Cmd {
+		m.call(func(e Engine) { e.SaveCheckpoint(name) })
+		return m.infoToast("Saving " + strconv.Quote(name) + "…")
 	}
-	m.call(func(e Engine) { e.ForkCheckpoint(name) })
-	return m.infoToast("Forking " + strconv.Quote(name) + "…")
+	if m.hasCheckpoint(name) {
+		return m.ask(fmt.Sprintf("A checkpoint %q exists; saving replaces it.", name), save)
+	}
+	return save(m)
 }
 
+func (m *Model) cmdLoad(arg string) tea.Cmd { return m.replaceConversation("load", oneName(arg)) }
+func (m *Model) cmdFork(arg string) tea.Cmd { return m.replaceConversation("fork", oneName(arg)) }
+
+// replaceConversation loads or forks a checkpoint. It replaces what is
+// on screen, so an unsaved conversation is not replaced without asking;
+// afterwards the keys are the input's.
+func (m *Model) replaceConversation(op, name string) tea.Cmd {
+	verb := map[string]string{"load": "loading", "fork": "forking"}[op]
+	if m.replying() {
+		return m.errorToast("A reply is streaming; esc stops it before " + verb + ".")
+	}
+	do := func(m *Model) tea.Cmd {
+		if op == "load" {
+			m.call(func(e Engine) { e.LoadCheckpoint(name) })
+		} else {
+			m.call(func(e Engine) { e.ForkCheckpoint(name) })
+		}
+		m.setFocus(focusInput)
+		return m.infoToast(strings.ToUpper(verb[:1]) + verb[1:] + " " + strconv.Quote(name) + "…")
+	}
+	if m.unsaved && len(m.conv.msgs) > 0 {
+		return m.ask(fmt.Sprintf("The conversation on screen is not saved; %s %q replaces it (/save NAME keeps it).", verb, name), do)
+	}
+	return do(m)
+}
+
+// cmdRename takes two names; quote a name with spaces. Unquoted, the
+// longest leading words that name a checkpoint are the old name.
 func (m *Model) cmdRename(arg string) tea.Cmd {
-	f := strings.Fields(arg)
-	if len(f) != 2 {
-		return m.errorToast("/rename needs two names: /rename OLD NEW")
+	w, quoted := splitArgs(arg)
+	if len(w) > 2 && !quoted {
+		for i := len(w) - 1; i >= 1; i-- {
+			if old := strings.Join(w[:i], " "); m.hasCheckpoint(old) {
+				w = []string{old, strings.Join(w[i:], " ")}
+				break
+			}
+		}
 	}
-	m.call(func(e Engine) { e.RenameCheckpoint(f[0], f[1]) })
+	if len(w) != 2 {
+		return m.errorToast(`/rename needs two names: /rename OLD NEW (quote a name with spaces: /rename "my chat" notes)`)
+	}
+	m.call(func(e Engine) { e.RenameCheckpoint(w[0], w[1]) })
 	return nil
 }
 
-func (m *Model) cmdDelete(name string) tea.Cmd {
-	m.openPanel(panelCheckpoints)
-	m.focusPanel()
-	for i, n := range m.ckpts.Names() {
-		if n == name {
-			m.ckpts.cursor = i
-			m.ckpts.scroll()
-			m.ckpts.mode = ckptConfirmDelete
-			return nil
-		}
+// cmdDelete asks, then deletes. The question gives the focus back to the
+// input whatever the answer.
+func (m *Model) cmdDelete(arg string) tea.Cmd {
+	name := oneName(arg)
+	if m.ckpts.listed && !m.hasCheckpoint(name) {
+		return m.errorToast(fmt.Sprintf("There is no checkpoint %q.", name))
 	}
-	return m.errorToast(fmt.Sprintf("There is no checkpoint %q.", name))
+	return m.ask(fmt.Sprintf("Delete the checkpoint %q? This cannot be undone.", name), func(m *Model) tea.Cmd {
+		m.call(func(e Engine) { e.DeleteCheckpoint(name) })
+		return nil
+	})
 }
 
 func (m *Model) cmdCheckpoints(string) tea.Cmd {
@@ -137,7 +224,7 @@ func (m *Model) cmdCheckpoints(string) tea.Cmd {
 }
 
 func (m *Model) cmdClear(string) tea.Cmd {
-	if m.stats.busy() {
+	if m.replying() {
 		return m.errorToast("A reply is streaming; esc stops it before clearing.")
 	}
 	m.call(func(e Engine) { e.Clear() })
@@ -145,15 +232,33 @@ func (m *Model) cmdClear(string) tea.Cmd {
 }
 
 // changeSettings sends a modified copy of the settings in force; the
-// engine answers SettingsChanged or Failed{Op: "settings"}.
+// engine answers SettingsChanged or Failed{Op: "settings"}. A setting
+// the bundle cannot honour is refused here at once, by the engine's own
+// rules (engine.CheckSettings), and again by the engine.
 func (m *Model) changeSettings(edit func(*engine.Settings)) tea.Cmd {
 	s := m.settings
 	edit(&s)
+	if _, err := engine.CheckSettings(m.info, m.settings, s); err != nil {
+		return m.errorToast(failureText("settings", err))
+	}
 	m.call(func(e Engine) { e.SetSettings(s) })
 	return nil
 }
 
+// cmdSystem shows the system prompt, sets it, or with "clear" removes it.
 func (m *Model) cmdSystem(text string) tea.Cmd {
+	switch strings.TrimSpace(text) {
+	case "":
+		if m.settings.System == "" {
+			return m.infoToast("There is no system prompt. /system TEXT sets one.")
+		}
+		return m.infoToast("System prompt: " + m.settings.System + " (/system clear removes it)")
+	case "clear":
+		if m.settings.System == "" {
+			return m.infoToast("There is no system prompt to clear.")
+		}
+		return m.changeSettings(func(s *engine.Settings) { s.System = "" })
+	}
 	return m.changeSettings(func(s *engine.Settings) { s.System = text })
 }
 
@@ -236,11 +341,18 @@ func (m *Model) cmdCopy(string) tea.Cmd {
 	return copyText(text, m.env, m.nativeClipboard)
 }
 
-func (m *Model) cmdExport(path string) tea.Cmd {
+// cmdExport writes the conversation as markdown: without a name, or with
+// a relative one, into the exports folder of the data folder.
+func (m *Model) cmdExport(arg string) tea.Cmd {
+	msgs := m.conv.Messages()
+	if len(msgs) == 0 {
+		return m.errorToast("There is nothing to export yet: the conversation is empty.")
+	}
+	path := oneName(arg)
 	if path == "" {
 		path = "orchard-" + m.now().Format("20060102-150405") + ".md"
 	}
-	return exportTranscript(path, m.info, m.settings, m.conv.Messages(), m.now(), lookupEnv(m.env, "HOME"))
+	return exportTranscript(path, m.exportDir, m.info, m.settings, msgs, m.now(), lookupEnv(m.env, "HOME"))
 }
 
 func (m *Model) cmdHelp(string) tea.Cmd {
@@ -308,10 +420,17 @@ func (m *Model) updateCompletion() {
 				m.comp.items = append(m.comp.items, compItem{insert: insert, label: c.usage(), desc: c.help, final: c.args == ""})
 			}
 		}
-	} else if c, ok := m.findCommand(name); ok && c.choices != nil && !strings.Contains(arg, " ") {
+	} else if c, ok := m.findCommand(name); ok && c.choices != nil {
+		// The argument typed so far, quotes included, is a prefix of the
+		// choice as it is inserted (quoted when it holds spaces).
 		for _, ch := range c.choices(m) {
-			if strings.HasPrefix(ch, arg) && ch != arg {
-				m.comp.items = append(m.comp.items, compItem{insert: "/" + c.name + " " + ch, label: ch, desc: c.help, final: c.name != "rename"})
+			q := quoteName(ch)
+			if (strings.HasPrefix(q, arg) || strings.HasPrefix(ch, arg)) && q != arg && ch != arg {
+				insert := "/" + c.name + " " + q
+				if c.name == "rename" {
+					insert += " "
+				}
+				m.comp.items = append(m.comp.items, compItem{insert: insert, label: ch, desc: c.help, final: c.name != "rename"})
 			}
 		}
 	}

@@ -13,12 +13,13 @@ import (
 
 // chatMsg is one turn as shown, with its rendered lines cached.
 type chatMsg struct {
-	role      string // "user" or "model"
-	text      string
-	runs      []draftRun // model replies: which bytes came from accepted drafts
-	streaming bool
-	cancelled bool
-	metrics   *engine.TurnMetrics
+	role        string // "user" or "model"
+	text        string
+	runs        []draftRun // model replies: which bytes came from accepted drafts
+	streaming   bool
+	cancelled   bool
+	interrupted bool // cut short in an earlier session (a loaded conversation)
+	metrics     *engine.TurnMetrics
 
 	lines  []string  // rendered, trailing separator included; nil: not rendered
 	key    renderKey // what lines were rendered for
@@ -75,7 +76,7 @@ func (c *conversation) SetMessages(msgs []engine.Message) {
 		if m.Role == "user" {
 			role = "user"
 		}
-		c.msgs = append(c.msgs, &chatMsg{role: role, text: m.Content})
+		c.msgs = append(c.msgs, &chatMsg{role: role, text: m.Content, interrupted: m.Interrupted})
 	}
 	c.fromBottom = 0
 }
@@ -233,7 +234,7 @@ func (c *conversation) LastReply() (string, bool) {
 func (c *conversation) Messages() []engine.Message {
 	out := make([]engine.Message, 0, len(c.msgs))
 	for _, m := range c.msgs {
-		out = append(out, engine.Message{Role: m.role, Content: m.text})
+		out = append(out, engine.Message{Role: m.role, Content: m.text, Interrupted: m.cancelled || m.interrupted})
 	}
 	return out
 }
@@ -326,7 +327,9 @@ func (c *conversation) render(m *chatMsg) []string {
 const gutter = "  "
 
 func (c *conversation) renderMsg(m *chatMsg) []string {
-	w := max(c.width-len(gutter), 10)
+	// Lines longer than about 100 columns are hard to read: on a wide
+	// terminal the text keeps that measure.
+	w := min(max(c.width-len(gutter), 10), maxTextWidth)
 	var label string
 	var body []string
 	if m.role == "user" {
@@ -428,6 +431,9 @@ func styleLines(st lipgloss.Style, s string) string {
 }
 
 func (c *conversation) footer(m *chatMsg) string {
+	if m.role == "model" && m.interrupted && m.metrics == nil {
+		return c.st.Cancelled.Render("interrupted") + c.st.Footer.Render(" · this reply was cut short")
+	}
 	if m.role != "model" || m.streaming || m.metrics == nil {
 		return ""
 	}

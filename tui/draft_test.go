@@ -26,12 +26,13 @@ func (r *slowReader) Read(p []byte) (int, error) {
 }
 
 // TestUnsentMessageSurvivesQuit: text typed but not sent is kept when the
-// interface closes and is back in the input next time.
+// interface closes (here: quit from the palette, which leaves the input
+// alone; ctrl+c would clear it) and is back in the input next time.
 func TestUnsentMessageSurvivesQuit(t *testing.T) {
 	draft := filepath.Join(t.TempDir(), "draft")
 	eng := NewFakeEngine(FakeOptions{})
 	opts := Options{Output: io.Discard, Width: 80, Height: 24, DraftFile: draft, NoNativeClipboard: true, AutosaveEvery: -1,
-		Input: &slowReader{chunks: []string{"half a ", "thought", "\x03", "\x03"}}}
+		Input: &slowReader{chunks: []string{"half a ", "thought", "\x10", "quit", "\r"}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := Run(ctx, eng, opts); err != nil {

@@ -28,13 +28,15 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.conv.AppendDelta(e)
 			streamed = true
 		case engine.Finished:
+			m.pendingSend = ""
 			m.stats.Finished(e.Metrics, false)
 			m.conv.FinishReply(e.Reply, e.Metrics, false)
-			m.changed = true
+			m.changed, m.unsaved = true, true
 		case engine.Cancelled:
+			m.pendingSend = ""
 			m.stats.Finished(e.Metrics, true)
 			m.conv.FinishReply(e.Partial, e.Metrics, true)
-			m.changed = true
+			m.changed, m.unsaved = true, true
 			cmds = append(cmds, m.infoToast("Stopped. The partial reply is kept."))
 		case engine.Failed:
 			cmds = append(cmds, m.onFailed(e))
@@ -46,6 +48,9 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.stats.settings = e.Settings
 			cmds = append(cmds, m.infoToast(describeSettingsChange(old, e.Settings)))
 		case engine.Checkpoints:
+			if e.Op == "save" {
+				m.unsaved = false
+			}
 			m.ckpts.SetList(e.List, e.Name)
 			if t := checkpointText(e); t != "" {
 				cmds = append(cmds, m.infoToast(t))
@@ -53,7 +58,14 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			m.stats.Cleared(e.ContextUsed)
+			if e.Settings != (engine.Settings{}) {
+				// A loaded checkpoint brings its own settings: show the
+				// engine's, not the ones this screen had.
+				m.settings = e.Settings
+				m.stats.settings = e.Settings
+			}
 			m.changed = true
+			m.unsaved = false // empty, or as saved
 		}
 	}
 	if streamed && !m.frameScheduled {
@@ -73,6 +85,7 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 		}
 		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
 			m.input.SetValue(t)
+			m.refused = t // esc clears it; it is not kept as a draft
 		}
 		m.pendingSend = ""
 	}

@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/engine"
 )
 
@@ -17,15 +20,58 @@ type exportedMsg struct {
 	err  error
 }
 
-// exportTranscript writes the conversation as markdown in a Cmd.
-func exportTranscript(path string, info engine.ModelInfo, set engine.Settings, msgs []engine.Message, now time.Time, home string) tea.Cmd {
+// exportTranscript writes the conversation as markdown in a Cmd. A
+// relative path is taken inside dir (the data folder's exports/, made on
+// first use); an absolute or ~ path as it is, into a folder that exists.
+func exportTranscript(path, dir string, info engine.ModelInfo, set engine.Settings, msgs []engine.Message, now time.Time, home string) tea.Cmd {
 	return func() tea.Msg {
-		p, err := expandHome(path, home)
+		p, err := exportPath(path, dir, home)
 		if err == nil {
-			err = writeFileAtomic(p, []byte(transcriptMarkdown(info, set, msgs, now)), 0o600)
+			err = writeFile(p, []byte(transcriptMarkdown(info, set, msgs, now)))
 		}
 		return exportedMsg{path: p, err: err}
 	}
+}
+
+// exportPath resolves where /export writes.
+func exportPath(path, dir, home string) (string, error) {
+	p, err := expandHome(path, home)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(p) && dir != "" && p == path {
+		p = filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return p, fmt.Errorf("cannot make the folder %s: %w", filepath.Dir(p), plainError(err))
+		}
+	}
+	if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+		return p, fmt.Errorf("the folder %s does not exist", filepath.Dir(p))
+	}
+	return p, nil
+}
+
+// writeFile replaces path whole with data, readable only by the user. An
+// error names path and the reason, never the temporary file beside it.
+func writeFile(path string, data []byte) error {
+	if err := atomicfile.Write(path, data); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, plainError(err))
+	}
+	return nil
+}
+
+// plainError is the reason of a file error without the file names in it
+// (they may be temporary names the user never chose).
+func plainError(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
 }
 
 // transcriptMarkdown is the /export format: a title, the model and
@@ -99,36 +145,4 @@ func expandHome(p, home string) (string, error) {
 		return filepath.Join(home, p[1:]), nil
 	}
 	return p, nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and
-// renames it into place, so a crash never leaves half a file and an
-// existing file is replaced whole.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

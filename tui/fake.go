@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/engine"
 )
 
@@ -53,6 +54,7 @@ type FakeEngine struct {
 type fakeCheckpoint struct {
 	Info     engine.CheckpointInfo
 	Messages []engine.Message
+	Settings engine.Settings // the settings saved with it; zero for none
 }
 
 // autosaveName is the reserved checkpoint name of the fake's autosave.
@@ -228,19 +230,19 @@ func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engi
 		}
 		select {
 		case <-cancel:
-			f.endTurn(done.String())
+			f.endTurn(done.String(), true)
 			f.emit(engine.Cancelled{Partial: done.String(), Metrics: finish("cancelled")})
 			return
 		default:
 		}
 	}
-	f.endTurn(done.String())
+	f.endTurn(done.String(), false)
 	f.emit(engine.Finished{Reply: done.String(), Metrics: finish("eos")})
 }
 
-func (f *FakeEngine) endTurn(reply string) {
+func (f *FakeEngine) endTurn(reply string, interrupted bool) {
 	f.mu.Lock()
-	f.msgs = append(f.msgs, engine.Message{Role: "model", Content: reply})
+	f.msgs = append(f.msgs, engine.Message{Role: "model", Content: reply, Interrupted: interrupted})
 	f.cancel = nil
 	f.mu.Unlock()
 }
@@ -258,14 +260,15 @@ func (f *FakeEngine) Cancel() {
 	}
 }
 
+// SetSettings judges s by the engine's own rules (engine.CheckSettings).
 func (f *FakeEngine) SetSettings(s engine.Settings) {
 	f.record("SetSettings")
-	if s.Sampling.Temperature > 0 && !f.info.Logits {
-		f.emit(engine.Failed{Op: "settings", Err: fmt.Errorf("%s outputs argmax token ids, so it cannot sample; the temperature stays 0", f.info.Name)})
-		return
-	}
-	if w := f.info.VerifyWidths; len(w) > 0 && s.DraftLen > slices.Max(w)-1 && s.Speculation != engine.SpecModeOff {
-		f.emit(engine.Failed{Op: "settings", Err: fmt.Errorf("drafts of %d tokens do not fit the verify width %d of %s; use at most %d", s.DraftLen, slices.Max(w), f.info.Name, slices.Max(w)-1)})
+	f.mu.Lock()
+	cur := f.settings
+	f.mu.Unlock()
+	s, err := engine.CheckSettings(f.info, cur, s)
+	if err != nil {
+		f.emit(engine.Failed{Op: "settings", Err: err})
 		return
 	}
 	f.mu.Lock()
@@ -278,8 +281,9 @@ func (f *FakeEngine) Clear() {
 	f.record("Clear")
 	f.mu.Lock()
 	f.msgs = nil
+	set := f.settings
 	f.mu.Unlock()
-	f.emit(engine.Cleared{})
+	f.emit(engine.Cleared{Settings: set})
 }
 
 func (f *FakeEngine) SaveCheckpoint(name string) {
@@ -297,7 +301,7 @@ func (f *FakeEngine) save(name string) error {
 	}
 	f.mu.Lock()
 	msgs := slices.Clone(f.msgs)
-	cp := fakeCheckpoint{Messages: msgs, Info: engine.CheckpointInfo{
+	cp := fakeCheckpoint{Messages: msgs, Settings: f.settings, Info: engine.CheckpointInfo{
 		Name: name, Created: f.opts.Now(), Turns: len(msgs) / 2, Tokens: countTokens(msgs),
 		Bytes: int64(countTokens(msgs)) * 36 * 1024, Bundle: f.info.Name, BundleID: "fake-" + f.info.Name, Compatible: true,
 	}}
@@ -328,8 +332,12 @@ func (f *FakeEngine) restore(op, name string) {
 	}
 	f.mu.Lock()
 	f.msgs = slices.Clone(cp.Messages)
+	if cp.Settings != (engine.Settings{}) {
+		f.settings = cp.Settings // as the engine: a checkpoint restores its settings
+	}
+	set := f.settings
 	f.mu.Unlock()
-	f.emit(engine.Cleared{Messages: slices.Clone(cp.Messages)})
+	f.emit(engine.Cleared{Messages: slices.Clone(cp.Messages), ContextUsed: countTokens(cp.Messages), Settings: set})
 	f.emit(engine.Checkpoints{Op: op, Name: name, List: f.list()})
 }
 
@@ -432,10 +440,15 @@ func (f *FakeEngine) list() []engine.CheckpointInfo {
 }
 
 // AddCheckpoint puts a checkpoint in the store as if saved earlier
-// (tests use it for foreign-bundle checkpoints).
-func (f *FakeEngine) AddCheckpoint(info engine.CheckpointInfo, msgs []engine.Message) {
+// (tests use it for foreign-bundle checkpoints); set, if given, are the
+// settings saved with it.
+func (f *FakeEngine) AddCheckpoint(info engine.CheckpointInfo, msgs []engine.Message, set ...engine.Settings) {
+	cp := fakeCheckpoint{Info: info, Messages: slices.Clone(msgs)}
+	if len(set) > 0 {
+		cp.Settings = set[0]
+	}
 	f.mu.Lock()
-	f.ckpts[info.Name] = fakeCheckpoint{Info: info, Messages: slices.Clone(msgs)}
+	f.ckpts[info.Name] = cp
 	f.mu.Unlock()
 }
 
@@ -450,7 +463,7 @@ func (f *FakeEngine) writeDir(cp fakeCheckpoint) error {
 	if err != nil {
 		return fmt.Errorf("save checkpoint %q: %w", cp.Info.Name, err)
 	}
-	return writeFileAtomic(filepath.Join(f.opts.Dir, cp.Info.Name+".json"), b, 0o600)
+	return atomicfile.Write(filepath.Join(f.opts.Dir, cp.Info.Name+".json"), b)
 }
 
 func (f *FakeEngine) loadDir() {

@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/colorprofile"
@@ -13,7 +15,7 @@ import (
 // Golden views: the screen at fixed sizes through a fixed colour
 // profile. Regenerate with: go test ./tui/ -run TestGolden -update
 
-var goldenSizes = [][2]int{{80, 24}, {120, 40}}
+var goldenSizes = [][2]int{{80, 24}, {120, 40}, {200, 50}}
 
 func goldenMetrics() engine.TurnMetrics {
 	return engine.TurnMetrics{PromptTokens: 412, ReusedTokens: 380, GeneratedTokens: 96, FinishReason: "eos",
@@ -58,6 +60,8 @@ func goldenCheckpoints(f *FakeEngine) {
 		Bundle: "demo-r1-small", Compatible: true}, nil)
 	f.AddCheckpoint(engine.CheckpointInfo{Name: "e4b-notes", Created: testTime.Add(-26 * 3600e9), Turns: 12, Tokens: 1900,
 		Bytes: 130 << 20, Bundle: "gemma-4-e4b-it-coreml-speculative"}, nil)
+	f.AddCheckpoint(engine.CheckpointInfo{Name: "果樹園の計画 🍎", Created: testTime.Add(-3600e9), Turns: 2, Tokens: 12345,
+		Bytes: 9 << 20, Bundle: "demo-r1-small", Compatible: true}, nil)
 }
 
 func TestGolden(t *testing.T) {
@@ -99,6 +103,18 @@ func TestGolden(t *testing.T) {
 			m.Update(press("ctrl+x"))
 		}},
 		{"light", colorprofile.ANSI256, Options{Theme: "light"}, func(m *Model, _ *FakeEngine) { conversationScene(m, true) }},
+		{"confirm", colorprofile.NoTTY, Options{}, func(m *Model, f *FakeEngine) {
+			goldenCheckpoints(f)
+			conversationScene(m, true)
+			m.Update(press("ctrl+s"))
+			drain(m, f)
+			typeText(m, "/delete apples")
+			m.Update(press("enter"))
+		}},
+		{"error", colorprofile.NoTTY, Options{}, func(m *Model, _ *FakeEngine) {
+			conversationScene(m, true)
+			send(m, engine.Failed{Op: "load", Err: errors.New(`checkpoint "e4b-notes" was made with gemma-4-e4b-it-coreml-speculative (v2, identity 1c2d3e4f5a6b), not demo-r1-small (r1, identity 9f8e7d6c5b4a); open that bundle with orchard --model DIR to load it`)})
+		}},
 	}
 	for _, sc := range scenes {
 		for _, size := range goldenSizes {
@@ -115,4 +131,16 @@ func TestGolden(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestGoldenTooSmall: a terminal too small for the layout gets a notice,
+// not a broken screen.
+func TestGoldenTooSmall(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 20, 10, Options{Env: []string{"HOME=/home/test"}})
+	conversationScene(m, true)
+	got := render(m, colorprofile.NoTTY)
+	if !strings.Contains(strings.Join(strings.Fields(got), " "), "needs at least 40×10") {
+		t.Fatalf("no notice at 20×10:\n%s", got)
+	}
+	golden.RequireEqual(t, got)
 }

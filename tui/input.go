@@ -13,6 +13,9 @@ import (
 // maxInputRows bounds how tall the input grows before it scrolls.
 const maxInputRows = 6
 
+// inputPlaceholder is shown in the empty input while it has the focus.
+const inputPlaceholder = "Message · / for commands · ctrl+p palette"
+
 // input is the message editor: a multi-line textarea with a history of
 // sent messages (up/down on an empty input) and $EDITOR on demand.
 type input struct {
@@ -28,7 +31,7 @@ type input struct {
 func newInput(st *Styles, k keyMap) input {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
-	ta.Placeholder = "Message · / for commands · ctrl+p palette"
+	ta.Placeholder = inputPlaceholder
 	ta.SetPromptFunc(2, func(i textarea.PromptInfo) string {
 		if i.LineNumber == 0 {
 			return "› "
@@ -88,6 +91,15 @@ func (in *input) Reset() {
 
 func (in *input) Focus() { in.ta.Focus() }
 func (in *input) Blur()  { in.ta.Blur() }
+
+// SetPlaceholder says, in the empty input, where the keys go while the
+// input does not have them; "" restores the message placeholder.
+func (in *input) SetPlaceholder(s string) {
+	if s == "" {
+		s = inputPlaceholder
+	}
+	in.ta.Placeholder = s
+}
 
 // Height is the rows View takes: a rule and the textarea.
 func (in *input) Height() int { return 1 + in.ta.Height() }

@@ -33,6 +33,7 @@ type keyMap struct {
 	Top         key.Binding
 	Bottom      key.Binding
 	Focus       key.Binding
+	Message     key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -61,6 +62,7 @@ func defaultKeyMap() keyMap {
 		Top:         b("ctrl+home", "top", "ctrl+home"),
 		Bottom:      b("ctrl+end", "follow", "ctrl+end"),
 		Focus:       b("tab", "panel", "tab"),
+		Message:     b("f6", "whole message", "f6"),
 	}
 }
 
@@ -73,6 +75,7 @@ func (k *keyMap) bindings() map[string]*key.Binding {
 		"history-prev": &k.HistoryPrev, "history-next": &k.HistoryNext, "complete": &k.Complete,
 		"scroll-up": &k.ScrollUp, "scroll-down": &k.ScrollDown, "page-up": &k.PageUp,
 		"page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom, "focus": &k.Focus,
+		"message": &k.Message,
 	}
 }
 
@@ -108,7 +111,44 @@ func (k *keyMap) override(keys map[string][]string) error {
 		b.SetKeys(ks...)
 		b.SetHelp(ks[0], b.Help().Desc)
 	}
+	return k.checkEssential()
+}
+
+// checkEssential refuses bindings that leave no way to send or to quit:
+// send and quit each need a key no other action uses (a shared key goes
+// to whichever action the screen checks first).
+func (k *keyMap) checkEssential() error {
+	all := k.bindings()
+	for _, name := range []string{"send", "quit"} {
+		var own, shared []string
+		for _, key := range all[name].Keys() {
+			var others []string
+			for other, b := range all {
+				if other != name && slices.Contains(b.Keys(), key) {
+					others = append(others, other)
+				}
+			}
+			if len(others) == 0 {
+				own = append(own, key)
+				continue
+			}
+			sort.Strings(others)
+			shared = append(shared, fmt.Sprintf("%s is also %s", key, strings.Join(others, " and ")))
+		}
+		if len(own) == 0 {
+			return fmt.Errorf("key bindings leave no way to %s: %s; give %s a key of its own", name, strings.Join(shared, ", "), name)
+		}
+	}
 	return nil
+}
+
+// CheckKeys reports whether overrides (action name → keys, as
+// Options.Keys) are valid: known actions, at least one key each, and a
+// key of its own left for send and for quit. The chat screen refuses
+// what this refuses; config show uses it to say so before.
+func CheckKeys(keys map[string][]string) error {
+	k := defaultKeyMap()
+	return k.override(keys)
 }
 
 // ShortHelp is the help bar.
@@ -118,9 +158,17 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp is the ? screen.
 func (k keyMap) FullHelp() [][]key.Binding {
+	// Six rows, so the help screen fits 80×24. Tab both completes and
+	// selects the panel; it is listed once unless rebound apart.
+	first := []key.Binding{k.Send, k.Newline, k.Editor, k.HistoryPrev, k.Complete, k.Cancel}
+	if slices.Equal(k.Focus.Keys(), k.Complete.Keys()) {
+		first[4].SetHelp(k.Complete.Help().Key, "complete · panel")
+	} else {
+		first = append(first, k.Focus)
+	}
 	return [][]key.Binding{
-		{k.Send, k.Newline, k.Editor, k.HistoryPrev, k.Complete, k.Cancel},
+		first,
 		{k.ScrollUp, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Quit},
-		{k.Palette, k.Stats, k.Checkpoints, k.Focus, k.Drafts, k.Thinking},
+		{k.Palette, k.Stats, k.Checkpoints, k.Drafts, k.Thinking, k.Message},
 	}
 }

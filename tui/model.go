@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,10 +26,14 @@ const (
 
 type focusKind int
 
+// The component that receives keys. Exactly one has the focus, and it
+// shows it: the input its cursor, a panel its highlighted border and
+// selection, the palette and a question by being drawn over the screen.
 const (
-	focusInput focusKind = iota
-	focusPanel
-	focusPalette
+	focusInput   focusKind = iota
+	focusPanel             // the checkpoints panel
+	focusPalette           // the command palette
+	focusConfirm           // a yes/no question on the bottom line
 )
 
 // Layout constants.
@@ -38,6 +44,9 @@ const (
 	minConvRows   = 4
 	frameInterval = time.Second / 30 // streaming tail re-render rate
 	quitWindow    = 2 * time.Second  // second ctrl+c must come within this
+	maxTextWidth  = 100              // replies wrap here on wide terminals, for reading
+	minWidth      = 40               // below this size the screen asks for a larger terminal
+	minHeight     = 10
 )
 
 // Messages of the model's own commands.
@@ -67,6 +76,8 @@ type Model struct {
 	theme           string
 	noColor         bool
 	noMouse         bool
+	log             *slog.Logger
+	exportDir       string
 
 	keys     keyMap
 	st       *Styles
@@ -86,17 +97,21 @@ type Model struct {
 	toast   toast
 	comp    completion
 	palette palette
+	confirm confirm
 	help    help.Model
 
 	panel          panelKind
 	focus          focusKind
 	showHelp       bool
+	showMessage    bool // the last notice or error, whole (f6)
 	convH, convW   int
 	panelH, panelW int
 	quitArmedAt    time.Time
 	frameScheduled bool
 	changed        bool   // the conversation changed since the last autosave
+	unsaved        bool   // the conversation changed since it was last saved or loaded by name
 	pendingSend    string // a sent message the engine has not started yet
+	refused        string // a message the engine refused, put back in the input
 	quitting       bool
 	engineStopped  bool
 
@@ -127,8 +142,14 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	st := newStyles(dark, noColor)
 	md := newMarkdown(dark, noColor)
 
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	m := &Model{
 		eng:             eng,
+		log:             logger,
+		exportDir:       opts.ExportDir,
 		events:          eng.Events(),
 		env:             env,
 		nativeClipboard: !opts.NoNativeClipboard,
@@ -154,9 +175,10 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.stats = stats{st: st, info: m.info, settings: m.settings}
 	m.status = statusBar{st: st}
 	m.ckpts = newCheckpoints(st)
-	m.toast = toast{st: st}
+	m.toast = toast{st: st, more: keys.Message.Help().Key + " shows all"}
 	m.comp = completion{st: st}
 	m.palette = newPalette(st, m.commands)
+	m.confirm = confirm{st: st}
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.setWelcome()
@@ -326,6 +348,8 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 			return cmd
 		}
 		return nil
+	case focusConfirm:
+		return nil // a paste never answers a question
 	}
 	cmd := m.input.Update(msg)
 	m.updateCompletion()
@@ -335,23 +359,22 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	if key.Matches(msg, k.Quit) {
-		if m.focus == focusPalette {
-			m.closePalette()
-			return nil
-		}
-		if !m.quitArmedAt.IsZero() && m.now().Sub(m.quitArmedAt) <= quitWindow {
-			return m.quit()
-		}
-		m.quitArmedAt = m.now()
-		return m.infoToast("Press ctrl+c again to quit (the conversation is saved).")
+		return m.interrupt()
 	}
 	m.quitArmedAt = time.Time{}
 
-	if m.showHelp {
-		m.showHelp = false
+	if m.showHelp || m.showMessage {
+		m.showHelp, m.showMessage = false, false
 		return nil
 	}
 	switch m.focus {
+	case focusConfirm:
+		yes := m.confirm.Answer(msg)
+		m.setFocus(m.confirm.prev)
+		if yes == nil {
+			return m.infoToast("Nothing was changed.")
+		}
+		return yes(m)
 	case focusPalette:
 		chosen, closed, cmd := m.palette.Update(msg)
 		if closed {
@@ -371,15 +394,23 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case m.comp.Visible():
 			m.comp.Hide()
-		case m.stats.busy():
+		case m.replying():
 			m.call(func(e Engine) { e.Cancel() })
+		case m.refused != "" && m.input.Value() == m.refused:
+			m.input.Reset()
+			m.refused = ""
+			return m.infoToast("Cleared the message that was not sent.")
 		case m.panel != panelNone:
 			m.closePanel()
 		}
 		return nil
+	case key.Matches(msg, k.Message):
+		if m.toast.last != "" {
+			m.showMessage = true
+		}
+		return nil
 	case key.Matches(msg, k.Palette):
-		m.focus = focusPalette
-		m.input.Blur()
+		m.setFocus(focusPalette)
 		return m.palette.Open()
 	case key.Matches(msg, k.Editor):
 		return prepareEditor(m.input.Value())
@@ -466,7 +497,7 @@ func (m *Model) submit() tea.Cmd {
 		m.comp.Hide()
 		return m.runCommand(v)
 	}
-	if m.stats.busy() {
+	if m.replying() {
 		return m.errorToast("A reply is still streaming; esc stops it.")
 	}
 	m.input.Remember(v)
@@ -474,7 +505,8 @@ func (m *Model) submit() tea.Cmd {
 	m.comp.Hide()
 	m.conv.AddUser(v)
 	m.pendingSend = v
-	m.changed = true
+	m.refused = ""
+	m.changed, m.unsaved = true, true
 	m.call(func(e Engine) { e.Send(v) })
 	return nil
 }
@@ -510,38 +542,108 @@ func (m *Model) runPaletteItem(it paletteItem) tea.Cmd {
 	return c.run(m, "")
 }
 
-func (m *Model) closePalette() {
-	m.focus = focusInput
-	m.palette.filter.Blur()
-	m.input.Focus()
+// replying reports whether a reply is on its way: streaming, or sent
+// and not started yet.
+func (m *Model) replying() bool { return m.stats.busy() || m.pendingSend != "" }
+
+// interrupt is ctrl+c, as in shells and chat programs: it closes the
+// palette or a question, stops a reply, clears the input; on an empty
+// input it arms quitting, and a second press within quitWindow quits.
+func (m *Model) interrupt() tea.Cmd {
+	switch {
+	case m.focus == focusPalette:
+		m.closePalette()
+		return nil
+	case m.focus == focusConfirm:
+		m.confirm.active = false
+		m.setFocus(m.confirm.prev)
+		return m.infoToast("Nothing was changed.")
+	case m.replying():
+		m.quitArmedAt = time.Time{}
+		m.call(func(e Engine) { e.Cancel() })
+		return nil
+	case m.focus == focusInput && m.input.Value() != "":
+		m.quitArmedAt = time.Time{}
+		m.input.Reset()
+		m.comp.Hide()
+		m.refused = ""
+		return nil
+	}
+	if m.focus != focusInput {
+		m.setFocus(focusInput)
+	}
+	if !m.quitArmedAt.IsZero() && m.now().Sub(m.quitArmedAt) <= quitWindow {
+		return m.quit()
+	}
+	m.quitArmedAt = m.now()
+	return m.infoToast("Press " + m.keys.Quit.Keys()[0] + " again to quit (the conversation is saved).")
 }
 
-func (m *Model) openPanel(p panelKind) {
-	if m.panel == panelCheckpoints && p != panelCheckpoints {
+// setFocus gives the keys to one component and makes that visible: only
+// the focused component draws a cursor, a selection or a highlighted
+// border, and the input's placeholder says where the keys went. Other
+// components (a history panel, a search bar) take the focus the same way.
+func (m *Model) setFocus(f focusKind) {
+	if m.focus == focusPanel && f != focusPanel {
 		m.ckpts.Blur()
+	}
+	if m.focus == focusPalette && f != focusPalette {
+		m.palette.filter.Blur()
+	}
+	m.focus = f
+	switch f {
+	case focusInput:
+		m.input.Focus()
+		m.input.SetPlaceholder("")
+	case focusPanel:
+		m.ckpts.Focus()
+		m.input.Blur()
+		m.input.SetPlaceholder("keys go to the checkpoints panel · esc returns here")
+	case focusConfirm:
+		m.input.Blur()
+		m.input.SetPlaceholder("answer the question below first")
+	default:
+		m.input.Blur()
+	}
+}
+
+// ask puts a yes/no question on the bottom line; yes runs on y. The
+// focus comes back to where it is now.
+func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
+	prev := m.focus
+	if prev == focusConfirm || prev == focusPalette {
+		prev = focusInput
+	}
+	m.confirm.Ask(prompt, prev, yes)
+	m.setFocus(focusConfirm)
+	return nil
+}
+
+func (m *Model) closePalette() { m.setFocus(focusInput) }
+
+func (m *Model) openPanel(p panelKind) {
+	if m.panel == panelCheckpoints && p != panelCheckpoints && m.focus == focusPanel {
+		m.setFocus(focusInput)
 	}
 	m.panel = p
 }
 
 func (m *Model) closePanel() {
 	m.panel = panelNone
-	m.ckpts.Blur()
-	m.focus = focusInput
-	m.input.Focus()
+	if m.focus == focusPanel {
+		m.setFocus(focusInput)
+	}
 }
 
-func (m *Model) focusPanel() {
-	m.focus = focusPanel
-	m.ckpts.Focus()
-	m.input.Blur()
-}
+func (m *Model) focusPanel() { m.setFocus(focusPanel) }
 
+// checkpointAction carries out what the panel asked for. Loading or
+// forking replaces the conversation, so the keys go back to the input
+// afterwards; other actions keep the panel focused.
 func (m *Model) checkpointAction(a ckptAction) tea.Cmd {
 	switch a.op {
 	case "close":
-		m.ckpts.Blur()
-		m.focus = focusInput
-		m.input.Focus()
+		m.setFocus(focusInput)
 	case "load":
 		return m.cmdLoad(a.name)
 	case "fork":
@@ -565,6 +667,9 @@ func (m *Model) infoToast(text string) tea.Cmd  { return m.showToast(toastInfo, 
 func (m *Model) errorToast(text string) tea.Cmd { return m.showToast(toastError, text) }
 
 func (m *Model) showToast(kind toastKind, text string) tea.Cmd {
+	if kind == toastError {
+		m.log.Error(tidyMessage(text)) // the log keeps every error whole
+	}
 	id, d := m.toast.Show(kind, text)
 	return tea.Tick(d, func(time.Time) tea.Msg { return toastExpireMsg{id: id} })
 }
@@ -588,8 +693,8 @@ func (m *Model) resize() {
 	w := m.width
 	m.header.SetSize(w)
 	m.status.SetSize(w)
-	m.toast.SetSize(w)
-	m.help.SetWidth(w)
+	m.toast.SetSize(w, m.height)
+	m.confirm.SetSize(w)
 	m.comp.width = w
 	m.input.SetSize(w, max(1, m.height/4))
 	m.layout()
@@ -603,7 +708,7 @@ func (m *Model) layout() {
 		return
 	}
 	w := m.width
-	bottom := m.input.Height() + 1 + max(1, m.toast.Lines())
+	bottom := m.input.Height() + 1 + m.bottomLines()
 	mainH := max(1, m.height-1-bottom)
 	m.convW, m.convH = w, mainH
 	m.panelW, m.panelH = 0, 0
@@ -636,6 +741,21 @@ func (m *Model) setPanelSize(w, h int) {
 	m.ckpts.SetSize(w, h)
 }
 
+// bottomLines is the rows of the last line: a question, a toast or the
+// help bar.
+func (m *Model) bottomLines() int {
+	switch {
+	case m.confirm.active:
+		return m.confirm.Lines()
+	case m.showMessage:
+		return 1 // the message itself is on screen
+	}
+	return max(1, m.toast.Lines())
+}
+
+// tooSmall reports whether the terminal cannot hold the layout.
+func (m *Model) tooSmall() bool { return m.width < minWidth || m.height < minHeight }
+
 // View draws the screen.
 func (m *Model) View() tea.View {
 	var v tea.View
@@ -647,11 +767,17 @@ func (m *Model) View() tea.View {
 	if m.width == 0 || m.height == 0 || m.quitting {
 		return v
 	}
-	mainH := m.height - 1 - m.input.Height() - 1 - max(1, m.toast.Lines())
+	if m.tooSmall() {
+		v.SetContent(m.tooSmallView())
+		return v
+	}
+	mainH := m.height - 1 - m.input.Height() - 1 - m.bottomLines()
 	var main string
 	switch {
 	case m.showHelp:
 		main = m.helpView()
+	case m.showMessage:
+		main = m.messageView()
 	case m.focus == focusPalette:
 		main = m.palette.View()
 	default:
@@ -668,7 +794,7 @@ func (m *Model) View() tea.View {
 	if m.cachedW != m.width || m.headerLine == "" {
 		m.cachedW = m.width
 		m.headerLine = m.header.View()
-		m.helpBar = xansi.Truncate(m.help.ShortHelpView(m.keys.ShortHelp()), m.width, "…")
+		m.helpBar = m.shortHelp()
 	}
 	var b strings.Builder
 	b.WriteString(m.headerLine)
@@ -680,19 +806,76 @@ func (m *Model) View() tea.View {
 	b.WriteByte('\n')
 	b.WriteString(m.status.View(&m.stats, m.settings))
 	b.WriteByte('\n')
-	if m.toast.Visible() {
+	switch {
+	case m.confirm.active:
+		b.WriteString(m.confirm.View())
+	case m.toast.Visible() && !m.showMessage:
 		b.WriteString(m.toast.View())
-	} else {
+	default:
 		b.WriteString(m.helpBar)
 	}
 	v.SetContent(b.String())
-	if m.focus == focusInput && !m.showHelp {
+	if m.focus == focusInput && !m.showHelp && !m.showMessage {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += inputTop
 			v.Cursor = c
 		}
 	}
 	return v
+}
+
+// tooSmallView asks for a larger terminal instead of drawing a broken
+// layout.
+func (m *Model) tooSmallView() string {
+	text := fmt.Sprintf("The terminal is %d×%d; orchard needs at least %d×%d. Make the window larger.", m.width, m.height, minWidth, minHeight)
+	ls := wrapPlain(text, m.width)
+	top := max(0, (m.height-len(ls))/2)
+	out := make([]string, 0, m.height)
+	for range top {
+		out = append(out, "")
+	}
+	for _, l := range ls {
+		out = append(out, m.st.Dim.Render(lipgloss.PlaceHorizontal(m.width, lipgloss.Center, l)))
+	}
+	return strings.Join(fitLines(strings.Join(out, "\n"), m.height, m.width), "\n")
+}
+
+// shortHelp is the help bar: the most useful bindings that fit the width
+// whole (none cut in the middle), in their usual order.
+func (m *Model) shortHelp() string {
+	k := m.keys
+	shown := []key.Binding{k.Send, k.Newline, k.Cancel, k.Palette, k.Stats, k.Checkpoints, k.Help, k.Quit}
+	priority := []int{0, 3, 6, 7, 2, 1, 4, 5} // indexes into shown, most useful first
+	hm := m.help
+	hm.SetWidth(0)
+	var bar string
+	for n := 1; n <= len(priority); n++ {
+		keep := slices.Clone(priority[:n])
+		slices.Sort(keep)
+		var bs []key.Binding
+		for _, i := range keep {
+			bs = append(bs, shown[i])
+		}
+		v := hm.ShortHelpView(bs)
+		if n > 1 && xansi.StringWidth(v) > m.width {
+			break
+		}
+		bar = v
+	}
+	return xansi.Truncate(bar, m.width, "")
+}
+
+// messageView shows the last notice or error whole (f6): a toast wraps a
+// long message to a few lines, this shows all of it.
+func (m *Model) messageView() string {
+	st := m.st
+	title := "Last notice"
+	if m.toast.lastKind == toastError {
+		title = "Last error"
+	}
+	lines := []string{st.PanelTitle.Render(title) + st.Dim.Render("  · any key closes"), ""}
+	lines = append(lines, wrapPlain(m.toast.last, max(m.width-2, 10))...)
+	return strings.Join(lines, "\n")
 }
 
 // mainView is the conversation with the panel beside or below it.

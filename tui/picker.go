@@ -101,6 +101,14 @@ func (p *Picker) View() string {
 	if len(p.entries) == 0 {
 		lines = append(lines, st.Dim.Render("No bundles found. Pass --model DIR, or try --demo."))
 	}
+	// Columns by display width, so names with wide characters (CJK,
+	// emoji) keep the family and size columns aligned.
+	nameW, famW := 0, 0
+	for _, e := range p.entries {
+		nameW = max(nameW, xansi.StringWidth(safeLine(e.Name)))
+		famW = max(famW, xansi.StringWidth(safeLine(e.Family)))
+	}
+	nameW = min(nameW, max(p.width/2, 10))
 	end := min(len(p.entries), p.offset+p.rows())
 	for i := p.offset; i < end; i++ {
 		e := p.entries[i]
@@ -108,7 +116,7 @@ func (p *Picker) View() string {
 		if i == p.cursor {
 			mark = "▸ "
 		}
-		title := fmt.Sprintf("%s%s  %s  %s", mark, safeLine(e.Name), safeLine(e.Family), e.Size)
+		title := fmt.Sprintf("%s%s  %s  %s", mark, padRight(xansi.Truncate(safeLine(e.Name), nameW, "…"), nameW), padRight(safeLine(e.Family), famW), e.Size)
 		detail := "    " + safeLine(e.Path)
 		switch {
 		case !e.Valid:

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -76,8 +77,13 @@ type Options struct {
 	NoMouse bool
 	// DraftFile keeps a message typed but not sent when the interface
 	// closes (quit, a dropped connection) and puts it back next time; ""
-	// keeps nothing.
+	// keeps nothing. A message the engine refused is not kept.
 	DraftFile string
+	// Logger receives every error the screen shows, whole; nil discards.
+	Logger *slog.Logger
+	// ExportDir is where /export writes (a bare or relative name, or no
+	// name at all); "" means the current folder.
+	ExportDir string
 }
 
 // ErrEngineStopped is returned by Run when the engine closed its event
@@ -163,7 +169,7 @@ func keepDraft(path string, final tea.Model) {
 	if !ok {
 		return
 	}
-	if v := m.input.Value(); strings.TrimSpace(v) != "" {
+	if v := m.input.Value(); strings.TrimSpace(v) != "" && v != m.refused {
 		atomicfile.Write(path, []byte(v))
 		return
 	}

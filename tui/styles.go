@@ -43,6 +43,7 @@ type Styles struct {
 
 	// Panels.
 	PanelBorder   lipgloss.Style
+	PanelFocused  lipgloss.Style // the border of the panel that has the keys
 	PanelTitle    lipgloss.Style
 	Label         lipgloss.Style
 	Value         lipgloss.Style
@@ -123,6 +124,7 @@ func newStyles(dark, noColor bool) *Styles {
 	s.Cursor = n().Foreground(accent)
 
 	s.PanelBorder = n().Border(lipgloss.RoundedBorder()).BorderForeground(faint).Padding(0, 1)
+	s.PanelFocused = n().Border(lipgloss.ThickBorder()).BorderForeground(accent).Padding(0, 1)
 	s.PanelTitle = n().Foreground(accent).Bold(true)
 	s.Label = n().Foreground(dim)
 	s.Value = n().Foreground(text)
@@ -189,6 +191,7 @@ func (s *Styles) applyNoColor() {
 	s.ScrollHint = n().Reverse(true)
 	s.Cursor = n().Bold(true)
 	s.PanelBorder = n().Border(lipgloss.NormalBorder()).Padding(0, 1)
+	s.PanelFocused = n().Border(lipgloss.ThickBorder()).Padding(0, 1)
 	s.PanelTitle = n().Bold(true)
 	s.Label = n()
 	s.Value = n()

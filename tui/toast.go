@@ -17,11 +17,15 @@ const (
 // toast is the line for notices and errors. Each message replaces the
 // last and expires on its own; the id lets a stale expiry be ignored.
 type toast struct {
-	st    *Styles
-	width int
-	text  string
-	kind  toastKind
-	id    int
+	st       *Styles
+	width    int
+	maxLines int    // rows a toast may take; a longer one ends in more
+	more     string // how to see all of a long message ("f6 shows all")
+	text     string
+	kind     toastKind
+	id       int
+	last     string // the last message shown, kept after it expires
+	lastKind toastKind
 }
 
 // toastExpireMsg clears the toast with that id if it is still shown.
@@ -30,19 +34,27 @@ type toastExpireMsg struct{ id int }
 const (
 	toastInfoFor  = 4 * time.Second
 	toastErrorFor = 10 * time.Second
-	toastMaxLines = 2
+	toastReadRate = 50 * time.Millisecond // per character: a long message stays longer
 )
 
-func (t *toast) SetSize(w int) { t.width = w }
+// SetSize sets the width and, from the screen height, how many rows a
+// toast may take: a quarter of the screen, at least two.
+func (t *toast) SetSize(w, h int) {
+	t.width = w
+	t.maxLines = max(2, h/4)
+}
 
-// Show sets the message and returns how long it should stay.
+// Show sets the message and returns how long it should stay: long enough
+// to read all of it.
 func (t *toast) Show(kind toastKind, text string) (int, time.Duration) {
 	t.id++
 	t.kind, t.text = kind, tidyMessage(text)
+	t.last, t.lastKind = t.text, kind
+	read := time.Duration(len(t.text)) * toastReadRate
 	if kind == toastError {
-		return t.id, toastErrorFor
+		return t.id, max(toastErrorFor, read)
 	}
-	return t.id, toastInfoFor
+	return t.id, max(toastInfoFor, read)
 }
 
 func (t *toast) Expire(id int) {
@@ -66,10 +78,14 @@ func (t *toast) lines() []string {
 	if t.kind == toastError {
 		prefix = "✕ "
 	}
-	ls := wrapPlain(prefix+t.text, max(t.width-1, 10))
-	if len(ls) > toastMaxLines {
-		ls = ls[:toastMaxLines]
-		ls[toastMaxLines-1] = xansi.Truncate(ls[toastMaxLines-1], max(t.width-2, 1), "") + "…"
+	w := max(t.width-1, 10)
+	ls := wrapPlain(prefix+t.text, w)
+	if n := max(t.maxLines, 2); len(ls) > n {
+		// Too long even for several rows: the last row says how to see
+		// the rest, which is also in the log.
+		ls = ls[:n]
+		more := " … " + t.more
+		ls[n-1] = xansi.Truncate(ls[n-1], max(w-xansi.StringWidth(more), 1), "") + more
 	}
 	return ls
 }

@@ -2,8 +2,10 @@ package tui
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,16 +95,50 @@ func TestToastNeverShowsControlCharacters(t *testing.T) {
 	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
 	send(m, engine.Failed{Op: "save", Err: errors.New("open /x:\n\tpermission denied\x1b[31m")})
 	got := m.toast.View()
-	if strings.ContainsAny(xansi.Strip(got), "\n\t\x1b") && lipglossHeight(got) > toastMaxLines {
+	if strings.ContainsAny(xansi.Strip(got), "\n\t\x1b") && lipglossHeight(got) > 2 {
 		t.Fatalf("toast has raw control characters: %q", got)
 	}
 	if !strings.Contains(xansi.Strip(got), "The checkpoint was not saved: open /x: permission denied") {
 		t.Fatalf("toast = %q", xansi.Strip(got))
 	}
-	long := errors.New(strings.Repeat("very long reason ", 40))
-	send(m, engine.Failed{Op: "load", Err: long})
-	if n := len(strings.Split(m.toast.View(), "\n")); n > toastMaxLines {
-		t.Fatalf("toast takes %d lines, want at most %d", n, toastMaxLines)
+}
+
+// TestErrorsShownWholeAndLogged: an error toast wraps to show the whole
+// sentence, the part that says what to do included; one too long for a
+// quarter of the screen ends in "f6 shows all" and f6 shows it whole;
+// every error is in the log.
+func TestErrorsShownWholeAndLogged(t *testing.T) {
+	var logBuf strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logBuf, nil))
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{Logger: logger})
+	advice := "checkpoint \"e4b\" was made with gemma-4-e4b-it-coreml-speculative (v2, identity 1c2d3e4f5a6b), not demo-r1-small (r1, identity 9f8e7d6c5b4a); open that bundle with orchard --model DIR to load it"
+	send(m, engine.Failed{Op: "load", Err: errors.New(advice)})
+	got := strings.Join(strings.Fields(xansi.Strip(m.toast.View())), " ")
+	if !strings.Contains(got, "open that bundle with orchard --model DIR to load it") {
+		t.Fatalf("the toast cut the advice off:\n%s", m.toast.View())
+	}
+	if !strings.Contains(plain(m), "to load it") {
+		t.Fatalf("the screen does not show the whole error:\n%s", plain(m))
+	}
+	long := strings.TrimSpace(strings.Repeat("a very long reason that goes on ", 18)) + " and the end says what to do."
+	send(m, engine.Failed{Op: "save", Err: errors.New(long)})
+	view := xansi.Strip(m.toast.View())
+	if n := len(strings.Split(view, "\n")); n > 24/4 || !strings.Contains(view, "f6 shows all") {
+		t.Fatalf("a very long error takes %d lines or does not say how to see it all:\n%s", n, view)
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeyF6})
+	whole := strings.Join(strings.Fields(plain(m)), " ")
+	if !strings.Contains(whole, "Last error") || !strings.Contains(whole, "the end says what to do.") {
+		t.Fatalf("f6 does not show the whole error:\n%s", plain(m))
+	}
+	m.Update(press("x"))
+	if strings.Contains(plain(m), "Last error") || m.input.Value() != "" {
+		t.Fatalf("any key does not close the message view, or was typed:\n%s", plain(m))
+	}
+	for _, want := range []string{"to load it", "the end says what to do."} {
+		if !strings.Contains(logBuf.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, logBuf.String())
+		}
 	}
 }
 
@@ -130,11 +166,7 @@ func TestSlashCommandsChangeSettings(t *testing.T) {
 		typeText(m, line)
 		m.Update(press("enter"))
 		drain(m, f)
-		return xansi.Strip(m.toast.View())
-	}
-	// The fake's bundle is argmax-only: the engine refuses, and says why.
-	if got := run("/temp 0.7"); !strings.Contains(got, "cannot sample") {
-		t.Errorf("/temp on an argmax bundle: toast %q", got)
+		return strings.Join(strings.Fields(xansi.Strip(m.toast.View())), " ")
 	}
 	if got := run("/temp warm"); !strings.Contains(got, "/temp takes a number") {
 		t.Errorf("/temp warm: toast %q", got)
@@ -151,9 +183,6 @@ func TestSlashCommandsChangeSettings(t *testing.T) {
 	if got := run("/system Be brief."); !strings.Contains(got, "new system prompt") || m.settings.System != "Be brief." {
 		t.Errorf("/system: toast %q", got)
 	}
-	if got := run("/seed 42"); !strings.Contains(got, "seed 42") {
-		t.Errorf("/seed: toast %q", got)
-	}
 	if got := run("/nope"); !strings.Contains(got, "There is no command /nope") {
 		t.Errorf("/nope: toast %q", got)
 	}
@@ -164,14 +193,80 @@ func TestSlashCommandsChangeSettings(t *testing.T) {
 	sampler := testFake(t, FakeOptions{Info: engine.ModelInfo{Name: "cardbud", Family: "stateful3-logits", Context: 2048, Logits: true}})
 	m = newTestModel(t, sampler, 80, 24, Options{})
 	f = sampler
-	for line, want := range map[string]string{"/temp 0.7": "temperature 0.7", "/topk 40": "top-k 40", "/topp 0.9": "top-p 0.9"} {
+	for line, want := range map[string]string{"/temp 0.7": "temperature 0.7", "/topk 40": "top-k 40", "/topp 0.9": "top-p 0.9", "/seed 42": "seed 42"} {
 		if got := run(line); !strings.Contains(got, want) {
 			t.Errorf("%s: toast %q, want %q", line, got, want)
 		}
 	}
-	if m.settings.Sampling != (engine.Sampling{Temperature: 0.7, TopK: 40, TopP: 0.9}) {
+	if m.settings.Sampling != (engine.Sampling{Temperature: 0.7, TopK: 40, TopP: 0.9, Seed: 42}) {
 		t.Errorf("sampling = %+v", m.settings.Sampling)
 	}
+}
+
+// TestSettingsTheBundleCannotHonourAreRefused: the screen refuses, with the
+// engine's own rule and naming the missing capability, what the bundle
+// cannot do, and the setting in force stays.
+func TestSettingsTheBundleCannotHonourAreRefused(t *testing.T) {
+	r1 := engine.ModelInfo{Name: "demo-r1-small", Family: "r1", Context: 2048, VerifyWidths: []int{4}}
+	s3 := engine.ModelInfo{Name: "cardbud", Family: "stateful3-logits", Context: 2048, Logits: true}
+	for _, tc := range []struct {
+		info engine.ModelInfo
+		line string
+		want []string
+	}{
+		{r1, "/temp 0.7", []string{"temperature 0.7", "argmax", "logits"}},
+		{r1, "/topk 40", []string{"top-k 40", "argmax", "logits"}},
+		{r1, "/topp 0.9", []string{"top-p 0.9", "argmax"}},
+		{r1, "/seed 42", []string{"seed 42", "argmax"}},
+		{r1, "/draft 16", []string{"draft length 16", "verify width 4", "use 4 or less"}},
+		{s3, "/spec on", []string{"speculation on", "no verify function"}},
+		{s3, "/draft 8", []string{"draft length 8", "no verify function"}},
+	} {
+		t.Run(tc.info.Family+tc.line, func(t *testing.T) {
+			f := testFake(t, FakeOptions{Info: tc.info})
+			m := newTestModel(t, f, 80, 24, Options{})
+			before := m.settings
+			typeText(m, tc.line)
+			m.Update(press("enter"))
+			drain(m, f)
+			got := strings.Join(strings.Fields(xansi.Strip(m.toast.View())), " ")
+			for _, w := range append(tc.want, "The setting was not changed") {
+				if !strings.Contains(got, w) {
+					t.Errorf("toast %q lacks %q", got, w)
+				}
+			}
+			if m.settings != before {
+				t.Errorf("settings changed: %+v", m.settings)
+			}
+			// The engine's rule refuses it too (a front end that skips the
+			// check gets the same answer).
+			f.SetSettings(editSettings(before, tc.line))
+			drain(m, f)
+			if f.Settings() != before {
+				t.Errorf("the engine accepted %s: %+v", tc.line, f.Settings())
+			}
+		})
+	}
+}
+
+// editSettings applies a settings command to s, for the engine-side check.
+func editSettings(s engine.Settings, line string) engine.Settings {
+	name, arg := parseCommand(line)
+	switch name {
+	case "temp":
+		s.Sampling.Temperature, _ = strconv.ParseFloat(arg, 64)
+	case "topk":
+		s.Sampling.TopK, _ = strconv.Atoi(arg)
+	case "topp":
+		s.Sampling.TopP, _ = strconv.ParseFloat(arg, 64)
+	case "seed":
+		s.Sampling.Seed, _ = strconv.ParseUint(arg, 10, 64)
+	case "draft":
+		s.DraftLen, _ = strconv.Atoi(arg)
+	case "spec":
+		s.Speculation = engine.SpecMode(arg)
+	}
+	return s
 }
 
 func TestForeignCheckpointIsRefusedNamingBothBundles(t *testing.T) {
@@ -187,7 +282,7 @@ func TestForeignCheckpointIsRefusedNamingBothBundles(t *testing.T) {
 	}
 }
 
-func TestEscCancelsAndCtrlCTwiceQuits(t *testing.T) {
+func TestEscCancels(t *testing.T) {
 	f := testFake(t, FakeOptions{})
 	m := newTestModel(t, f, 80, 24, Options{})
 	send(m, engine.Started{PromptTokens: 5})
@@ -195,20 +290,68 @@ func TestEscCancelsAndCtrlCTwiceQuits(t *testing.T) {
 	if calls := f.Calls(); len(calls) == 0 || calls[len(calls)-1] != "Cancel" {
 		t.Fatalf("esc while streaming: calls %v", calls)
 	}
+}
+
+// TestCtrlC: as in shells and ollama, ctrl+c stops a reply, clears the
+// input when it has text, and quits on an empty input when pressed twice.
+func TestCtrlC(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{})
+
+	// During a reply it stops the reply and quits nothing.
+	send(m, engine.Started{PromptTokens: 5})
+	m.Update(press("ctrl+c"))
+	if calls := f.Calls(); len(calls) == 0 || calls[len(calls)-1] != "Cancel" || m.quitting {
+		t.Fatalf("ctrl+c during a reply: calls %v, quitting %v", f.Calls(), m.quitting)
+	}
+	send(m, engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}})
+
+	// With text in the input it clears the input, however much.
+	m.Update(tea.PasteMsg{Content: strings.Repeat("pasted line\n", 4000)})
+	m.Update(press("ctrl+c"))
+	if m.input.Value() != "" || m.quitting {
+		t.Fatalf("ctrl+c with text: input %d bytes, quitting %v", len(m.input.Value()), m.quitting)
+	}
+	// A second one, on the empty input, only arms quitting.
+	m.Update(press("ctrl+c"))
+	if m.quitting || !strings.Contains(plain(m), "ctrl+c again to quit") {
+		t.Fatalf("first ctrl+c on an empty input:\n%s", plain(m))
+	}
 	_, cmd := m.Update(press("ctrl+c"))
-	if m.quitting {
-		t.Fatal("one ctrl+c quit")
-	}
-	if !strings.Contains(plain(m), "ctrl+c again") {
-		t.Fatalf("first ctrl+c gives no hint:\n%s", plain(m))
-	}
-	_ = cmd
-	_, cmd = m.Update(press("ctrl+c"))
 	if !m.quitting || cmd == nil {
-		t.Fatal("second ctrl+c did not quit")
+		t.Fatal("ctrl+c twice on an empty input did not quit")
 	}
 	if _, ok := cmd().(tea.QuitMsg); !ok {
-		t.Fatal("second ctrl+c did not return tea.Quit")
+		t.Fatal("ctrl+c twice did not return tea.Quit")
+	}
+}
+
+// TestRefusedPasteCanBeCleared: a paste the engine refuses comes back to
+// the input; esc clears it, and it is not kept as a draft.
+func TestRefusedPasteCanBeCleared(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 80, 24, Options{})
+	big := strings.Repeat("a line of a 50 KB paste\n", 2100)
+	m.conv.AddUser(strings.TrimSpace(big)) // sent; the engine refuses it:
+	send(m, engine.Failed{Op: "send", Err: errors.New("the message alone is 30,000 tokens and the context holds 2,048")})
+	if m.input.Value() != strings.TrimSpace(big) {
+		t.Fatalf("the refused paste is not back in the input (%d bytes)", len(m.input.Value()))
+	}
+	draft := filepath.Join(t.TempDir(), "draft.txt")
+	os.WriteFile(draft, []byte("stale"), 0o600)
+	keepDraft(draft, m)
+	if _, err := os.Stat(draft); err == nil {
+		t.Fatal("the refused paste was kept as the draft")
+	}
+	m.Update(press("esc"))
+	if m.input.Value() != "" {
+		t.Fatalf("esc did not clear the refused paste (%d bytes left)", len(m.input.Value()))
+	}
+	// esc leaves text the user typed alone.
+	typeText(m, "my own words")
+	m.Update(press("esc"))
+	if m.input.Value() != "my own words" {
+		t.Fatalf("esc cleared typed text: %q", m.input.Value())
 	}
 }
 
@@ -556,5 +699,274 @@ func TestAutosaveWhenChanged(t *testing.T) {
 	drain(m, f)
 	if m.toast.Visible() {
 		t.Fatalf("autosave is announced: %q", m.toast.text)
+	}
+}
+
+// TestFocusReturnsToInputAfterCommands: after /delete NAME and y, the
+// keys are the input's again: typing a sentence full of panel keys (d, y,
+// s, f, r) types it, and deletes, saves or forks nothing.
+func TestFocusReturnsToInputAfterCommands(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "q"}, {Role: "model", Content: "a"}}})
+	for _, n := range []string{"alpha", "beta", "gamma"} {
+		f.SaveCheckpoint(n)
+	}
+	m.Update(press("ctrl+s"))
+	drain(m, f)
+	typeText(m, "/delete alpha")
+	m.Update(press("enter"))
+	if !strings.Contains(plain(m), `Delete the checkpoint "alpha"?`) {
+		t.Fatalf("/delete does not ask:\n%s", plain(m))
+	}
+	m.Update(press("y"))
+	drain(m, f)
+	if m.focus != focusInput {
+		t.Fatalf("focus %d after /delete, want the input", m.focus)
+	}
+	before := len(f.Calls())
+	typeText(m, "what day is it today? fruit")
+	drain(m, f)
+	if got := m.input.Value(); got != "what day is it today? fruit" {
+		t.Fatalf("input = %q", got)
+	}
+	for _, c := range f.Calls()[before:] {
+		t.Errorf("typing called the engine: %s", c)
+	}
+	if names := strings.Join(m.ckpts.Names(), ","); names != "beta,gamma" && names != "gamma,beta" {
+		t.Fatalf("checkpoints now %s", names)
+	}
+
+	// The palette gives the focus back too.
+	m.input.Reset()
+	m.Update(press("ctrl+p"))
+	typeText(m, "stats panel")
+	m.Update(press("enter"))
+	if m.focus != focusInput || m.panel != panelStats {
+		t.Fatalf("after the palette: focus %d, panel %d", m.focus, m.panel)
+	}
+}
+
+// TestPanelFocusIsVisibleAndLoadAsks: the panel shows when it has the
+// keys (its border, title and the input's placeholder say so); forking
+// or loading over an unsaved conversation asks, and only y goes on.
+func TestPanelFocusIsVisibleAndLoadAsks(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	f.AddCheckpoint(engine.CheckpointInfo{Name: "apples", Created: testTime, Bundle: "demo-r1-small", Compatible: true},
+		[]engine.Message{{Role: "user", Content: "saved question"}, {Role: "model", Content: "saved answer"}})
+	m.Update(press("ctrl+s"))
+	drain(m, f)
+	unfocused := plain(m)
+	m.Update(press("tab"))
+	focused := plain(m)
+	for _, want := range []string{"┏", "the keys act here", "keys go to the checkpoints panel"} {
+		if strings.Contains(unfocused, want) || !strings.Contains(focused, want) {
+			t.Errorf("focus is not shown by %q:\nunfocused:\n%s\nfocused:\n%s", want, unfocused, focused)
+		}
+	}
+	if m.View().Cursor != nil {
+		t.Error("the input shows a cursor while the panel has the keys")
+	}
+
+	// An unsaved conversation: f asks, any key but y keeps it.
+	typeText(m, "")
+	m.Update(press("esc"))
+	typeText(m, "my question")
+	m.Update(press("enter"))
+	pump(t, m, f, func() bool { return m.stats.phase == phaseDone })
+	m.Update(press("tab"))
+	before := len(f.Calls())
+	m.Update(press("f"))
+	if !strings.Contains(plain(m), "is not saved; forking \"apples\" replaces it") {
+		t.Fatalf("fork over an unsaved conversation does not ask:\n%s", plain(m))
+	}
+	m.Update(press("r"))
+	drain(m, f)
+	if len(f.Calls()) != before || m.focus != focusPanel || m.ckpts.mode != ckptBrowse {
+		t.Fatalf("r after the question: calls %v, focus %d, mode %d", f.Calls()[before:], m.focus, m.ckpts.mode)
+	}
+	m.Update(press("enter"))
+	m.Update(press("y"))
+	drain(m, f)
+	if calls := f.Calls(); calls[len(calls)-1] != "load apples" {
+		t.Fatalf("y did not load: %v", calls[before:])
+	}
+	if m.focus != focusInput || !strings.Contains(plain(m), "saved question") {
+		t.Fatalf("after loading: focus %d\n%s", m.focus, plain(m))
+	}
+	// Loaded and unchanged: loading again does not ask.
+	typeText(m, "/load apples")
+	m.Update(press("enter"))
+	if m.confirm.active {
+		t.Fatal("loading over a saved conversation asks")
+	}
+}
+
+// TestLoadShowsTheEngineSettings: a checkpoint restores its own
+// settings; the status bar, the stats panel and the next change read
+// them, not the ones the screen had.
+func TestLoadShowsTheEngineSettings(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	saved := engine.DefaultSettings()
+	saved.Speculation, saved.DraftLen, saved.Thinking, saved.System = engine.SpecModeOff, 2, true, "Be terse."
+	f.AddCheckpoint(engine.CheckpointInfo{Name: "terse", Created: testTime, Bundle: "demo-r1-small", Compatible: true},
+		[]engine.Message{{Role: "user", Content: "q"}, {Role: "model", Content: "a"}}, saved)
+	typeText(m, "/load terse")
+	m.Update(press("enter"))
+	drain(m, f)
+	if m.settings != saved {
+		t.Fatalf("settings on screen %+v, want %+v", m.settings, saved)
+	}
+	m.Update(press("ctrl+t"))
+	got := plain(m)
+	for _, want := range []string{"greedy · think", "spec off", "off · draft 2"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the screen lacks %q after the load:\n%s", want, got)
+		}
+	}
+	typeText(m, "/think off")
+	m.Update(press("enter"))
+	drain(m, f)
+	if toast := xansi.Strip(m.toast.View()); !strings.Contains(toast, "thinking off") {
+		t.Fatalf("/think off after loading a thinking checkpoint: %q", toast)
+	}
+	typeText(m, "/system")
+	m.Update(press("enter"))
+	if toast := xansi.Strip(m.toast.View()); !strings.Contains(toast, "System prompt: Be terse.") {
+		t.Fatalf("/system without text: %q", toast)
+	}
+	typeText(m, "/system clear")
+	m.Update(press("enter"))
+	drain(m, f)
+	if m.settings.System != "" || f.Settings().System != "" {
+		t.Fatalf("/system clear left %q", m.settings.System)
+	}
+}
+
+// TestExportIntoTheDataFolder: /export without a name writes into the
+// exports folder (not the current one), an empty conversation is refused,
+// and a failure names the file, never a temporary one.
+func TestExportIntoTheDataFolder(t *testing.T) {
+	exports := filepath.Join(t.TempDir(), "data", "exports")
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{ExportDir: exports})
+	run := func(line string) string {
+		t.Helper()
+		typeText(m, line)
+		_, cmd := m.Update(press("enter"))
+		if len(m.conv.msgs) > 0 { // the command is the export itself (not a toast's timer)
+			m.Update(cmd())
+		}
+		return strings.Join(strings.Fields(m.toast.text), " ")
+	}
+	if got := run("/export"); !strings.Contains(got, "nothing to export") {
+		t.Fatalf("/export of an empty conversation: %q", got)
+	}
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "hi"}, {Role: "model", Content: "hello"}}})
+	want := filepath.Join(exports, "orchard-20260314-150926.md")
+	if got := run("/export"); !strings.Contains(got, "Exported the conversation to "+want) {
+		t.Fatalf("/export: %q", got)
+	}
+	if fi, err := os.Stat(want); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("export file: %v %v", fi, err)
+	}
+	if got := run(`/export "my notes.md"`); !strings.Contains(got, filepath.Join(exports, "my notes.md")) {
+		t.Fatalf("/export with a quoted name: %q", got)
+	}
+	// A folder in the way: the error names the file and the reason only.
+	os.Mkdir(filepath.Join(exports, "taken.md"), 0o700)
+	got := run("/export taken.md")
+	if !strings.Contains(got, "The conversation was not exported: cannot write "+filepath.Join(exports, "taken.md")) || strings.Contains(got, ".tmp") {
+		t.Fatalf("export failure: %q", got)
+	}
+}
+
+// TestNamesWithSpaces: checkpoint names with spaces work in every
+// command, quoted or (for one-name commands) not; completion quotes them.
+func TestNamesWithSpaces(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "q"}, {Role: "model", Content: "a"}}})
+	enter := func(line string) {
+		typeText(m, line)
+		m.Update(press("enter"))
+		drain(m, f)
+	}
+	enter(`/save "my chat"`)
+	enter("/save second one")
+	if names := strings.Join(m.ckpts.Names(), "|"); !strings.Contains(names, "my chat") || !strings.Contains(names, "second one") {
+		t.Fatalf("saved %q", names)
+	}
+	typeText(m, "/load my")
+	if !m.comp.Visible() || m.comp.items[0].insert != `/load "my chat"` {
+		t.Fatalf("completion of a name with a space: %+v", m.comp.items)
+	}
+	m.input.Reset()
+	m.comp.Hide()
+	enter(`/rename "my chat" "our chat"`)
+	enter("/rename second one first one")
+	names := strings.Join(m.ckpts.Names(), "|")
+	if !strings.Contains(names, "our chat") || !strings.Contains(names, "first one") || strings.Contains(names, "my chat") {
+		t.Fatalf("after the renames: %q (calls %v)", names, f.Calls())
+	}
+	// Saving over an existing name asks; only y replaces.
+	enter("/save our chat")
+	if !strings.Contains(plain(m), `A checkpoint "our chat" exists; saving replaces it.`) {
+		t.Fatalf("saving over a name does not ask:\n%s", plain(m))
+	}
+	before := len(f.Calls())
+	m.Update(press("n"))
+	if len(f.Calls()) != before {
+		t.Fatalf("n saved: %v", f.Calls()[before:])
+	}
+	enter("/save our chat")
+	m.Update(press("y"))
+	drain(m, f)
+	if calls := f.Calls(); calls[len(calls)-1] != "SaveCheckpoint our chat" {
+		t.Fatalf("y did not save: %v", calls[before:])
+	}
+	enter(`/delete "first one"`)
+	m.Update(press("y"))
+	drain(m, f)
+	if strings.Contains(strings.Join(m.ckpts.Names(), "|"), "first one") {
+		t.Fatalf("delete with a quoted name: %v", m.ckpts.Names())
+	}
+}
+
+// TestInterruptedReplyIsMarked: a reply cut short in an earlier session
+// (a dropped connection) is marked when the conversation comes back.
+func TestInterruptedReplyIsMarked(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "q"},
+		{Role: "model", Content: "the reply was going", Interrupted: true}}})
+	if got := plain(m); !strings.Contains(got, "interrupted · this reply was cut short") {
+		t.Fatalf("no mark:\n%s", got)
+	}
+}
+
+// TestReadableWidthAndTinyTerminal: at 200 columns a reply wraps at about
+// 100; a 20×10 terminal gets a notice instead of a broken layout.
+func TestReadableWidthAndTinyTerminal(t *testing.T) {
+	m := newTestModel(t, testFake(t, FakeOptions{}), 200, 50, Options{})
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "q"}, {Role: "model", Content: strings.Repeat("word ", 200)}}})
+	longest := 0
+	for _, l := range strings.Split(plain(m), "\n") {
+		if strings.Contains(l, "word") {
+			longest = max(longest, xansi.StringWidth(strings.TrimRight(l, " ")))
+		}
+	}
+	if longest > maxTextWidth+len(gutter) || longest < maxTextWidth-10 {
+		t.Fatalf("reply lines are %d columns at a width of 200", longest)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 20, Height: 10})
+	got := plain(m)
+	if !strings.Contains(strings.Join(strings.Fields(got), " "), "orchard needs at least 40×10") {
+		t.Fatalf("no notice at 20×10:\n%s", got)
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if xansi.StringWidth(l) > 20 {
+			t.Fatalf("a line is wider than the terminal: %q", l)
+		}
 	}
 }
