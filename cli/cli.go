@@ -18,7 +18,7 @@ usage:
   orchard [--model DIR] [--continue] [flags]   chat (no model: the remembered one, else a picker)
   orchard chat [--model DIR] [--continue]      the same
   orchard --demo [--family F]                  chat with the demo bundle (synthetic weights, made on first use)
-  orchard run (--model DIR | --demo [--family F]) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
+  orchard run (--model DIR | --demo [--family F]) [--prompt TEXT] [--image F] [--audio F] [--max-tokens N] [--no-spec] [--stats] [--json] ...
   orchard selftest (--model DIR | --demo [--family F]) [--steps N]   verification gates (exit 1 on a failure)
   orchard bench (--model DIR | --demo [--family F]) [--rounds N] [--json]   speculation off/on workload table
   orchard config show [--json] [--config FILE] [flags]   effective settings and where each came from
@@ -26,7 +26,8 @@ usage:
   orchard models [--json] [--models-dir DIR]             bundles in the search folders and the Hugging Face cache
   orchard ckpt ls|show|rm|mv|export|import               saved checkpoints (orchard ckpt help)
   orchard bundle synth --family F --preset tiny|small --seed N --out DIR
-  orchard bundle inspect DIR [--json]
+  orchard bundle inspect DIR [--json] [--deep]            --deep: every model as the runtime loads it
+  orchard media image|audio --model DIR [--soft-out F.npy] ... FILE   one encoder alone, tensors as .npy
   orchard bundle forward DIR --ids 2,105,... [--top K]
   orchard tokenize --tokenizer FILE [--decode] [--json] [--bench]
   orchard version                              version, commit, Go and platform (also --version)
@@ -70,6 +71,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runModels(args[1:], stdout, stderr)
 	case "ckpt":
 		return runCkpt(args[1:], stdout, stderr)
+	case "media":
+		return runMedia(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
 	return 2

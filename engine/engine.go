@@ -157,8 +157,9 @@ func (e *Engine) Messages() []Message {
 	return slices.Clone(e.msgs)
 }
 
-// Send starts a turn.
-func (e *Engine) Send(text string) {
+// Send starts a turn; media are files to attach to the message (encoded
+// on the engine goroutine, before the prefill).
+func (e *Engine) Send(text string, media ...MediaFile) {
 	seq := e.sendSeq.Add(1)
 	e.do("send", func() {
 		cancelled := func() bool { return seq <= e.cancelTo.Load() }
@@ -167,7 +168,7 @@ func (e *Engine) Send(text string) {
 			return
 		}
 		e.sess.cancelHook = cancelled
-		e.sess.Send(text, e.emitTurn)
+		e.sess.Send(text, e.emitTurn, media...)
 		e.sess.cancelHook = nil
 	})
 }

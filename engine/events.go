@@ -103,6 +103,8 @@ type Message struct {
 	// Interrupted marks a reply cut short before its end: stopped by the
 	// user, or by the engine closing (a dropped connection) mid-reply.
 	Interrupted bool
+	// Attachments are the images and clips of a user message (media.go).
+	Attachments []Attachment
 }
 
 // CheckpointInfo is one saved conversation in the store.
@@ -265,4 +267,5 @@ type ModelInfo struct {
 	Logits       bool  // sampling possible
 	Runtime      string
 	Notes        []string
+	Media        []string // kinds of attachments the bundle takes: "image", "audio"
 }

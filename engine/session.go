@@ -55,6 +55,14 @@ type Session struct {
 	peak   Memory
 	// Metrics receives one record per turn (metrics.jsonl); nil disables it.
 	Metrics func(TurnMetrics) error
+	// Media encodes attached images and clips; nil when the bundle or the
+	// front end takes none.
+	Media *Encoders
+	// encoded holds every attached file's soft rows (by sha256), for as
+	// long as the conversation may need to prefill them again; spans are
+	// the media spans the cache holds now, by position.
+	encoded map[string][][]uint16
+	spans   []spanRef
 
 	cancel atomic.Bool
 	// cancelHook, when set (by the Engine, per turn), also stops the turn:
@@ -154,6 +162,8 @@ func (s *Session) stopRequested() bool {
 // Clear forgets the conversation and the cache.
 func (s *Session) Clear() error {
 	s.msgs, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, nil, -1, false, nil, nil
+	s.spans, s.encoded = nil, nil
+	s.chain.SetSoft(nil)
 	s.policy = adaptive{}
 	return s.chain.Reset()
 }
@@ -162,7 +172,7 @@ func (s *Session) Clear() error {
 func (s *Session) conversation(msgs []Message) tokenizer.Conversation {
 	c := tokenizer.Conversation{System: s.set.System, Thinking: s.set.Thinking}
 	for _, m := range msgs {
-		c.Messages = append(c.Messages, tokenizer.Message{Role: tokenizer.Role(m.Role), Content: m.Content})
+		c.Messages = append(c.Messages, tokenizer.Message{Role: tokenizer.Role(m.Role), Content: m.Content, Media: mediaFor(m.Attachments)})
 	}
 	return c
 }
@@ -170,8 +180,11 @@ func (s *Session) conversation(msgs []Message) tokenizer.Conversation {
 // LastPrompt returns the ids of the last turn's prompt as fed to the chain.
 func (s *Session) LastPrompt() []int { return slices.Clone(s.lastPrompt) }
 
-// Close releases the chain.
-func (s *Session) Close() error { return s.chain.Close() }
+// Close releases the chain and the encoders.
+func (s *Session) Close() error {
+	s.Media.Close()
+	return s.chain.Close()
+}
 
 // PromptIDs renders a one-message conversation with the session's system
 // prompt, as a first turn would feed it.

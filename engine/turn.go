@@ -36,19 +36,36 @@ type turn struct {
 // returns when the turn has finished, was cancelled or failed; on failure
 // the conversation and cache are as they were before it (or consistent
 // with what was fed), never half-updated.
-func (s *Session) Send(text string, emit func(Event)) error { return s.send(text, emit, false) }
+func (s *Session) Send(text string, emit func(Event), media ...MediaFile) error {
+	return s.send(text, media, emit, false)
+}
 
 // PrefillOnly adds the user's message and prefills it without generating:
 // the prediction stays pending, as after corellm-chat's --kv-save prefill.
-func (s *Session) PrefillOnly(text string, emit func(Event)) error { return s.send(text, emit, true) }
+func (s *Session) PrefillOnly(text string, emit func(Event), media ...MediaFile) error {
+	return s.send(text, media, emit, true)
+}
 
-func (s *Session) send(text string, emit func(Event), prefillOnly bool) error {
+func (s *Session) send(text string, files []MediaFile, emit func(Event), prefillOnly bool) error {
 	s.cancel.Store(false)
 	s.turn++
 	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
-	msgs := append(slices.Clone(s.msgs), Message{Role: "user", Content: text})
+	var atts []Attachment
+	if len(files) > 0 {
+		var err error
+		if atts, err = s.attach(files, emit); err != nil {
+			emit(Failed{Op: "send", Err: err})
+			return err
+		}
+	}
+	msgs := append(slices.Clone(s.msgs), userMessage(text, atts))
 	ids, dropped, err := s.promptIDs(&msgs)
+	if err != nil {
+		emit(Failed{Op: "send", Err: err})
+		return err
+	}
+	refs, err := s.placeSpans(msgs, ids)
 	if err != nil {
 		emit(Failed{Op: "send", Err: err})
 		return err
@@ -62,9 +79,17 @@ func (s *Session) send(text string, emit func(Event), prefillOnly bool) error {
 		emit(Notice{Text: fmt.Sprintf("the context is nearly full: %d of %d tokens left for replies; /clear starts over, or set the context policy to drop-oldest", left, s.caps.Context)})
 	}
 
-	// Reuse the longest common prefix, always re-feeding at least one token.
+	// Reuse the longest common prefix, always re-feeding at least one token;
+	// a media span whose rows differ from the cached ones ends it.
 	lcp := commonPrefix(ids, s.committed)
-	lcp = min(lcp, len(ids)-1)
+	lcp = mediaPrefix(min(lcp, len(ids)-1), s.spans, refs)
+	// Rows are needed only for the spans still to be fed; the cache holds
+	// the others (a loaded checkpoint's images need not be encoded again).
+	soft, err := s.softSpans(msgs, refs, lcp)
+	if err != nil {
+		emit(Failed{Op: "send", Err: err})
+		return err
+	}
 	if lcp < s.chain.Position() {
 		if lcp >= s.chain.Capabilities().MinRewind {
 			if err := s.chain.Rewind(lcp); err != nil {
@@ -81,6 +106,8 @@ func (s *Session) send(text string, emit func(Event), prefillOnly bool) error {
 	s.committed, s.pending, s.contOK, s.unfed = ids[:lcp:lcp], -1, false, nil
 	t.reused = lcp
 	s.msgs = msgs
+	s.chain.SetSoft(soft)
+	s.spans = refs
 	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp})
 
 	next, err := s.prefill(t, ids[lcp:])

@@ -121,8 +121,12 @@ func (f *FakeEngine) Messages() []engine.Message {
 }
 
 // Send streams a reply on a goroutine.
-func (f *FakeEngine) Send(text string) {
-	f.record("Send " + text)
+func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
+	rec := "Send " + text
+	for _, m := range media {
+		rec += " +" + m.Kind + ":" + m.Path
+	}
+	f.record(rec)
 	f.mu.Lock()
 	if f.cancel != nil || f.closed {
 		f.mu.Unlock()
@@ -130,7 +134,11 @@ func (f *FakeEngine) Send(text string) {
 		return
 	}
 	prevTokens := countTokens(f.msgs)
-	f.msgs = append(f.msgs, engine.Message{Role: "user", Content: text})
+	user := engine.Message{Role: "user", Content: text}
+	for _, m := range media {
+		user.Attachments = append(user.Attachments, engine.Attachment{Kind: m.Kind, Name: filepath.Base(m.Path), Path: m.Path, Spans: []int{16}})
+	}
+	f.msgs = append(f.msgs, user)
 	turn := len(f.msgs) - 1
 	set := f.settings
 	reply := f.reply(text, turn, set)
