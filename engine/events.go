@@ -11,6 +11,8 @@ type Started struct {
 	Turn         int // index of the user message in the conversation
 	PromptTokens int // whole rendered conversation, reused tokens included
 	ReusedTokens int // longest common prefix kept from the cache
+	// Attachments are the user message's files as encoded (chips).
+	Attachments []Attachment
 }
 
 // PrefillProgress reports prompt tokens fed so far.

@@ -108,7 +108,7 @@ func (s *Session) send(text string, files []MediaFile, emit func(Event), prefill
 	s.msgs = msgs
 	s.chain.SetSoft(soft)
 	s.spans = refs
-	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp})
+	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Attachments: msgs[len(msgs)-1].Attachments})
 
 	next, err := s.prefill(t, ids[lcp:])
 	if err != nil {

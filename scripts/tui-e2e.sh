@@ -9,7 +9,9 @@
 #   - settings (item 2): a loaded checkpoint's and a --continue'd
 #     conversation's settings are the ones on screen;
 #   - a refused 50 KB paste (item 5): not restored from the draft, cleared
-#     by esc; ctrl+c clears the input, then quits.
+#     by esc; ctrl+c clears the input, then quits;
+#   - /image attaches a picture to a message; the reply comes, the chip
+#     shows, a follow-up goes without it.
 #
 #   scripts/tui-e2e.sh                 # builds orchard, runs `orchard --demo`
 #   ORCHARD_CMD="/path/to/bin --demo" scripts/tui-e2e.sh
@@ -284,5 +286,24 @@ key C-c
 wait_for "again to quit"
 key C-c
 gone "a second ctrl+c on an empty input did not quit"
+
+echo "tui-e2e: an image attached to a message (issue 12)"
+# A 24×16 PNG of four coloured blocks, as base64 so the script needs no
+# image tools.
+pic="$work/orchard picture.png"
+printf '%s' 'iVBORw0KGgoAAAANSUhEUgAAABgAAAAQCAIAAACDRijCAAAAIklEQVR42mM4UWFDEGkQgRhGDRrZBsnZEEQaRKBRg0a0QQCYsn6QIN+oCwAAAABJRU5ErkJggg==' | base64 -d >"$pic"
+start
+type_line "/image '$pic'"
+wait_for "attached: ▣ orchard picture.png"
+type_line "What is in this picture?"
+wait_for "What is in this picture?" "▣ orchard picture.png" "tokens"
+wait_re "○ [0-9.]+ tok/s"
+# A follow-up about the same picture reuses the cache: the image is not
+# sent again.
+type_line "And its colours?"
+wait_for "And its colours?"
+wait_re "○ [0-9.]+ tok/s"
+absent "attached:" "the attachment queue was not emptied by sending"
+quit
 
 echo "tui-e2e: ok"

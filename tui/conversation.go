@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -20,6 +21,7 @@ type chatMsg struct {
 	cancelled   bool
 	interrupted bool // cut short in an earlier session (a loaded conversation)
 	metrics     *engine.TurnMetrics
+	attachments []engine.Attachment // a user message's files (chips, thumbnails)
 
 	lines  []string  // rendered, trailing separator included; nil: not rendered
 	key    renderKey // what lines were rendered for
@@ -76,16 +78,31 @@ func (c *conversation) SetMessages(msgs []engine.Message) {
 		if m.Role == "user" {
 			role = "user"
 		}
-		c.msgs = append(c.msgs, &chatMsg{role: role, text: m.Content, interrupted: m.Interrupted})
+		c.msgs = append(c.msgs, &chatMsg{role: role, text: m.Content, interrupted: m.Interrupted, attachments: m.Attachments})
 	}
 	c.fromBottom = 0
 }
 
 // AddUser appends the user's message and follows the output again:
-// sending is a sign the user wants to see what comes back.
-func (c *conversation) AddUser(text string) {
-	c.msgs = append(c.msgs, &chatMsg{role: "user", text: text})
+// sending is a sign the user wants to see what comes back. Files sent with
+// it show by name until the engine has encoded them (SetAttachments).
+func (c *conversation) AddUser(text string, files ...engine.MediaFile) {
+	msg := &chatMsg{role: "user", text: text}
+	for _, f := range files {
+		msg.attachments = append(msg.attachments, engine.Attachment{Kind: f.Kind, Name: filepath.Base(f.Path), Path: f.Path})
+	}
+	c.msgs = append(c.msgs, msg)
 	c.fromBottom = 0
+}
+
+// SetAttachments gives the last user message its encoded attachments.
+func (c *conversation) SetAttachments(atts []engine.Attachment) {
+	for i := len(c.msgs) - 1; i >= 0; i-- {
+		if c.msgs[i].role == "user" {
+			c.msgs[i].attachments, c.msgs[i].lines = atts, nil
+			return
+		}
+	}
 }
 
 // RemoveLastUser takes back an optimistic user message the engine
@@ -335,6 +352,7 @@ func (c *conversation) renderMsg(m *chatMsg) []string {
 	if m.role == "user" {
 		label = c.st.UserLabel.Render("you")
 		body = wrapPlain(c.st.UserText.Render(safeText(m.text)), w)
+		body = append(body, c.chips(m.attachments, w)...)
 	} else {
 		label = c.st.ModelLabel.Render(c.modelLabel)
 		if m.streaming {

@@ -20,6 +20,9 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Started:
 			m.pendingSend = ""
 			m.stats.Started(e)
+			if len(e.Attachments) > 0 {
+				m.conv.SetAttachments(e.Attachments)
+			}
 			m.conv.streamingReply()
 		case engine.PrefillProgress:
 			m.stats.Prefill(e)

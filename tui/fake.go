@@ -64,7 +64,7 @@ const autosaveName = "autosave"
 func NewFakeEngine(o FakeOptions) *FakeEngine {
 	if o.Info.Name == "" {
 		o.Info = engine.ModelInfo{Name: "demo-r1-small", Family: "r1", ComputeUnits: "CPU", Context: 2048,
-			VerifyWidths: []int{4}, Runtime: "reference"}
+			VerifyWidths: []int{4}, Runtime: "reference", Media: []string{engine.MediaImage, engine.MediaAudio}}
 	}
 	if o.Settings == (engine.Settings{}) {
 		o.Settings = engine.DefaultSettings()
@@ -136,7 +136,14 @@ func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 	prevTokens := countTokens(f.msgs)
 	user := engine.Message{Role: "user", Content: text}
 	for _, m := range media {
-		user.Attachments = append(user.Attachments, engine.Attachment{Kind: m.Kind, Name: filepath.Base(m.Path), Path: m.Path, Spans: []int{16}})
+		a := engine.Attachment{Kind: m.Kind, Name: filepath.Base(m.Path), Path: m.Path, SHA256: "fake", Spans: []int{16}}
+		if st, err := os.Stat(m.Path); err == nil {
+			a.Bytes = st.Size()
+		}
+		if m.Kind == engine.MediaAudio {
+			a.Seconds = 1
+		}
+		user.Attachments = append(user.Attachments, a)
 	}
 	f.msgs = append(f.msgs, user)
 	turn := len(f.msgs) - 1
@@ -150,7 +157,7 @@ func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		f.stream(turn, reply, prompt, prevTokens, set, cancel)
+		f.stream(turn, reply, prompt, prevTokens, set, cancel, user.Attachments)
 	}()
 }
 
@@ -163,8 +170,8 @@ func (f *FakeEngine) reply(prompt string, turn int, s engine.Settings) string {
 
 // stream emits the turn: prefill progress, deltas in verify-round
 // groups (drafted tokens then the model's own), and the end.
-func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engine.Settings, cancel chan struct{}) {
-	f.emit(engine.Started{Turn: turn, PromptTokens: prompt, ReusedTokens: reused})
+func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engine.Settings, cancel chan struct{}, atts []engine.Attachment) {
+	f.emit(engine.Started{Turn: turn, PromptTokens: prompt, ReusedTokens: reused, Attachments: atts})
 	f.emit(engine.PrefillProgress{Done: (prompt - reused) / 2, Total: prompt - reused})
 	f.emit(engine.PrefillProgress{Done: prompt - reused, Total: prompt - reused})
 

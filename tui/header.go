@@ -65,6 +65,9 @@ func (h *header) facts() []string {
 	} else {
 		f = append(f, "argmax")
 	}
+	if len(i.Media) > 0 {
+		f = append(f, "+"+strings.Join(i.Media, "+")) // /image, /audio work
+	}
 	if i.Runtime != "" {
 		f = append(f, i.Runtime)
 	}

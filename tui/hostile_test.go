@@ -100,3 +100,16 @@ func TestPickerShowsFileTextVisibly(t *testing.T) {
 type errErr string
 
 func (e errErr) Error() string { return string(e) }
+
+// Attachment chips show names from checkpoints visibly, and a thumbnail
+// whose header claims a huge picture is not decoded.
+func TestAttachmentChipsAreSafe(t *testing.T) {
+	c := newConversation(newStyles(true, false), newMarkdown(true, false))
+	c.SetSize(80, 20)
+	// A PNG header for 100000×100000 pixels, nothing after it.
+	bomb := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x01\x86\xa0\x00\x01\x86\xa0\x08\x02\x00\x00\x00\x00\x00\x00\x00")
+	lines := c.chips([]engine.Attachment{{Kind: "image", Name: "cat" + evilTitle + ".png", SHA256: "ab", Thumbnail: bomb}}, 80)
+	if len(lines) != 1 || injected(lines[0]) != "" || !strings.Contains(lines[0], `cat\x1b]0;pwned\x07.png`) {
+		t.Fatalf("chips: %q", lines)
+	}
+}
