@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/orchard-llm/orchard/termsafe"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -44,6 +45,9 @@ exit status: 0 ok, 1 a failure while running, 2 bad usage or bad input
 // Main dispatches a command line; it returns the process exit code
 // (0 ok, 1 runtime failure, 2 bad usage or invalid input).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Messages quote names, paths and values from files: none may reach
+	// the terminal as an escape sequence.
+	stderr = termsafe.NewWriter(stderr)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "--demo" && args[0] != "-h" && args[0] != "--help" && args[0] != "--version" {
 		return runChat(args, stdout, stderr, false) // orchard [--model DIR] [flags]
 	}
@@ -60,7 +64,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "bundle":
 		return runBundle(args[1:], stdout, stderr)
 	case "tokenize":
-		return tokenizer.RunCLI(args[1:], stdin, stdout, stderr)
+		return tokenizer.RunCLI(args[1:], stdin, terminalSafe(stdout), stderr)
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
 	case "run":

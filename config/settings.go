@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // text is a value from an environment variable or a flag; values from the
@@ -205,7 +206,7 @@ func enumSetting[T ~string](key, flag, doc string, allowed []T, field func(*Conf
 				return err
 			}
 			if !slices.Contains(allowed, T(s)) {
-				return invalid("%q is not one of %s", s, joinQuoted(allowed))
+				return invalid("%s is not one of %s", termsafe.Quote(s), joinQuoted(allowed))
 			}
 			*field(c) = T(s)
 			return nil
@@ -222,9 +223,6 @@ func intSetting(key, flag, doc string, lo, hi int, field func(*Config) *int) set
 				return err
 			}
 			if n < int64(lo) || n > int64(hi) {
-				if hi == math.MaxInt32 {
-					return invalid("%d is below %d", n, lo)
-				}
 				return invalid("%d is outside %d…%d", n, lo, hi)
 			}
 			*field(c) = int(n)
@@ -370,9 +368,9 @@ func asBool(v any) (bool, error) {
 func describe(v any) string {
 	switch v := v.(type) {
 	case text:
-		return strconv.Quote(string(v))
+		return termsafe.Quote(string(v))
 	case string:
-		return "the string " + strconv.Quote(v)
+		return "the string " + termsafe.Quote(v)
 	case int64:
 		return fmt.Sprintf("the integer %d", v)
 	case float64:
