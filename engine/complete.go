@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,10 @@ type Request struct {
 	// Stop ends the reply before the first occurrence of any of these
 	// strings; the reply then finishes with reason "stop".
 	Stop []string
+	// Media are the files attached to user messages, by index in
+	// Messages, usually as bytes (MediaFile.Data, named for messages by
+	// where they came from). Bytes encoded before are not encoded again.
+	Media map[int][]MediaFile
 }
 
 // RequestError is a request refused as given — settings the bundle cannot
@@ -70,14 +75,24 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
 			return
 		}
-		ids, err := e.sess.requestIDs(req)
+		req, rows, err := e.sess.requestMedia(req, job.cancelled.Load, sink)
+		if errors.Is(err, ErrCancelled) {
+			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			return
+		}
+		var ids []int
+		var refs []spanRef
 		if err == nil {
-			err = e.convs.switchTo(e.sess, req, ids)
+			ids, refs, err = e.sess.requestIDs(req)
+		}
+		if err == nil {
+			err = e.convs.switchTo(e.sess, req, ids, refs)
 		}
 		if err != nil {
 			sink(Failed{Op: "complete", Err: err})
 			return
 		}
+		e.sess.encoded = rows
 		e.sess.complete(req, job.cancelled.Load, sink)
 	}
 	return job
@@ -102,35 +117,90 @@ func (e *Engine) SpillConversations(dir string, bytes int64) {
 	})
 }
 
+// MediaStats reports the encoders' figures: files encoded, files served
+// from the rows kept by sha256 (zero without encoders).
+func (e *Engine) MediaStats() MediaStats { return e.sess.Media.Stats() }
+
 // ConversationStats reports the conversation cache's figures.
 func (e *Engine) ConversationStats() ConversationStats {
 	return e.convs.statsCopy()
 }
 
+// requestMedia encodes a request's files, or takes their rows kept from
+// an earlier request, and returns the request with each message's
+// attachments (a clip without words gets the transcription instruction,
+// as a chat message does) and the conversation's rows by sha256. A file
+// refused for what it holds, or a kind the bundle has no encoder for, is
+// a *RequestError that wraps the *FileError or ErrNoEncoder.
+func (s *Session) requestMedia(req Request, cancelled func() bool, sink func(Event)) (Request, map[string][][]uint16, error) {
+	rows := map[string][][]uint16{}
+	if len(req.Media) == 0 {
+		return req, rows, nil
+	}
+	msgs := slices.Clone(req.Messages)
+	media := map[int][]MediaFile{}
+	for _, i := range slices.Sorted(maps.Keys(req.Media)) {
+		files := req.Media[i]
+		if len(files) == 0 {
+			continue
+		}
+		if i < 0 || i >= len(msgs) || msgs[i].Role != "user" {
+			return req, nil, &RequestError{fmt.Errorf("media attached to message %d, which is not a user message", i)}
+		}
+		var atts []Attachment
+		for _, f := range files {
+			if cancelled() {
+				return req, nil, ErrCancelled
+			}
+			enc, err := s.Media.encodeFile(f, func() {
+				sink(Notice{Text: fmt.Sprintf("encoding %s (%s)…", f.label(), f.Kind)})
+			})
+			var fe *FileError
+			if errors.As(err, &fe) || errors.Is(err, ErrNoEncoder) {
+				return req, nil, &RequestError{err}
+			}
+			if err != nil {
+				return req, nil, err
+			}
+			f.enc = enc
+			media[i] = append(media[i], f)
+			atts = append(atts, enc.Attachment)
+			rows[enc.Attachment.SHA256] = enc.Rows
+		}
+		msgs[i] = userMessage(msgs[i].Content, atts)
+	}
+	req.Messages, req.Media = msgs, media
+	return req, rows, nil
+}
+
 // requestIDs validates a request and returns its prompt as a fresh
-// encoding would feed it.
-func (s *Session) requestIDs(req Request) ([]int, error) {
+// encoding would feed it, and where its media spans sit.
+func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 	n := len(req.Messages)
 	if n == 0 || req.Messages[n-1].Role != "user" {
-		return nil, &RequestError{errors.New("the conversation must end with a user message")}
+		return nil, nil, &RequestError{errors.New("the conversation must end with a user message")}
 	}
 	for i, m := range req.Messages {
 		if m.Role != "user" && m.Role != "model" {
-			return nil, &RequestError{fmt.Errorf("message %d has role %q: want user or model (assistant)", i, m.Role)}
+			return nil, nil, &RequestError{fmt.Errorf("message %d has role %q: want user or model (assistant)", i, m.Role)}
 		}
 	}
 	if _, err := CheckSettings(s.info(), req.Settings, req.Settings); err != nil {
-		return nil, &RequestError{err}
+		return nil, nil, &RequestError{err}
 	}
 	c := s.conversation(req.Messages)
 	c.System, c.Thinking = req.Settings.System, req.Settings.Thinking
 	ids, err := s.tmpl.Encode(c)
 	if err != nil {
-		return nil, &RequestError{err}
+		return nil, nil, &RequestError{err}
+	}
+	refs, err := s.placeSpans(req.Messages, ids)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Whether it fits is for the turn to say: continuing a cached reply
 	// can take fewer tokens than this fresh encoding.
-	return ids, nil
+	return ids, refs, nil
 }
 
 // complete runs one request's turn on the conversation now in the session.
@@ -168,7 +238,8 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 		return nil
 	}
 	s.cancelHook = func() bool { return st.hit || cancelled() }
-	s.send(req.Messages[len(req.Messages)-1].Content, nil, func(ev Event) { st.pass(ev, sink) }, false)
+	last := len(req.Messages) - 1
+	s.send(req.Messages[last].Content, req.Media[last], func(ev Event) { st.pass(ev, sink) }, false)
 	s.cancelHook, s.Metrics = nil, rec
 	if st.hit {
 		// The reply ends before the stop string; the cache may hold

@@ -123,12 +123,14 @@ func (s *Session) restoreState(c *convState) error {
 // reuse is how many prompt tokens a conversation would serve from its
 // cache: all it holds when the request continues it exactly, else the
 // common prefix with the request's fresh encoding.
-func (c *convState) reuse(req Request, ids []int) int {
+// A media span whose file differs ends the common prefix: placeholder ids
+// do not tell two pictures apart.
+func (c *convState) reuse(req Request, ids []int, refs []spanRef) int {
 	history := req.Messages[:len(req.Messages)-1]
 	if c.contOK && c.set.System == req.Settings.System && c.set.Thinking == req.Settings.Thinking && sameMessages(c.msgs, history) {
 		return len(c.committed)
 	}
-	return commonPrefix(ids, c.committed)
+	return mediaPrefix(commonPrefix(ids, c.committed), c.spans, refs)
 }
 
 func (cs *conversations) setBudget(n int, bytes int64) {
@@ -146,7 +148,7 @@ func (cs *conversations) limits() (int, int64) {
 // switchTo makes the session hold the conversation that serves req best:
 // the one in it, a kept one, or the chat's. The session's is copied out
 // only when another serves better.
-func (cs *conversations) switchTo(s *Session, req Request, ids []int) error {
+func (cs *conversations) switchTo(s *Session, req Request, ids []int, refs []spanRef) error {
 	if !cs.foreign {
 		home, err := s.capture()
 		if err != nil {
@@ -154,10 +156,10 @@ func (cs *conversations) switchTo(s *Session, req Request, ids []int) error {
 		}
 		cs.home, cs.foreign, cs.from = home, true, nil
 	}
-	live := &convState{msgs: s.msgs, set: s.set, committed: s.committed, contOK: s.contOK}
-	best, bestN := (*convState)(nil), live.reuse(req, ids)
+	live := &convState{msgs: s.msgs, set: s.set, committed: s.committed, contOK: s.contOK, spans: s.spans}
+	best, bestN := (*convState)(nil), live.reuse(req, ids, refs)
 	for _, c := range append(append(slices.Clone(cs.kept), cs.spilled...), cs.home) {
-		if n := c.reuse(req, ids); n > bestN {
+		if n := c.reuse(req, ids, refs); n > bestN {
 			best, bestN = c, n
 		}
 	}
@@ -283,7 +285,9 @@ func (cs *conversations) spill(c *convState) error {
 	if err != nil {
 		return err
 	}
-	c.cache, c.path = nil, path
+	// The rows of its files stay with the encoders (by sha256) and come
+	// with every request that resends the conversation: none in memory here.
+	c.cache, c.path, c.encoded = nil, path, nil
 	cs.spilled = append(cs.spilled, c) // used order: it was the least recently used in memory
 	return nil
 }

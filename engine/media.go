@@ -22,10 +22,29 @@ const (
 	MediaAudio = "audio"
 )
 
-// MediaFile asks for a file to be attached to the message being sent.
+// MediaFile asks for a file to be attached to the message being sent: a
+// path on this machine, or the file's bytes when they came without one
+// (from an API client, or a screen attached from another machine).
 type MediaFile struct {
 	Kind string // MediaImage or MediaAudio
 	Path string
+	// Data, when set, is the file's content and Path is not read; Name
+	// names it in chips and messages.
+	Data []byte
+	Name string
+
+	enc *Encoded // encoded already (a request's files, before its turn)
+}
+
+// label names the file in messages.
+func (f MediaFile) label() string {
+	switch {
+	case f.Name != "":
+		return f.Name
+	case f.Path != "":
+		return f.Path
+	}
+	return "the attached " + f.Kind
 }
 
 // Attachment is a file attached to a user message: what the chat shows as
@@ -99,6 +118,12 @@ type Encoders struct {
 	vision *coreml.Lazy
 	audio  *coreml.Lazy
 	mel    *media.MelExtractor
+	memo   encodedMemo
+	// keepBytes bounds the memo (KeepEncoded).
+	keepBytes int64
+
+	statsMu sync.Mutex
+	stats   MediaStats
 }
 
 // NewEncoders prepares the encoders of b, if it has any; units are the
@@ -136,16 +161,30 @@ func (e *Encoders) Can(kind string) error {
 	switch kind {
 	case MediaImage:
 		if e == nil || e.vision == nil {
-			return fmt.Errorf("images need %s.mlmodelc next to the bundle's manifest, and %s has none: %w", bundle.VisionEncoder, dir, ErrNoEncoder)
+			return NoEncoder(kind, dir)
 		}
 	case MediaAudio:
 		if e == nil || e.audio == nil {
-			return fmt.Errorf("audio needs %s.mlmodelc next to the bundle's manifest, and %s has none (only the E2B bundle ships one): %w", bundle.AudioEncoder, dir, ErrNoEncoder)
+			return NoEncoder(kind, dir)
 		}
 	default:
-		return fmt.Errorf("unknown media kind %q (want image or audio)", kind)
+		return NoEncoder(kind, dir)
 	}
 	return nil
+}
+
+// NoEncoder is the refusal of a kind of media by the bundle in dir, which
+// has no encoder for it: a sentence naming the missing file, wrapping
+// ErrNoEncoder (front ends that know the bundle's Media refuse early with
+// it).
+func NoEncoder(kind, dir string) error {
+	switch kind {
+	case MediaImage:
+		return fmt.Errorf("images need %s.mlmodelc next to the bundle's manifest, and %s has none: %w", bundle.VisionEncoder, dir, ErrNoEncoder)
+	case MediaAudio:
+		return fmt.Errorf("audio needs %s.mlmodelc next to the bundle's manifest, and %s has none (only the E2B bundle ships one): %w", bundle.AudioEncoder, dir, ErrNoEncoder)
+	}
+	return fmt.Errorf("unknown media kind %q (want image or audio)", kind)
 }
 
 // Close releases the loaded encoders.
@@ -153,6 +192,9 @@ func (e *Encoders) Close() error {
 	if e == nil {
 		return nil
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.memo = encodedMemo{}
 	var errs []error
 	for _, l := range []*coreml.Lazy{e.vision, e.audio} {
 		if l != nil {
@@ -169,6 +211,7 @@ type Encoded struct {
 	Rows       [][]uint16
 	Prep       time.Duration // decoding and preprocessing
 	Took       time.Duration // encoder time
+	Reused     bool          // the rows were kept from an earlier encoding of the same bytes
 	// Inputs are the encoder's inputs exactly as fed, per call (with
 	// Encoders.KeepInputs): "patches", or "mel" and "mask".
 	Inputs []map[string]*coreml.Tensor
@@ -176,15 +219,193 @@ type Encoded struct {
 
 // Encode preprocesses a file and runs its encoder.
 func (e *Encoders) Encode(kind, path string) (*Encoded, error) {
-	if err := e.Can(kind); err != nil {
+	return e.EncodeFile(MediaFile{Kind: kind, Path: path})
+}
+
+// EncodeFile encodes a file from its path or its bytes. Files are known
+// by their sha256: bytes encoded before (under any name) come back from
+// the encoded rows kept, without preprocessing or running the encoder
+// again (Encoded.Reused), so a client that resends a conversation each
+// request, or a cache rebuilt later, does not pay for its pictures twice.
+func (e *Encoders) EncodeFile(f MediaFile) (*Encoded, error) {
+	return e.encodeFile(f, nil)
+}
+
+// encodeFile is EncodeFile; starting is called when the file must really
+// be encoded (not when its rows are kept).
+func (e *Encoders) encodeFile(f MediaFile, starting func()) (*Encoded, error) {
+	if err := e.Can(f.Kind); err != nil {
 		return nil, err
+	}
+	var src media.Source
+	if f.Data != nil {
+		src = media.BytesSource(f.label(), f.Data)
+	} else {
+		var err error
+		if src, err = media.ReadSource(f.Path, e.opts); err != nil {
+			return nil, fileError(f.label(), fmt.Errorf("%s %s: %w", f.Kind, f.Path, err))
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if kind == MediaImage {
-		return e.image(path)
+	if !e.KeepInputs {
+		if enc := e.memo.get(f.Kind, src.Info.SHA256); enc != nil {
+			e.count(func(st *MediaStats) { st.Reused++ })
+			return asAttached(enc, f, src), nil
+		}
 	}
-	return e.clip(path)
+	if starting != nil {
+		starting()
+	}
+	var enc *Encoded
+	var err error
+	if f.Kind == MediaImage {
+		enc, err = e.image(src)
+	} else {
+		enc, err = e.clip(src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	enc.Attachment.Path = f.Path
+	if !e.KeepInputs {
+		e.memo.put(f.Kind, enc, e.memoBudget())
+	}
+	e.count(func(st *MediaStats) { st.Encoded++; st.Kept, st.KeptBytes = len(e.memo.m), e.memo.bytes })
+	return enc, nil
+}
+
+// asAttached is a kept encoding given to another file with the same bytes:
+// the rows and what the bytes determine are shared, the name and path are
+// the file's.
+func asAttached(kept *Encoded, f MediaFile, src media.Source) *Encoded {
+	a := kept.Attachment
+	a.Name, a.Path, a.Spans = src.Info.Name, f.Path, slices.Clone(a.Spans)
+	return &Encoded{Attachment: a, Rows: kept.Rows, Reused: true}
+}
+
+// lookup returns the kept rows of a file by its hash, if they are kept.
+func (e *Encoders) lookup(kind, sha string) ([][]uint16, bool) {
+	if e == nil {
+		return nil, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if enc := e.memo.get(kind, sha); enc != nil {
+		e.count(func(st *MediaStats) { st.Reused++ })
+		return enc.Rows, true
+	}
+	return nil, false
+}
+
+// MediaStats are the figures of the encoders: files encoded, files whose
+// rows were kept from an earlier encoding, and what is kept.
+type MediaStats struct {
+	Encoded   int   // files preprocessed and run through an encoder
+	Reused    int   // files served from the kept rows instead
+	Kept      int   // files whose rows are kept
+	KeptBytes int64 // their rows' bytes
+}
+
+// Stats reports the encoders' figures.
+func (e *Encoders) Stats() MediaStats {
+	if e == nil {
+		return MediaStats{}
+	}
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return e.stats
+}
+
+func (e *Encoders) count(f func(*MediaStats)) {
+	e.statsMu.Lock()
+	f(&e.stats)
+	e.statsMu.Unlock()
+}
+
+// DefaultKeepEncoded is the bytes of soft rows kept by sha256 for files
+// sent again: about a hundred E2B pictures.
+const DefaultKeepEncoded = 128 << 20
+
+// KeepEncoded sets the bytes of soft rows kept for files sent again (0:
+// DefaultKeepEncoded; negative: none); the least recently used go first.
+func (e *Encoders) KeepEncoded(bytes int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.keepBytes = bytes
+	e.memo.trim(e.memoBudget())
+	e.count(func(st *MediaStats) { st.Kept, st.KeptBytes = len(e.memo.m), e.memo.bytes })
+}
+
+func (e *Encoders) memoBudget() int64 {
+	switch {
+	case e.keepBytes == 0:
+		return DefaultKeepEncoded
+	case e.keepBytes < 0:
+		return 0
+	}
+	return e.keepBytes
+}
+
+// encodedMemo keeps encoded files by kind and sha256, least recently
+// used out first past a byte budget.
+type encodedMemo struct {
+	m     map[string]*memoEntry
+	bytes int64
+	clock uint64
+}
+
+type memoEntry struct {
+	enc  *Encoded
+	size int64
+	used uint64
+}
+
+func (m *encodedMemo) get(kind, sha string) *Encoded {
+	ent := m.m[kind+":"+sha]
+	if ent == nil {
+		return nil
+	}
+	m.clock++
+	ent.used = m.clock
+	return ent.enc
+}
+
+func (m *encodedMemo) put(kind string, enc *Encoded, budget int64) {
+	var size int64
+	for _, r := range enc.Rows {
+		size += int64(2 * len(r))
+	}
+	if size > budget {
+		return
+	}
+	if m.m == nil {
+		m.m = map[string]*memoEntry{}
+	}
+	key := kind + ":" + enc.Attachment.SHA256
+	if old := m.m[key]; old != nil {
+		m.bytes -= old.size
+	}
+	m.clock++
+	kept := &Encoded{Attachment: enc.Attachment, Rows: enc.Rows}
+	m.m[key] = &memoEntry{enc: kept, size: size, used: m.clock}
+	m.bytes += size
+	m.trim(budget)
+}
+
+// trim drops the least recently used entries until the rows fit budget.
+func (m *encodedMemo) trim(budget int64) {
+	for m.bytes > budget && len(m.m) > 0 {
+		var oldest string
+		var at uint64
+		for k, ent := range m.m {
+			if oldest == "" || ent.used < at {
+				oldest, at = k, ent.used
+			}
+		}
+		m.bytes -= m.m[oldest].size
+		delete(m.m, oldest)
+	}
 }
 
 // model loads an encoder and checks the width of its soft rows against the
@@ -210,7 +431,7 @@ func (e *Encoders) model(l *coreml.Lazy, name string, rank int) (coreml.Model, c
 	return m, out, nil
 }
 
-func (e *Encoders) image(path string) (*Encoded, error) {
+func (e *Encoders) image(src media.Source) (*Encoded, error) {
 	const name = bundle.VisionEncoder
 	m, _, err := e.model(e.vision, name, 2)
 	if err != nil {
@@ -225,7 +446,8 @@ func (e *Encoders) image(path string) (*Encoded, error) {
 		return nil, err
 	}
 	prep := time.Now()
-	img, err := media.LoadImage(path, e.opts)
+	path := src.Info.Path
+	img, err := media.DecodeImage(src, e.opts)
 	if err != nil {
 		return nil, fileError(path, err)
 	}
@@ -250,7 +472,7 @@ func (e *Encoders) image(path string) (*Encoded, error) {
 	}
 	thumb, _ := img.Thumbnail(thumbSide)
 	sum := img.Summary(len(rows) / e.hidden)
-	a := Attachment{Kind: MediaImage, Name: sum.Name, Path: path, SHA256: sum.SHA256, Bytes: sum.Bytes, Format: sum.Format,
+	a := Attachment{Kind: MediaImage, Name: sum.Name, SHA256: sum.SHA256, Bytes: sum.Bytes, Format: sum.Format,
 		Width: sum.Width, Height: sum.Height, Spans: []int{len(rows) / e.hidden}, Thumbnail: thumb}
 	return &Encoded{Attachment: a, Rows: [][]uint16{rows}, Prep: start.Sub(prep), Took: time.Since(start), Inputs: kept}, nil
 }
@@ -259,7 +481,7 @@ func cloneTensor(t *coreml.Tensor) *coreml.Tensor {
 	return &coreml.Tensor{Shape: slices.Clone(t.Shape), DType: t.DType, Data: slices.Clone(t.Data)}
 }
 
-func (e *Encoders) clip(path string) (*Encoded, error) {
+func (e *Encoders) clip(src media.Source) (*Encoded, error) {
 	const name = bundle.AudioEncoder
 	m, _, err := e.model(e.audio, name, 3)
 	if err != nil {
@@ -275,7 +497,8 @@ func (e *Encoders) clip(path string) (*Encoded, error) {
 		return nil, fmt.Errorf("%s takes mel %v and mask %v; orchard feeds [1 %d %d] and [1 %d] (30 s)", name, melSpec.Shape, maskSpec.Shape, media.MelFrames, media.MelBins, media.MelFrames)
 	}
 	prep := time.Now()
-	clip, err := media.LoadAudio(path, e.opts)
+	path := src.Info.Path
+	clip, err := media.DecodeAudio(src, e.opts)
 	if err != nil {
 		return nil, fileError(path, err)
 	}
@@ -312,7 +535,7 @@ func (e *Encoders) clip(path string) (*Encoded, error) {
 	enc.Prep = time.Since(prep) - enc.Took // decoding, resampling and the log-mels
 	sum := clip.Summary()
 	a := &enc.Attachment
-	a.Kind, a.Name, a.Path, a.SHA256, a.Bytes, a.Format, a.Seconds = MediaAudio, sum.Name, path, sum.SHA256, sum.Bytes, sum.Format, sum.Seconds
+	a.Kind, a.Name, a.SHA256, a.Bytes, a.Format, a.Seconds = MediaAudio, sum.Name, sum.SHA256, sum.Bytes, sum.Format, sum.Seconds
 	return enc, nil
 }
 
@@ -457,6 +680,13 @@ func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]SoftSpa
 // reencode encodes an attachment's file again, when the cache must be
 // rebuilt and its rows are not in memory.
 func (s *Session) reencode(a Attachment) (*Encoded, error) {
+	if rows, ok := s.Media.lookup(a.Kind, a.SHA256); ok {
+		if s.encoded == nil {
+			s.encoded = map[string][][]uint16{}
+		}
+		s.encoded[a.SHA256] = rows
+		return &Encoded{Attachment: a, Rows: rows, Reused: true}, nil
+	}
 	if a.Path == "" {
 		return nil, fmt.Errorf("the %s %s must be encoded again to rebuild the cache, and its path is unknown: attach it again or /clear", a.Kind, a.Name)
 	}
@@ -503,14 +733,21 @@ func userMessage(text string, atts []Attachment) Message {
 	return m
 }
 
-// attach encodes the files of a message being sent.
+// attach encodes the files of a message being sent (or takes those
+// encoded already) and keeps their rows for as long as the conversation
+// may need to prefill them again.
 func (s *Session) attach(files []MediaFile, emit func(Event)) ([]Attachment, error) {
 	var atts []Attachment
 	for _, f := range files {
-		emit(Notice{Text: fmt.Sprintf("encoding %s (%s)…", filepath.Base(f.Path), f.Kind)})
-		enc, err := s.Media.Encode(f.Kind, f.Path)
-		if err != nil {
-			return nil, err
+		enc := f.enc
+		if enc == nil {
+			var err error
+			enc, err = s.Media.encodeFile(f, func() {
+				emit(Notice{Text: fmt.Sprintf("encoding %s (%s)…", filepath.Base(f.label()), f.Kind)})
+			})
+			if err != nil {
+				return nil, err
+			}
 		}
 		if s.encoded == nil {
 			s.encoded = map[string][][]uint16{}

@@ -20,9 +20,22 @@ type Audio struct {
 // to o.MaxSeconds loads; CheckLength or Split then decide what reaches the
 // encoder.
 func LoadAudio(path string, o Options) (*Audio, error) {
-	data, info, err := readFile(path, o.maxBytes())
+	src, err := ReadSource(path, o)
 	if err != nil {
 		return nil, fmt.Errorf("audio %s: %w", path, err)
+	}
+	return DecodeAudio(src, o)
+}
+
+// DecodeAudio reads a clip from its bytes, as LoadAudio does from a file;
+// src.Info.Path names it in messages.
+func DecodeAudio(src Source, o Options) (*Audio, error) {
+	path, data, info := src.Info.Path, src.Data, src.Info
+	if err := src.checkSize(o); err != nil {
+		return nil, fmt.Errorf("audio %w", err)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("audio %s is empty", path)
 	}
 	pcm, err := decodeAudio(path, data, o)
 	if err != nil {

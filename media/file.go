@@ -18,6 +18,38 @@ type FileInfo struct {
 	SHA256 string // hex digest of the file's bytes
 }
 
+// Source is a media file's bytes and what identifies them: read from a
+// path (ReadSource), or received without one (BytesSource: a file sent to
+// a server by an API client or an attached screen).
+type Source struct {
+	Info FileInfo
+	Data []byte
+}
+
+// ReadSource reads a whole media file, refusing one larger than o allows
+// and anything but a regular file, and describes it.
+func ReadSource(path string, o Options) (Source, error) {
+	data, info, err := readFile(path, o.maxBytes())
+	return Source{Info: info, Data: data}, err
+}
+
+// BytesSource describes data received without a file; name stands for
+// it in messages and chips (a base name, or where the bytes came from,
+// such as "messages[1].content[0]").
+func BytesSource(name string, data []byte) Source {
+	sum := sha256.Sum256(data)
+	return Source{Info: FileInfo{Path: name, Name: filepath.Base(name), Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, Data: data}
+}
+
+// checkSize refuses a source over o's byte limit (bytes that did not come
+// from ReadSource were not checked yet).
+func (src Source) checkSize(o Options) error {
+	if int64(len(src.Data)) > o.maxBytes() {
+		return fmt.Errorf("%s is %s, over the %s orchard reads for one attachment", src.Info.Path, formatBytes(int64(len(src.Data))), formatBytes(o.maxBytes()))
+	}
+	return nil
+}
+
 // readFile reads a whole media file (refusing one larger than limit) and
 // describes it.
 func readFile(path string, limit int64) ([]byte, FileInfo, error) {

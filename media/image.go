@@ -75,11 +75,24 @@ func imageCodecFor(format string) (imageCodec, bool) {
 // item 2). Embedded colour profiles are not applied: pixels are taken as
 // sRGB.
 func LoadImage(path string, o Options) (*Image, error) {
-	data, info, err := readFile(path, o.maxBytes())
+	src, err := ReadSource(path, o)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", path, err)
 	}
-	im := &Image{Info: info, Orientation: 1}
+	return DecodeImage(src, o)
+}
+
+// DecodeImage reads an image from its bytes, as LoadImage does from a
+// file; src.Info.Path names it in messages.
+func DecodeImage(src Source, o Options) (*Image, error) {
+	path, data := src.Info.Path, src.Data
+	if err := src.checkSize(o); err != nil {
+		return nil, fmt.Errorf("image %w", err)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("image %s is empty", path)
+	}
+	im := &Image{Info: src.Info, Orientation: 1}
 	format := sniffImage(data)
 	codec, ok := imageCodecFor(format)
 	switch {
@@ -101,6 +114,7 @@ func LoadImage(path string, o Options) (*Image, error) {
 			return nil, fmt.Errorf("image %s: %s: %w", path, format, err)
 		}
 	case o.Images != nil:
+		var err error
 		im.src, err = o.Images.DecodeImage(path, data, o.maxPixels())
 		if errors.Is(err, ErrUnsupportedFormat) {
 			return nil, fmt.Errorf("image %s: %w: not PNG, JPEG, GIF, WebP, BMP, TIFF or a format the system decoder reads", path, ErrUnsupportedFormat)

@@ -11,12 +11,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // Client is the chat screen's engine when it runs over a server: it
@@ -38,6 +40,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	info     engine.ModelInfo
+	maxFile  int64 // the largest file the server takes with a message
 	settings engine.Settings
 	msgs     []engine.Message
 }
@@ -167,13 +170,17 @@ func Attach(ctx context.Context, addr, key string) (*Client, error) {
 	}
 	c.info = first.Info.info()
 	c.info.Attached = addr
+	c.maxFile = first.Info.MaxFileBytes
+	if c.maxFile <= 0 {
+		c.maxFile = DefaultMaxMediaBytes
+	}
 	c.settings = first.Settings.settings()
 	c.msgs = fromWireMessages(first.Messages)
 	if cur := first.Current; cur != nil {
 		// A reply is being generated: show its message and what came so
 		// far, then the rest as it streams.
-		c.msgs = append(c.msgs, engine.Message{Role: "user", Content: cur.User})
-		c.box.push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens})
+		c.msgs = append(c.msgs, engine.Message{Role: "user", Content: cur.User, Attachments: cur.Attachments})
+		c.box.push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens, Attachments: cur.Attachments})
 		if cur.Text != "" {
 			c.box.push(engine.Delta{Text: cur.Text, Live: cur.Live.live()})
 		}
@@ -236,7 +243,7 @@ func (c *Client) read(body io.ReadCloser, rd *bufio.Reader) {
 		var shown []engine.Message
 		if w.Type == "started" && w.Origin != c.origin {
 			// Another screen (or a script) sent this message: show it.
-			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: w.User})
+			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: w.User, Attachments: w.Attachments})
 			shown = slices.Clone(c.msgs)
 		}
 		c.mu.Unlock()
@@ -269,6 +276,12 @@ func (c *Client) forward() {
 
 // call sends a command; a failure becomes a Failed event for op.
 func (c *Client) call(op, method, path string, body any) {
+	c.callWithin(30*time.Second, op, method, path, body)
+}
+
+// callWithin is call with a deadline: a message carrying files may take
+// a while to reach the server through a slow tunnel.
+func (c *Client) callWithin(limit time.Duration, op, method, path string, body any) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -278,7 +291,7 @@ func (c *Client) call(op, method, path string, body any) {
 		}
 		rd = bytes.NewReader(b)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
@@ -301,9 +314,6 @@ func (c *Client) call(op, method, path string, body any) {
 	io.Copy(io.Discard, resp.Body)
 }
 
-// errAttachedMedia refuses images and clips on an attached screen.
-var errAttachedMedia = errors.New("images and audio cannot be sent through orchard serve yet: images are not supported by this build over the server; send text, or run orchard on the model directly")
-
 // Events delivers the chat's events; closed when the stream ends.
 func (c *Client) Events() <-chan engine.Event { return c.events }
 
@@ -322,14 +332,40 @@ func (c *Client) Messages() []engine.Message {
 	return slices.Clone(c.msgs)
 }
 
-// Send sends a chat message. Attachments are refused for now: the files
-// are on this machine, the encoders on the server's.
+// Send sends a chat message. Attached files are read here and their bytes
+// sent with it: the screen may run on another machine than the server
+// (through ssh -L), whose encoders see only what it is sent. The chips
+// come back with the turn's events, as in-process.
 func (c *Client) Send(text string, media ...engine.MediaFile) {
-	if len(media) > 0 {
-		c.box.push(engine.Failed{Op: "send", Err: errAttachedMedia})
-		return
+	files := make([]wireMedia, 0, len(media))
+	var size int64
+	for _, f := range media {
+		data := f.Data
+		if data == nil {
+			var err error
+			if data, err = regfile.ReadFile(f.Path, c.maxFile); err != nil {
+				c.box.push(engine.Failed{Op: "send", Err: attachError(f, err)})
+				return
+			}
+		}
+		name := f.Name
+		if name == "" {
+			name = filepath.Base(f.Path)
+		}
+		files = append(files, wireMedia{Kind: f.Kind, Name: name, Data: data})
+		size += int64(len(data))
 	}
-	c.call("send", http.MethodPost, "/orchard/v1/session/messages", map[string]string{"text": text, "origin": c.origin})
+	// 30 s, and time for the files at 256 KiB/s.
+	limit := 30*time.Second + time.Duration(size/(256<<10))*time.Second
+	c.callWithin(limit, "send", http.MethodPost, "/orchard/v1/session/messages", map[string]any{"text": text, "origin": c.origin, "media": files})
+}
+
+// attachError says why a file could not be sent.
+func attachError(f engine.MediaFile, err error) error {
+	if errors.Is(err, regfile.ErrTooLarge) {
+		return fmt.Errorf("cannot send %s: it %s by the server: %w", f.Path, regfile.Reason(err), regfile.ErrTooLarge)
+	}
+	return fmt.Errorf("cannot send %s: %s", f.Path, regfile.Reason(err))
 }
 
 func (c *Client) Cancel() { c.call("cancel", http.MethodPost, "/orchard/v1/session/cancel", nil) }

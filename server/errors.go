@@ -40,9 +40,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-// badRequest is a request refused as given: HTTP 400.
+// badRequest is a request refused as given: HTTP 400 unless status says
+// otherwise (413 for a body or a file over the limit).
 type badRequest struct {
+	status           int
 	code, param, msg string
+}
+
+func (e *badRequest) httpStatus() int {
+	if e.status != 0 {
+		return e.status
+	}
+	return http.StatusBadRequest
 }
 
 func (e *badRequest) Error() string { return e.msg }
@@ -54,9 +63,15 @@ func bad(code, param, msg string) error { return &badRequest{code: code, param: 
 func (s *Server) failure(w http.ResponseWriter, err error) {
 	var br *badRequest
 	var re *engine.RequestError
+	var fe *engine.FileError
 	switch {
 	case errors.As(err, &br):
-		apiError(w, http.StatusBadRequest, "invalid_request_error", br.code, br.param, br.msg)
+		apiError(w, br.httpStatus(), "invalid_request_error", br.code, br.param, br.msg)
+	case errors.As(err, &fe):
+		// A picture or clip the decoders refuse: its part is its name.
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "invalid_file", fe.Path, err.Error())
+	case errors.Is(err, engine.ErrNoEncoder):
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "unsupported_content", "", err.Error())
 	case errors.Is(err, engine.ErrContextFull):
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "context_length_exceeded", "messages", err.Error())
 	case errors.As(err, &re):

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -28,21 +29,26 @@ var (
 // tinyBundle is the tiny r1 bundle the tests run on.
 func tinyBundle(t testing.TB) *bundle.Bundle { return presetBundle(t, "tiny") }
 
-func presetBundle(t testing.TB, preset string) *bundle.Bundle {
+func presetBundle(t testing.TB, preset string) *bundle.Bundle { return familyBundle(t, "r1", preset) }
+
+// familyBundle is a synthetic bundle of a family: r1 ships vision and
+// audio encoder twins, v2 vision only, stateful3 none.
+func familyBundle(t testing.TB, family, preset string) *bundle.Bundle {
 	t.Helper()
 	synthMu.Lock()
 	defer synthMu.Unlock()
-	dir, ok := synthDirs[preset]
+	key := family + "/" + preset
+	dir, ok := synthDirs[key]
 	if !ok {
 		root, err := os.MkdirTemp("", "orchard-server-test-")
 		if err != nil {
 			t.Fatal(err)
 		}
 		synthRoots = append(synthRoots, root)
-		if dir, err = reference.Synthesize(reference.SynthOptions{Family: "r1", Preset: preset, Seed: 7, Out: root}); err != nil {
+		if dir, err = reference.Synthesize(reference.SynthOptions{Family: family, Preset: preset, Seed: 7, Out: root}); err != nil {
 			t.Fatal(err)
 		}
-		synthDirs[preset] = dir
+		synthDirs[key] = dir
 	}
 	b, err := bundle.Open(dir)
 	if err != nil {
@@ -95,6 +101,9 @@ func newSession(t testing.TB, b *bundle.Bundle, set engine.Settings, delay time.
 		t.Fatal(err)
 	}
 	s.Memory = nil
+	if len(b.Encoders) > 0 {
+		s.Media = engine.NewEncoders(b, reference.New(), coreml.CPUAndGPU)
+	}
 	return s
 }
 
@@ -116,6 +125,9 @@ type serverOpts struct {
 	grace   time.Duration
 	metrics func(engine.TurnMetrics) error
 	preset  string // "" is tiny
+	family  string // "" is r1
+	// maxMedia is the largest file a request may carry (0: the default).
+	maxMedia int64
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -123,12 +135,15 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	if o.preset == "" {
 		o.preset = "tiny"
 	}
-	b := presetBundle(t, o.preset)
+	if o.family == "" {
+		o.family = "r1"
+	}
+	b := familyBundle(t, o.family, o.preset)
 	sess := newSession(t, b, engine.DefaultSettings(), o.delay)
 	sess.Metrics = o.metrics
 	caps := sess.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: caps.Context, VerifyWidths: caps.VerifyWidths,
-		Logits: caps.Logits, Runtime: "reference"}
+		Logits: caps.Logits, Runtime: "reference", Media: sess.Media.Kinds()}
 	eng := engine.Start(sess, info)
 	dir := t.TempDir()
 	store, err := checkpoints.Open(filepath.Join(dir, "checkpoints"))
@@ -137,7 +152,7 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	}
 	eng.UseStore(store, 0)
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
-		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace})
+		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,8 @@ type ollamaRequest struct {
 type ollamaMessage struct {
 	Role    string   `json:"role"`
 	Content string   `json:"content"`
-	Images  []string `json:"images,omitempty"`
+	Images  []string `json:"images,omitempty"` // base64, user messages
+
 }
 
 type ollamaChunk struct {
@@ -62,7 +63,9 @@ func (s *Server) ollamaFailure(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &br) && br.code == "model_not_found":
 		ollamaError(w, http.StatusNotFound, br.msg)
-	case errors.As(err, &br), errors.As(err, &re), errors.Is(err, engine.ErrContextFull):
+	case errors.As(err, &br):
+		ollamaError(w, br.httpStatus(), err.Error())
+	case errors.As(err, &re), errors.Is(err, engine.ErrContextFull), errors.Is(err, engine.ErrNoEncoder):
 		ollamaError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, errQueueFull), errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed):
 		w.Header().Set("Retry-After", fmt.Sprint(s.q.retryAfter()))
@@ -88,16 +91,39 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
 	}
 	var in []chatMessage
+	var files [][]engine.MediaFile
+	mr := s.mediaRules()
 	for i, m := range or.Messages {
-		if len(m.Images) > 0 {
-			return engine.Request{}, errImages(i, 0)
+		var fs []engine.MediaFile
+		for j, img := range m.Images {
+			f, err := mr.base64File(engine.MediaImage, fmt.Sprintf("messages[%d].images[%d]", i, j), img)
+			if err != nil {
+				return engine.Request{}, err
+			}
+			fs = append(fs, f)
 		}
+		if len(fs) > 0 && m.Role != "user" {
+			return engine.Request{}, bad("invalid_value", fmt.Sprintf("messages[%d].images", i), "images are taken in user messages only")
+		}
+		files = append(files, fs)
 		c, _ := json.Marshal(m.Content)
 		in = append(in, chatMessage{Role: m.Role, Content: c})
 	}
-	system, msgs, err := conversation(in)
+	system, msgs, _, err := conversation(in, mr)
 	if err != nil {
 		return engine.Request{}, err
+	}
+	// The images by engine message: system messages lead and carry none.
+	var media map[int][]engine.MediaFile
+	if off := len(in) - len(msgs); off >= 0 {
+		for i, fs := range files {
+			if len(fs) > 0 {
+				if media == nil {
+					media = map[int][]engine.MediaFile{}
+				}
+				media[i-off] = fs
+			}
+		}
 	}
 	set := s.o.Defaults
 	set.System, set.Thinking, set.MaxTokens = system, false, 0
@@ -126,14 +152,14 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	if err := s.checkSettings(set); err != nil {
 		return engine.Request{}, bad("unsupported_value", "options", err.Error())
 	}
-	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop}, nil
+	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop, Media: media}, nil
 }
 
 // ollamaChat is POST /api/chat: NDJSON chunks by default, one object
 // with "stream": false.
 func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var or ollamaRequest
-	if err := decodeJSON(w, r, &or); err != nil {
+	if err := s.decodeJSON(w, r, &or); err != nil {
 		s.ollamaFailure(w, err)
 		return
 	}

@@ -76,7 +76,7 @@ func TestOllama(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&e)
 	resp.Body.Close()
-	if resp.StatusCode != 400 || !strings.Contains(e["error"], "images are not supported") {
+	if resp.StatusCode != 400 || !strings.Contains(e["error"], "messages[0].images[0]") || !strings.Contains(e["error"], "png") {
 		t.Fatalf("image: HTTP %d %v", resp.StatusCode, e)
 	}
 

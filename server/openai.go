@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/regfile"
 )
-
-// maxBody bounds a request body (a long conversation is a few MB).
-const maxBody = 32 << 20
 
 // chatRequest is OpenAI's chat completion request; fields orchard does
 // not know are ignored, and the ones it cannot honour are refused.
@@ -48,8 +46,8 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-// chatMessage is one message. Content is a string or an array of parts
-// (text; image_url and other kinds are refused until images exist).
+// chatMessage is one message. Content is a string or an array of parts:
+// text, image_url (a data URL) and input_audio.
 type chatMessage struct {
 	Role      string          `json:"role"`
 	Content   json.RawMessage `json:"content"`
@@ -62,77 +60,106 @@ type contentPart struct {
 	ImageURL *struct {
 		URL string `json:"url"`
 	} `json:"image_url"`
+	InputAudio *struct {
+		Data   string `json:"data"`
+		Format string `json:"format"`
+	} `json:"input_audio"`
 }
 
-// errImages is the refusal of image content until images are supported.
-func errImages(i, j int) error {
-	return bad("unsupported_content", fmt.Sprintf("messages[%d].content[%d]", i, j),
-		"images are not supported by this bundle/this build of orchard: send text content only")
-}
-
-// messageText returns a message's text.
-func messageText(i int, raw json.RawMessage) (string, error) {
+// messageContent returns a message's text and the files of its parts: the
+// text parts joined by newlines, the pictures and clips in their order
+// (the prompt lays a message out as the model was trained: its pictures,
+// then its clips, then its words).
+func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine.MediaFile, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", bad("invalid_value", fmt.Sprintf("messages[%d].content", i), err.Error())
+			return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), err.Error())
 		}
-		return s, nil
+		return s, nil, nil
 	}
 	var parts []contentPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", bad("invalid_value", fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of content parts")
+		return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of content parts")
 	}
 	var texts []string
+	var files []engine.MediaFile
 	for j, p := range parts {
+		param := fmt.Sprintf("messages[%d].content[%d]", i, j)
+		var f engine.MediaFile
+		var err error
 		switch p.Type {
 		case "text":
 			texts = append(texts, p.Text)
-		case "image_url", "input_image", "image":
-			return "", errImages(i, j)
+			continue
+		case "image_url":
+			if p.ImageURL == nil {
+				return "", nil, bad("invalid_value", param, "an image_url part needs image_url.url")
+			}
+			f, err = mr.imageURL(param, p.ImageURL.URL)
+		case "input_audio":
+			if p.InputAudio == nil {
+				return "", nil, bad("invalid_value", param, "an input_audio part needs input_audio.data")
+			}
+			f, err = mr.inputAudio(param, p.InputAudio.Data)
 		default:
-			return "", bad("unsupported_content", fmt.Sprintf("messages[%d].content[%d]", i, j), fmt.Sprintf("content parts of type %q are not supported: send text", p.Type))
+			return "", nil, bad("unsupported_content", param, fmt.Sprintf("content parts of type %q are not supported: send text, image_url (a data URL) or input_audio", p.Type))
 		}
+		if err != nil {
+			return "", nil, err
+		}
+		files = append(files, f)
 	}
-	return strings.Join(texts, "\n"), nil
+	return strings.Join(texts, "\n"), files, nil
 }
 
 // conversation maps OpenAI messages to the engine's: leading system (and
-// developer) messages become the system prompt, assistant is model.
-func conversation(in []chatMessage) (system string, out []engine.Message, err error) {
+// developer) messages become the system prompt, assistant is model. Files
+// are taken in user messages only, and returned by the engine message's
+// index.
+func conversation(in []chatMessage, mr mediaRules) (system string, out []engine.Message, media map[int][]engine.MediaFile, err error) {
 	var sys []string
 	for i, m := range in {
-		text, err := messageText(i, m.Content)
+		text, files, err := messageContent(i, m.Content, mr)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
+		}
+		if len(files) > 0 {
+			if m.Role != "user" {
+				return "", nil, nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), "pictures and clips are taken in user messages only")
+			}
+			if media == nil {
+				media = map[int][]engine.MediaFile{}
+			}
+			media[len(out)] = files
 		}
 		switch m.Role {
 		case "system", "developer":
 			if len(out) > 0 {
-				return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), "system messages are supported only at the start of the conversation")
+				return "", nil, nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), "system messages are supported only at the start of the conversation")
 			}
 			sys = append(sys, text)
 		case "user":
 			out = append(out, engine.Message{Role: "user", Content: text})
 		case "assistant":
 			if len(bytes.TrimSpace(m.ToolCalls)) > 0 && string(bytes.TrimSpace(m.ToolCalls)) != "null" && string(bytes.TrimSpace(m.ToolCalls)) != "[]" {
-				return "", nil, bad("unsupported_value", fmt.Sprintf("messages[%d].tool_calls", i), "tool calls are not supported")
+				return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].tool_calls", i), "tool calls are not supported")
 			}
 			out = append(out, engine.Message{Role: "model", Content: text})
 		case "tool", "function":
-			return "", nil, bad("unsupported_value", fmt.Sprintf("messages[%d].role", i), "tool messages are not supported")
+			return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].role", i), "tool messages are not supported")
 		default:
-			return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q: want system, user or assistant", m.Role))
+			return "", nil, nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q: want system, user or assistant", m.Role))
 		}
 	}
 	if len(out) == 0 || out[len(out)-1].Role != "user" {
-		return "", nil, bad("invalid_value", "messages", "the conversation must end with a user message")
+		return "", nil, nil, bad("invalid_value", "messages", "the conversation must end with a user message")
 	}
-	return strings.Join(sys, "\n\n"), out, nil
+	return strings.Join(sys, "\n\n"), out, media, nil
 }
 
 // stopList reads "stop": a string or an array of strings.
@@ -158,9 +185,15 @@ func (s *Server) modelOK(name string) bool {
 	return name == s.info.Name || name == "orchard"
 }
 
-// decodeJSON reads a JSON body into v; a malformed body is a 400.
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+// decodeJSON reads a JSON body into v; a malformed body is a 400, one
+// over the limit a 413.
+func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return &badRequest{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+			msg: fmt.Sprintf("the request body is over the %s orchard serve reads (files may be %s each)", regfile.Size(mb.Limit), regfile.Size(s.maxMedia()))}
+	}
 	if err != nil {
 		return bad("invalid_request", "", "reading the body: "+err.Error())
 	}
@@ -189,7 +222,7 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	case cr.PresencePenalty != nil && *cr.PresencePenalty != 0:
 		return engine.Request{}, bad("unsupported_value", "presence_penalty", "presence_penalty is not supported; repetition_penalty is (bundles with logits)")
 	}
-	system, msgs, err := conversation(cr.Messages)
+	system, msgs, media, err := conversation(cr.Messages, s.mediaRules())
 	if err != nil {
 		return engine.Request{}, err
 	}
@@ -229,7 +262,7 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	if err := s.checkSettings(set); err != nil {
 		return engine.Request{}, bad("unsupported_value", settingParam(err), err.Error())
 	}
-	return engine.Request{Messages: msgs, Settings: set, Stop: stop}, nil
+	return engine.Request{Messages: msgs, Settings: set, Stop: stop, Media: media}, nil
 }
 
 // settingParam names the request parameter a refused setting came from.
@@ -315,7 +348,7 @@ func (s *Server) fingerprint() string {
 // chatCompletions is POST /v1/chat/completions.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var cr chatRequest
-	if err := decodeJSON(w, r, &cr); err != nil {
+	if err := s.decodeJSON(w, r, &cr); err != nil {
 		s.failure(w, err)
 		return
 	}

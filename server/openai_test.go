@@ -141,7 +141,7 @@ func TestOpenAIErrors(t *testing.T) {
 	}{
 		{"unknown model", params("gpt-4o", 4, openai.UserMessage("hi")), "model_not_found", "model", "not served here"},
 		{"sampling on argmax", hot, "unsupported_value", "temperature", "argmax"},
-		{"image", img, "unsupported_content", "messages[0].content[1]", "images are not supported"},
+		{"broken image", img, "invalid_file", "messages[0].content[1]", "png"},
 		{"ends with assistant", params(model, 4, openai.UserMessage("hi"), openai.AssistantMessage("yes")), "invalid_value", "messages", "end with a user message"},
 		{"too long", params(model, 4, openai.UserMessage(strings.Repeat("apples and pears ", 400))), "context_length_exceeded", "messages", "context holds"},
 	} {

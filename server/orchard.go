@@ -22,6 +22,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	cs := s.eng.ConversationStats()
+	med := s.eng.MediaStats()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"status": status, "model": s.info.Name, "family": s.info.Family, "runtime": s.info.Runtime,
 		"bundle_dir": s.o.BundleDir, "bundle_id": s.o.BundleID, "version": s.o.Version,
@@ -29,6 +30,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		"queue_limit": s.o.QueueLimit, "heap_bytes": ms.HeapAlloc,
 		"conversations": map[string]any{"kept": cs.Kept, "bytes": cs.Bytes, "on_disk": cs.OnDisk, "disk_bytes": cs.DiskBytes,
 			"restores": cs.Restores, "evictions": cs.Evictions},
+		"media": map[string]any{"kinds": s.info.Media, "max_file_bytes": s.maxMedia(), "encoded": med.Encoded, "reused": med.Reused,
+			"kept": med.Kept, "kept_bytes": med.KeptBytes},
 	})
 }
 
@@ -128,7 +131,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	s.hubMu.Lock()
 	cur := s.current
 	s.hubMu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"info": toWireInfo(s.info), "settings": toWireSettings(s.eng.Settings()),
+	writeJSON(w, http.StatusOK, map[string]any{"info": s.wireInfo(), "settings": toWireSettings(s.eng.Settings()),
 		"messages": toWireMessages(s.eng.Messages()), "current": cur, "running": running, "waiting": waiting})
 }
 
@@ -136,18 +139,24 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 // chat turn, queued; its events go to every subscriber.
 func (s *Server) sessionSend(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Text   string `json:"text"`
-		Origin string `json:"origin"`
+		Text   string      `json:"text"`
+		Origin string      `json:"origin"`
+		Media  []wireMedia `json:"media"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.failure(w, err)
 		return
 	}
-	if body.Text == "" {
+	files, err := s.mediaRules().chatFiles(body.Media)
+	if err != nil {
+		s.failure(w, err)
+		return
+	}
+	if body.Text == "" && len(files) == 0 {
 		s.failure(w, bad("invalid_value", "text", "text is empty"))
 		return
 	}
-	if err := s.startChatTurn(body.Text, body.Origin); err != nil {
+	if err := s.startChatTurn(body.Text, body.Origin, files); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -175,7 +184,7 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
 // chat's settings; the bundle may refuse them (400, naming the reason).
 func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	ws := toWireSettings(s.eng.Settings())
-	if err := decodeJSON(w, r, ws); err != nil {
+	if err := s.decodeJSON(w, r, ws); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -192,7 +201,7 @@ func (s *Server) saveCheckpoint(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name string `json:"name"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -219,7 +228,7 @@ func (s *Server) renameCheckpoint(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name string `json:"name"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.failure(w, err)
 		return
 	}

@@ -42,6 +42,7 @@ type Engine interface {
 	Mark(id uint64)
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
+	MediaStats() engine.MediaStats
 }
 
 // Options configure a Server.
@@ -63,6 +64,10 @@ type Options struct {
 	// ShutdownGrace is how long in-flight replies may take to finish at
 	// shutdown before they are cancelled; 0 means 30 s.
 	ShutdownGrace time.Duration
+	// MaxMediaBytes is the largest picture or clip a request may carry
+	// (decoded); 0 means DefaultMaxMediaBytes. A body may be four times
+	// as large (at least 32 MiB).
+	MaxMediaBytes int64
 	Logger        *slog.Logger
 	Version       string
 }
@@ -104,6 +109,7 @@ type Server struct {
 // chatTurn is the chat's turn, queued or running.
 type chatTurn struct {
 	text, origin string
+	media        []engine.MediaFile
 	cancel       context.CancelFunc
 	ctx          context.Context
 	running      bool
@@ -305,7 +311,7 @@ func (s *Server) subscribe() *mailbox[wireEvent] {
 		sub.close()
 		return sub
 	}
-	st := wireEvent{Type: "state", Info: toWireInfo(s.info), Settings: toWireSettings(s.eng.Settings()),
+	st := wireEvent{Type: "state", Info: s.wireInfo(), Settings: toWireSettings(s.eng.Settings()),
 		Messages: toWireMessages(s.eng.Messages())}
 	if s.current != nil {
 		cur := *s.current
@@ -329,7 +335,7 @@ var errChatBusy = errors.New("a reply is already being generated for this conver
 // startChatTurn queues a chat turn; it runs when the engine is free. It
 // goes on if the sender goes away: the reply is there when it attaches
 // again.
-func (s *Server) startChatTurn(text, origin string) error {
+func (s *Server) startChatTurn(text, origin string, media []engine.MediaFile) error {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.chatTurn != nil {
@@ -344,7 +350,7 @@ func (s *Server) startChatTurn(text, origin string) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ct := &chatTurn{text: text, origin: origin, cancel: cancel, ctx: ctx}
+	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx}
 	s.chatTurn = ct
 	go s.runChatTurn(ct, t)
 	return nil
@@ -373,7 +379,7 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 	s.hubMu.Lock()
 	s.user, s.origin = ct.text, ct.origin
 	s.hubMu.Unlock()
-	ch := s.issue(func(e Engine) { e.Send(ct.text) })
+	ch := s.issue(func(e Engine) { e.Send(ct.text, ct.media...) })
 	s.turnMu.Unlock()
 	select {
 	case <-ch:

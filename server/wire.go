@@ -15,6 +15,9 @@ type wireMessage struct {
 	Role        string `json:"role"`
 	Content     string `json:"content"`
 	Interrupted bool   `json:"interrupted,omitempty"` // a reply cut short
+	// Attachments are a user message's pictures and clips as encoded:
+	// name, size, sha256, pixels or seconds, soft tokens, thumbnail.
+	Attachments []engine.Attachment `json:"attachments,omitempty"`
 }
 
 type wireSettings struct {
@@ -53,6 +56,8 @@ type wireInfo struct {
 	Logits       bool     `json:"logits"`
 	Runtime      string   `json:"runtime"`
 	Notes        []string `json:"notes,omitempty"`
+	Media        []string `json:"media,omitempty"`          // "image", "audio": what /image and /audio may send
+	MaxFileBytes int64    `json:"max_file_bytes,omitempty"` // the largest file a message may carry
 }
 
 type wireCheckpoint struct {
@@ -74,11 +79,12 @@ type wireEvent struct {
 	Request string `json:"request,omitempty"`
 
 	// started
-	Turn         int    `json:"turn,omitempty"`
-	PromptTokens int    `json:"prompt_tokens,omitempty"`
-	ReusedTokens int    `json:"reused_tokens,omitempty"`
-	User         string `json:"user,omitempty"`   // the user's message (chat turns)
-	Origin       string `json:"origin,omitempty"` // the attached screen that sent it
+	Turn         int                 `json:"turn,omitempty"`
+	PromptTokens int                 `json:"prompt_tokens,omitempty"`
+	ReusedTokens int                 `json:"reused_tokens,omitempty"`
+	User         string              `json:"user,omitempty"`        // the user's message (chat turns)
+	Origin       string              `json:"origin,omitempty"`      // the attached screen that sent it
+	Attachments  []engine.Attachment `json:"attachments,omitempty"` // the message's files as encoded
 	// prefill
 	Done  int `json:"done,omitempty"`
 	Total int `json:"total,omitempty"`
@@ -113,7 +119,7 @@ type wireEvent struct {
 func toWireMessages(ms []engine.Message) *[]wireMessage {
 	out := make([]wireMessage, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted})
+		out = append(out, wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
 	}
 	return &out
 }
@@ -124,7 +130,7 @@ func fromWireMessages(ms *[]wireMessage) []engine.Message {
 	}
 	out := make([]engine.Message, 0, len(*ms))
 	for _, m := range *ms {
-		out = append(out, engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted})
+		out = append(out, engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
 	}
 	return out
 }
@@ -158,12 +164,12 @@ func (w *wireLive) live() engine.Live {
 
 func toWireInfo(i engine.ModelInfo) *wireInfo {
 	return &wireInfo{Name: i.Name, Family: i.Family, ComputeUnits: i.ComputeUnits, Context: i.Context, VerifyWidths: i.VerifyWidths,
-		Logits: i.Logits, Runtime: i.Runtime, Notes: i.Notes}
+		Logits: i.Logits, Runtime: i.Runtime, Notes: i.Notes, Media: i.Media}
 }
 
 func (w *wireInfo) info() engine.ModelInfo {
 	return engine.ModelInfo{Name: w.Name, Family: w.Family, ComputeUnits: w.ComputeUnits, Context: w.Context, VerifyWidths: w.VerifyWidths,
-		Logits: w.Logits, Runtime: w.Runtime, Notes: w.Notes}
+		Logits: w.Logits, Runtime: w.Runtime, Notes: w.Notes, Media: w.Media}
 }
 
 func toWireList(l []engine.CheckpointInfo) *[]wireCheckpoint {
@@ -192,7 +198,7 @@ func fromWireList(l *[]wireCheckpoint) []engine.CheckpointInfo {
 func toWire(ev engine.Event) (wireEvent, bool) {
 	switch e := ev.(type) {
 	case engine.Started:
-		return wireEvent{Type: "started", Turn: e.Turn, PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens}, true
+		return wireEvent{Type: "started", Turn: e.Turn, PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, Attachments: e.Attachments}, true
 	case engine.PrefillProgress:
 		return wireEvent{Type: "prefill", Done: e.Done, Total: e.Total}, true
 	case engine.Delta:
@@ -226,7 +232,7 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 func fromWire(w wireEvent) (engine.Event, bool) {
 	switch w.Type {
 	case "started":
-		return engine.Started{Turn: w.Turn, PromptTokens: w.PromptTokens, ReusedTokens: w.ReusedTokens}, true
+		return engine.Started{Turn: w.Turn, PromptTokens: w.PromptTokens, ReusedTokens: w.ReusedTokens, Attachments: w.Attachments}, true
 	case "prefill":
 		return engine.PrefillProgress{Done: w.Done, Total: w.Total}, true
 	case "delta":
