@@ -1,17 +1,18 @@
-package coreml
-
-// This file holds crossCheck, a type checker for files this machine cannot
-// compile: darwin-only cgo files on Linux, or files behind a build tag whose
-// C dependencies are not installed. go/packages lists the import graph for
+// Package crosscheck type-checks Go files this machine cannot compile:
+// darwin-only cgo files on Linux, or files behind a build tag whose C
+// dependencies are not installed. go/packages lists the import graph for
 // the target platform (no cgo preprocessing, so no C toolchain is needed)
 // and go/types checks every package of it from source with FakeImportC, so
 // cgo's C.x references pass unchecked while every Go identifier, method,
 // argument and assignment is checked exactly as the real compiler would.
+// CgoNames then checks that each C.x a cgo file uses is at least declared in
+// its preamble. Tests use it (coreml's darwin backend, media's macOS
+// decoders); nothing is built with it.
 //
-// Other packages can be checked from a test in this package, e.g. the
-// tokenizer's hftokenizers backend:
+// For example, the tokenizer's hftokenizers backend from the repository root:
 //
-//	crossCheck("..", crossTarget{GOOS: "linux", GOARCH: "amd64", Tags: []string{"hftokenizers"}}, "./tokenizer/...")
+//	crosscheck.Check(".", crosscheck.Target{GOOS: "linux", GOARCH: "amd64", Tags: []string{"hftokenizers"}}, "./tokenizer/...")
+package crosscheck
 
 import (
 	"context"
@@ -32,35 +33,35 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// crossTarget is the platform the packages are checked for.
-type crossTarget struct {
+// Target is the platform the packages are checked for.
+type Target struct {
 	GOOS, GOARCH string
 	Tags         []string // extra build tags
 	Tests        bool     // also check the _test.go files of the matched packages
 }
 
-// crossPackage is one package of the matched set, checked with function bodies.
-type crossPackage struct {
+// Package is one package of the matched set, checked with function bodies.
+type Package struct {
 	Pkg   *packages.Package
 	Types *types.Package
 	Info  *types.Info
 	Files []*ast.File
 }
 
-// crossResult is the outcome of crossCheck.
-type crossResult struct {
+// Result is the outcome of Check.
+type Result struct {
 	Fset     *token.FileSet
-	Packages []*crossPackage // the packages matched by the patterns (test variants included)
-	Errors   []types.Error   // type errors in the matched packages
-	Checked  int             // packages type-checked, dependencies included
+	Packages []*Package    // the packages matched by the patterns (test variants included)
+	Errors   []types.Error // type errors in the matched packages
+	Checked  int           // packages type-checked, dependencies included
 }
 
-// crossCheck loads patterns, relative to dir, for target and type-checks the
+// Check loads patterns, relative to dir, for target and type-checks the
 // whole import graph from source. Function bodies are checked only in the
 // matched packages; dependencies are checked for their declarations, which is
 // all their importers can see. Type errors in matched packages are returned in
 // the result; a load failure or a type error in a dependency is an error.
-func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResult, error) {
+func Check(dir string, target Target, patterns ...string) (*Result, error) {
 	env := append(os.Environ(),
 		"GOOS="+target.GOOS, "GOARCH="+target.GOARCH,
 		"CGO_ENABLED=1", // keep the cgo files; go list does not run cgo without -compiled
@@ -113,7 +114,7 @@ func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResul
 		sizes:   sizes,
 		matched: matched,
 		done:    make(map[string]chan struct{}),
-		out:     make(map[string]*crossPackage),
+		out:     make(map[string]*Package),
 		sem:     make(chan struct{}, runtime.GOMAXPROCS(0)),
 	}
 	var all []*packages.Package
@@ -131,7 +132,7 @@ func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResul
 	}
 	wg.Wait()
 
-	res := &crossResult{Fset: c.fset, Checked: len(all)}
+	res := &Result{Fset: c.fset, Checked: len(all)}
 	var depErrs []error
 	for _, p := range all {
 		cp := c.out[p.ID]
@@ -153,7 +154,7 @@ func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResul
 			}
 		}
 	}
-	slices.SortFunc(res.Packages, func(a, b *crossPackage) int { return strings.Compare(a.Pkg.ID, b.Pkg.ID) })
+	slices.SortFunc(res.Packages, func(a, b *Package) int { return strings.Compare(a.Pkg.ID, b.Pkg.ID) })
 	if len(depErrs) > 0 {
 		return res, errors.Join(depErrs...)
 	}
@@ -169,7 +170,7 @@ type checker struct {
 	sem     chan struct{}            // bounds the parallelism
 
 	mu   sync.Mutex
-	out  map[string]*crossPackage
+	out  map[string]*Package
 	errs map[string][]error
 }
 
@@ -215,7 +216,7 @@ func (c *checker) check(p *packages.Package) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.out[p.ID] = &crossPackage{Pkg: p, Types: tp, Info: info, Files: files}
+	c.out[p.ID] = &Package{Pkg: p, Types: tp, Info: info, Files: files}
 	if len(errs) > 0 {
 		if c.errs == nil {
 			c.errs = make(map[string][]error)
@@ -248,10 +249,10 @@ type importerFunc func(path string) (*types.Package, error)
 
 func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
 
-// requireModule makes sure module path, at the version the build list
+// RequireModule makes sure module path, at the version the build list
 // selects, is in the module cache, downloading it if need be, and returns
 // its directory.
-func requireModule(path string) (dir string, err error) {
+func RequireModule(path string) (dir string, err error) {
 	out, err := exec.Command("go", "mod", "download", "-json", path).Output()
 	var m struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &m); jerr != nil && err == nil {
