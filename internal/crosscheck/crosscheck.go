@@ -38,6 +38,9 @@ type Target struct {
 	GOOS, GOARCH string
 	Tags         []string // extra build tags
 	Tests        bool     // also check the _test.go files of the matched packages
+	// Cgo, if set, runs the real cgo tool on the matched packages' cgo
+	// files instead of faking import "C" (see Cgo).
+	Cgo *Cgo
 }
 
 // Package is one package of the matched set, checked with function bodies.
@@ -54,6 +57,10 @@ type Result struct {
 	Packages []*Package    // the packages matched by the patterns (test variants included)
 	Errors   []types.Error // type errors in the matched packages
 	Checked  int           // packages type-checked, dependencies included
+	// CgoErrors are what the cgo tool and the C compiler reported for the
+	// matched packages (Target.Cgo only); such a package is then checked
+	// with import "C" faked.
+	CgoErrors []error
 }
 
 // Check loads patterns, relative to dir, for target and type-checks the
@@ -78,7 +85,12 @@ func Check(dir string, target Target, patterns ...string) (*Result, error) {
 		Tests:      target.Tests,
 		Context:    context.Background(),
 	}
-	roots, err := packages.Load(cfg, patterns...)
+	load := patterns
+	if target.Cgo != nil {
+		// The files cgo generates import these; list them with the rest.
+		load = append(slices.Clone(patterns), cgoImports...)
+	}
+	roots, err := packages.Load(cfg, load...)
 	if err != nil {
 		return nil, fmt.Errorf("listing %v for %s/%s: %w", patterns, target.GOOS, target.GOARCH, err)
 	}
@@ -93,9 +105,14 @@ func Check(dir string, target Target, patterns ...string) (*Result, error) {
 	}
 
 	matched := make(map[string]bool)
+	extra := make(map[string]*packages.Package)
 	for _, p := range roots {
 		if strings.HasSuffix(p.ID, ".test") && p.Name == "main" {
 			continue // the generated test main holds nothing of ours
+		}
+		if target.Cgo != nil && slices.Contains(cgoImports, p.ID) {
+			extra[p.ID] = p
+			continue
 		}
 		matched[p.ID] = true
 	}
@@ -113,9 +130,18 @@ func Check(dir string, target Target, patterns ...string) (*Result, error) {
 		fset:    token.NewFileSet(),
 		sizes:   sizes,
 		matched: matched,
+		extra:   extra,
 		done:    make(map[string]chan struct{}),
 		out:     make(map[string]*Package),
 		sem:     make(chan struct{}, runtime.GOMAXPROCS(0)),
+	}
+	if target.Cgo != nil {
+		run, cleanup, err := newCgoRunner(target)
+		if err != nil {
+			return nil, err
+		}
+		defer cleanup()
+		c.cgo = run
 	}
 	var all []*packages.Package
 	packages.Visit(roots, nil, func(p *packages.Package) {
@@ -132,7 +158,7 @@ func Check(dir string, target Target, patterns ...string) (*Result, error) {
 	}
 	wg.Wait()
 
-	res := &Result{Fset: c.fset, Checked: len(all)}
+	res := &Result{Fset: c.fset, Checked: len(all), CgoErrors: c.cgoErrs}
 	var depErrs []error
 	for _, p := range all {
 		cp := c.out[p.ID]
@@ -168,16 +194,25 @@ type checker struct {
 	matched map[string]bool
 	done    map[string]chan struct{} // closed when the package is checked; read-only after setup
 	sem     chan struct{}            // bounds the parallelism
+	// With Target.Cgo: the runner, and the packages cgo's output imports.
+	cgo   *cgoRunner
+	extra map[string]*packages.Package
 
-	mu   sync.Mutex
-	out  map[string]*Package
-	errs map[string][]error
+	mu      sync.Mutex
+	out     map[string]*Package
+	errs    map[string][]error
+	cgoErrs []error
 }
 
 func (c *checker) check(p *packages.Package) {
 	defer close(c.done[p.ID])
 	for _, imp := range p.Imports {
 		<-c.done[imp.ID]
+	}
+	if c.cgo != nil && c.matched[p.ID] {
+		for _, e := range c.extra {
+			<-c.done[e.ID]
+		}
 	}
 	c.sem <- struct{}{}
 	defer func() { <-c.sem }()
@@ -193,6 +228,14 @@ func (c *checker) check(p *packages.Package) {
 			continue
 		}
 		files = append(files, f)
+	}
+	if full && c.cgo != nil && len(errs) == 0 {
+		var err error
+		if files, err = c.cgo.replace(c.fset, p, files); err != nil {
+			c.mu.Lock()
+			c.cgoErrs = append(c.cgoErrs, fmt.Errorf("%s: %w", p.ID, err))
+			c.mu.Unlock()
+		}
 	}
 	conf := types.Config{
 		Importer:         importerFor(c, p),
@@ -232,6 +275,9 @@ func importerFor(c *checker, p *packages.Package) types.Importer {
 			return types.Unsafe, nil
 		}
 		imp, ok := p.Imports[path]
+		if !ok && c.matched[p.ID] {
+			imp, ok = c.extra[path] // imported by cgo's output
+		}
 		if !ok {
 			return nil, fmt.Errorf("%s does not import %q", p.ID, path)
 		}
