@@ -98,7 +98,7 @@ func TestDarwinImageIOPremultiplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := m.(*image.RGBA).RGBAAt(1, 1)
-	if c.A != 128 || absDiff(c.R, 128) > 2 || absDiff(c.G, 64) > 2 || c.B != 0 {
+	if c.A != 128 || absDiff(c.R, 128) > 4 || absDiff(c.G, 64) > 4 || c.B > 2 {
 		t.Errorf("pixel = %v, want about {128 64 0 128}", c)
 	}
 }
@@ -273,8 +273,9 @@ func TestDarwinAudioToolbox(t *testing.T) {
 				}
 			}
 		} else {
-			// AAC adds priming and padding; the tone must be there, averaged.
-			if n := len(pcm.Samples); n < 44100-4096 || n > 44100+4096 {
+			// AAC adds priming and padding (ADTS keeps them: up to about
+			// three 1024-frame packets); the tone must be there, averaged.
+			if n := len(pcm.Samples); n < 44100-4096 || n > 44100+6144 {
 				t.Errorf("%s: %d samples, want about 44100", tc.file, n)
 			}
 			if a := toneAmplitude(pcm.Samples, 44100, 441, 10000, 20000); math.Abs(a-0.25) > 0.025 {
@@ -285,7 +286,7 @@ func TestDarwinAudioToolbox(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
-		if a.Format != tc.format || math.Abs(a.Seconds()-1) > 0.1 {
+		if a.Format != tc.format || math.Abs(a.Seconds()-1) > 0.15 {
 			t.Errorf("%s: LoadAudio gives %q, %.3f s", tc.file, a.Format, a.Seconds())
 		}
 	}
