@@ -3,6 +3,7 @@ package bundle
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,7 @@ func Open(dir string) (*Bundle, error) {
 	case Stateful3, Stateful3Logits:
 		b.loadS3(&v)
 	}
+	b.checkLimits(&v)
 	b.Identity = b.identity()
 	if len(v.problems) > 0 {
 		return b, &ValidationError{Dir: root, Problems: v.problems}
@@ -216,7 +218,10 @@ func snapshotsOnly(paths []string) []string {
 // detect reads the family's defining file (okayuji doc §1.4, stateful doc §0).
 func (b *Bundle) detect() error {
 	mpath := filepath.Join(b.Dir, "manifest.json")
-	if data, err := os.ReadFile(mpath); err == nil {
+	if _, err := readConfigFile(mpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("bundle %s: manifest.json: %s", b.Dir, regfileReason(err))
+	}
+	if data, err := readConfigFile(mpath); err == nil {
 		var m Manifest
 		extra, err := decodeKeeping(data, &m)
 		if err != nil {

@@ -37,7 +37,18 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	family := fs.String("family", "r1", "demo bundle family: "+families)
 	cont := fs.Bool("continue", false, "resume the last conversation (the autosave)")
 	pick := fs.Bool("pick", false, "choose the model in the picker even when one is configured")
-	if _, err := parseFlags(fs, args); err != nil {
+	var attach attachFlag
+	fs.Var(&attach, "attach", "open the chat over a running orchard serve: the default one, or --attach=ADDR (host:port, unix:/path)")
+	noAttach := fs.Bool("no-attach", false, "open the model here even when orchard serve already serves it")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if attach.set && attach.addr == "" && len(rest) == 1 {
+		attach.addr, rest = rest[0], nil // orchard --attach ADDR
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "orchard: unexpected argument %q\n", rest[0])
 		return 2
 	}
 	if *demoFlag {
@@ -72,6 +83,12 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	defer stop()
 	opts := tui.Options{Theme: cfg.UI.Theme, Keys: cfg.Keys, DraftFile: filepath.Join(cfg.Data.Dir, "draft.txt"),
 		Logger: logger, ExportDir: filepath.Join(cfg.Data.Dir, "exports")}
+	if attach.set {
+		if attach.addr == "" {
+			attach.addr = defaultServer(ctx, cfg)
+		}
+		return runAttached(ctx, attach.addr, cfg, opts, stderr)
+	}
 
 	store, storeErr := checkpoints.Open(cfg.CheckpointsDir())
 	if storeErr != nil {
@@ -104,6 +121,11 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 			fmt.Fprintln(stderr, "orchard:", err)
 			return 1
 		}
+	}
+	// A server already serving this bundle keeps it loaded: chat over it.
+	if sock, ok := servedHere(ctx, cfg, dir); ok && !*noAttach && !*cont {
+		logger.Info("attaching", "bundle", dir, "server", sock)
+		return runAttached(ctx, sock, cfg, opts, stderr)
 	}
 	logger.Info("opening", "bundle", dir)
 	set := settingsFrom(cfg, 0)

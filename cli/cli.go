@@ -1,4 +1,4 @@
-// Package cli holds orchard's commands: the chat, run, selftest, bench,
+// Package cli holds orchard's commands: the chat, serve, run, selftest, bench,
 // bundle, ckpt, config, models and tokenize subcommands and the wiring
 // that opens a bundle for them. The orchard binary (main.go) only calls Main.
 package cli
@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/orchard-llm/orchard/termsafe"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -17,7 +18,13 @@ usage:
   orchard [--model DIR] [--continue] [flags]   chat (no model: the remembered one, else a picker)
   orchard chat [--model DIR] [--continue]      the same
   orchard --demo [--family F]                  chat with the demo bundle (synthetic weights, made on first use)
+<<<<<<< HEAD
+  orchard --attach [ADDR]                      the chat over a running orchard serve (automatic when it serves the bundle asked for)
+  orchard serve (--model DIR | --demo) [--listen ADDR] [--api-key KEY] [--queue N]   the model behind an OpenAI/ollama API
+  orchard run (--model DIR | --demo [--family F]) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
+=======
   orchard run (--model DIR | --demo [--family F]) [--prompt TEXT] [--image F] [--audio F] [--max-tokens N] [--no-spec] [--stats] [--json] ...
+>>>>>>> main
   orchard selftest (--model DIR | --demo [--family F]) [--steps N]   verification gates (exit 1 on a failure)
   orchard bench (--model DIR | --demo [--family F]) [--rounds N] [--json]   speculation off/on workload table
   orchard config show [--json] [--config FILE] [flags]   effective settings and where each came from
@@ -38,6 +45,9 @@ exit status: 0 ok, 1 a failure while running, 2 bad usage or bad input
 // Main dispatches a command line; it returns the process exit code
 // (0 ok, 1 runtime failure, 2 bad usage or invalid input).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Messages quote names, paths and values from files: none may reach
+	// the terminal as an escape sequence.
+	stderr = termsafe.NewWriter(stderr)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "--demo" && args[0] != "-h" && args[0] != "--help" && args[0] != "--version" {
 		return runChat(args, stdout, stderr, false) // orchard [--model DIR] [flags]
 	}
@@ -54,7 +64,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "bundle":
 		return runBundle(args[1:], stdout, stderr)
 	case "tokenize":
-		return tokenizer.RunCLI(args[1:], stdin, stdout, stderr)
+		return tokenizer.RunCLI(args[1:], stdin, terminalSafe(stdout), stderr)
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
 	case "run":
 		return runOne(args[1:], stdin, stdout, stderr)
 	case "selftest":

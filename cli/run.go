@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/tui"
 )
 
 // runOne is `orchard run`: one scripted turn, compatible with corellm-chat's
@@ -45,7 +45,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard run: --kv-save cannot be combined with --kv-restore or --resume")
 		return 2
 	}
-	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
 		return configError(stderr, "orchard run", err)
 	}
@@ -134,12 +134,13 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var fin *engine.TurnMetrics
 	var replyText string
 	var replyIDs []int
+	reply := terminalSafe(stdout) // the model's text may hold escapes too
 	emit := func(ev engine.Event) {
 		switch e := ev.(type) {
 		case engine.Delta:
 			replyIDs = append(replyIDs, e.Tokens...)
 			if !*asJSON {
-				fmt.Fprint(stdout, e.Text)
+				fmt.Fprint(reply, e.Text)
 			}
 		case engine.Notice:
 			fmt.Fprintln(stderr, "note:", e.Text)
@@ -170,13 +171,11 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "saved checkpoint %q\n", *save)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		out := map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin}
 		if msgs := m.sess.Messages(); len(files) > 0 && len(msgs) >= 2 {
 			out["attachments"] = msgs[len(msgs)-2].Attachments
 		}
-		enc.Encode(out)
+		writeJSON(stdout, out)
 	} else {
 		fmt.Fprintln(stdout)
 	}

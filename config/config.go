@@ -22,6 +22,7 @@ type Config struct {
 	Data        Data
 	Log         Log
 	UI          UI
+	Server      Server
 	// Keys maps a TUI action to the keys bound to it, overriding the TUI's
 	// defaults action by action; an empty list unbinds the action.
 	Keys map[string][]string
@@ -102,6 +103,12 @@ type Log struct {
 	Debug bool
 }
 
+// Server configures orchard serve (and the chat attaching to it).
+type Server struct {
+	Listen string // TCP address of orchard serve
+	APIKey string // required as a bearer token when set; never shown
+}
+
 // UI holds presentation choices.
 type UI struct {
 	Theme string // auto, dark or light
@@ -142,6 +149,7 @@ func defaults(env func(string) string) *Config {
 		Sampling: Sampling{TopP: 1, RepetitionPenalty: 1},
 		Chat:     Chat{ContextFull: ContextStop},
 		UI:       UI{Theme: "auto"},
+		Server:   Server{Listen: "127.0.0.1:11535"},
 		Keys:     map[string][]string{},
 		sources:  map[string]Source{},
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,10 @@ type Engine struct {
 	closeErr  error
 
 	// Set on the engine goroutine by UseStore.
-	store CheckpointStore
-	units coreml.ComputeUnits
+	store    CheckpointStore
+	units    coreml.ComputeUnits
+	convs    conversations // request conversations kept aside (complete.go)
+	spillDir string        // their folder on disk, removed at Close
 }
 
 // ErrClosed is reported for commands sent after Close.
@@ -60,8 +63,9 @@ func (e *Engine) loop() {
 	defer e.loopWG.Done()
 	for cmd := range e.cmds {
 		cmd()
+		msgs, set := e.convs.view(e.sess)
 		e.mu.Lock()
-		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
+		e.msgs, e.set = msgs, set
 		e.mu.Unlock()
 	}
 }
@@ -134,7 +138,19 @@ func (e *Engine) do(op string, cmd func()) {
 		e.emit(Failed{Op: op, Err: ErrClosed})
 		return
 	}
-	e.cmds <- cmd
+	if !chatOp(op) {
+		e.cmds <- cmd
+		return
+	}
+	e.cmds <- func() {
+		// A request's conversation may be in the session (Complete):
+		// chat commands act on the chat's own.
+		if err := e.convs.toHome(e.sess); err != nil {
+			e.emit(Failed{Op: op, Err: err})
+			return
+		}
+		cmd()
+	}
 }
 
 // Events delivers the engine's events; it is closed after Close.
@@ -212,6 +228,9 @@ func (e *Engine) Close() error {
 		close(e.cmds)
 		e.cmdMu.Unlock()
 		e.loopWG.Wait()
+		if e.spillDir != "" {
+			os.RemoveAll(e.spillDir)
+		}
 		close(e.done)
 		e.closeErr = e.sess.chain.Close()
 	})

@@ -270,4 +270,5 @@ type ModelInfo struct {
 	Runtime      string
 	Notes        []string
 	Media        []string // kinds of attachments the bundle takes: "image", "audio"
+	Attached     string   // the server's address when the chat runs over orchard serve
 }

@@ -115,3 +115,18 @@ func TestLoadBudget(t *testing.T) {
 	}
 	runtime.KeepAlive(tok)
 }
+
+// BenchmarkCheckGemma is the bundle check of the real Gemma tokenizer,
+// against BenchmarkLoadGemma's full parse.
+func BenchmarkCheckGemma(b *testing.B) {
+	data, err := os.ReadFile(gemmaPath)
+	if err != nil {
+		b.Skip("the Gemma tokenizer is not installed (oracle/install.sh)")
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Check(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

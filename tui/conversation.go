@@ -239,7 +239,9 @@ func (c *conversation) last() *chatMsg {
 func (c *conversation) LastReply() (string, bool) {
 	for i := len(c.msgs) - 1; i >= 0; i-- {
 		if c.msgs[i].role == "model" && c.msgs[i].text != "" {
-			return stripThinking(c.msgs[i].text), true
+			// Cleaned: pasted into a shell, an escape in the reply (the end
+			// of a bracketed paste, say) could run what follows it.
+			return safeText(stripThinking(c.msgs[i].text)), true
 		}
 	}
 	return "", false
@@ -349,7 +351,7 @@ func (c *conversation) renderMsg(m *chatMsg) []string {
 	var body []string
 	if m.role == "user" {
 		label = c.st.UserLabel.Render("you")
-		body = wrapPlain(c.st.UserText.Render(m.text), w)
+		body = wrapPlain(c.st.UserText.Render(safeText(m.text)), w)
 		body = append(body, c.chips(m.attachments, w)...)
 	} else {
 		label = c.st.ModelLabel.Render(c.modelLabel)
@@ -383,9 +385,9 @@ func (c *conversation) modelBody(m *chatMsg, w int) []string {
 		case c.showDrafts:
 			pl = wrapPlain(c.draftText(m, p), w)
 		case m.streaming && i == len(parts)-1:
-			pl = m.stream.render(c.md, m.text[p.start:p.end], w, p.start)
+			pl = m.stream.render(c.md, safeText(m.text[p.start:p.end]), w, p.start)
 		default:
-			pl = c.md.render(m.text[p.start:p.end], w)
+			pl = c.md.render(safeText(m.text[p.start:p.end]), w)
 		}
 		out = glue(out, pl)
 	}
@@ -396,7 +398,7 @@ func (c *conversation) modelBody(m *chatMsg, w int) []string {
 }
 
 func (c *conversation) thinkingLines(raw string, open bool, w int) []string {
-	body := thinkingBody(raw)
+	body := safeText(thinkingBody(raw))
 	words := len(strings.Fields(body))
 	if !c.showThinking {
 		n := plural(words, "word")
@@ -419,7 +421,7 @@ func (c *conversation) draftText(m *chatMsg, p part) string {
 			continue
 		}
 		end := min(r.end, p.end)
-		seg := m.text[pos:end]
+		seg := safeText(m.text[pos:end])
 		if r.draft {
 			b.WriteString(styleLines(c.st.Draft, seg))
 		} else {
@@ -430,7 +432,7 @@ func (c *conversation) draftText(m *chatMsg, p part) string {
 			break
 		}
 	}
-	b.WriteString(m.text[pos:p.end])
+	b.WriteString(safeText(m.text[pos:p.end]))
 	return strings.TrimSpace(b.String())
 }
 

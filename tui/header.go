@@ -50,6 +50,9 @@ func (h *header) pad(left, right string) string {
 func (h *header) facts() []string {
 	i := h.info
 	var f []string
+	if i.Attached != "" {
+		f = append(f, "attached to "+i.Attached)
+	}
 	if i.Family != "" {
 		f = append(f, i.Family)
 	}

@@ -164,7 +164,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		st:              st,
 		md:              md,
 		commands:        commandTable(),
-		info:            eng.Info(),
+		info:            safeInfo(eng.Info()),
 		settings:        eng.Settings(),
 	}
 	if m.autosaveEvery == 0 {

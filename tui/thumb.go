@@ -19,6 +19,9 @@ import (
 const (
 	thumbCols = 16
 	thumbRows = 6
+	// maxThumbPixels bounds a thumbnail orchard will decode (its own are
+	// far smaller).
+	maxThumbPixels = 1 << 20
 )
 
 // chips renders a message's attachments: one line each (name, size, pixels
@@ -36,7 +39,8 @@ func (c *conversation) chips(atts []engine.Attachment, w int) []string {
 		if a.SHA256 == "" {
 			text = a.Name + " · " + a.Kind + " · encoding…"
 		}
-		out = append(out, c.st.Chip.Render(xansi.Truncate(icon+" "+text, w, "…")))
+		// The name and kind may come from a checkpoint imported from anywhere.
+		out = append(out, c.st.Chip.Render(xansi.Truncate(icon+" "+safeLine(text), w, "…")))
 		if len(a.Thumbnail) > 0 && !c.st.NoColor {
 			out = append(out, halfBlocks(a.Thumbnail, min(thumbCols, w))...)
 		}
@@ -47,6 +51,11 @@ func (c *conversation) chips(atts []engine.Attachment, w int) []string {
 // halfBlocks draws a PNG in cols×thumbRows cells of "▀", keeping its
 // aspect ratio inside that box; nil when the bytes do not decode.
 func halfBlocks(pngData []byte, cols int) []string {
+	// A thumbnail may come from an imported checkpoint: a PNG header can
+	// claim any size, so the pixels are decoded only when they are few.
+	if cfg, err := png.DecodeConfig(bytes.NewReader(pngData)); err != nil || cfg.Width*cfg.Height > maxThumbPixels {
+		return nil
+	}
 	img, err := png.Decode(bytes.NewReader(pngData))
 	if err != nil || cols < 2 {
 		return nil
