@@ -14,7 +14,8 @@
 #     shows, a follow-up goes without it;
 #   - orchard serve (issue 15) in the background: the chat attaches by
 #     itself, a message is sent, the screen is dropped mid-reply as a lost
-#     SSH connection would, a new screen attaches and sees the reply end;
+#     SSH connection would, a new screen attaches and sees the reply end,
+#     then sends a picture with /image and sees its chip come back;
 #     SIGTERM stops the server, which autosaves.
 #
 #   scripts/tui-e2e.sh                 # builds orchard, runs `orchard --demo`
@@ -355,6 +356,20 @@ key C-End
 wait_for "tokens ·"
 grep -qE '"finishReason":"(eos|cap|contextFull)"' "$XDG_DATA_HOME/orchard/metrics.jsonl" ||
 	fail "the reply did not finish on the server (metrics.jsonl)"
+# /image on the attached screen: it sends the file's bytes with the
+# message; the chip (with the picture's pixels, which only the server's
+# decoder knows) comes back with the turn, and the turn ends on the server.
+turns=$(wc -l <"$XDG_DATA_HOME/orchard/metrics.jsonl")
+type_line "/image '$pic'"
+wait_for "attached: ▣ orchard picture.png"
+type_line "And in this picture?"
+wait_for "And in this picture?" "▣ orchard picture.png · " "24×16"
+deadline=$((SECONDS + timeout_s))
+until [ "$(wc -l <"$XDG_DATA_HOME/orchard/metrics.jsonl")" -gt "$turns" ]; do
+	[ $SECONDS -ge $deadline ] && fail "the turn with a picture did not finish on the server"
+	sleep 0.2
+done
+absent "attached:" "the attachment queue was not emptied by sending"
 quit
 kill -TERM "$serve_pid"
 wait "$serve_pid" || fail "orchard serve exited with status $? on SIGTERM"

@@ -426,6 +426,25 @@ func TestAttachMedia(t *testing.T) {
 		t.Fatalf("a late screen sees %+v", msgs)
 	}
 
+	// A checkpoint of it lists its picture, for the screen's panel, and
+	// loading it brings the chips back.
+	a.SaveCheckpoint("with a picture")
+	evs = until(t, a, func(ev engine.Event) bool { c, ok := ev.(engine.Checkpoints); return ok && c.Op == "save" })
+	saved := false
+	for _, cp := range evs[len(evs)-1].(engine.Checkpoints).List {
+		saved = saved || cp.Name == "with a picture" && cp.Media == 1 && len(cp.Thumbnail) > 0
+	}
+	if !saved {
+		t.Fatalf("checkpoints %+v", evs[len(evs)-1])
+	}
+	a.Clear()
+	until(t, a, func(ev engine.Event) bool { _, ok := ev.(engine.Cleared); return ok })
+	a.LoadCheckpoint("with a picture")
+	evs = until(t, a, func(ev engine.Event) bool { _, ok := ev.(engine.Cleared); return ok })
+	if cl := evs[len(evs)-1].(engine.Cleared); len(cl.Messages) != 4 || len(cl.Messages[0].Attachments) != 1 || cl.Messages[0].Attachments[0].SHA256 != att.SHA256 {
+		t.Fatalf("loaded %+v", cl.Messages)
+	}
+
 	// Refusals: a missing file, a file that is no picture.
 	a.Send("And this?", engine.MediaFile{Kind: engine.MediaImage, Path: filepath.Join(t.TempDir(), "gone.png")})
 	fl := until(t, a, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == "send" })

@@ -69,6 +69,8 @@ type wireCheckpoint struct {
 	Bundle     string    `json:"bundle"`
 	BundleID   string    `json:"bundle_id"`
 	Compatible bool      `json:"compatible"`
+	Media      int       `json:"media,omitempty"`     // pictures and clips in the conversation
+	Thumbnail  []byte    `json:"thumbnail,omitempty"` // the first picture's (PNG)
 }
 
 // wireEvent is one event of GET /orchard/v1/events. Type names the
@@ -176,7 +178,7 @@ func toWireList(l []engine.CheckpointInfo) *[]wireCheckpoint {
 	out := make([]wireCheckpoint, 0, len(l))
 	for _, c := range l {
 		out = append(out, wireCheckpoint{Name: c.Name, Created: c.Created, Turns: c.Turns, Tokens: c.Tokens, Bytes: c.Bytes,
-			Bundle: c.Bundle, BundleID: c.BundleID, Compatible: c.Compatible})
+			Bundle: c.Bundle, BundleID: c.BundleID, Compatible: c.Compatible, Media: c.Media, Thumbnail: c.Thumbnail})
 	}
 	return &out
 }
@@ -188,7 +190,7 @@ func fromWireList(l *[]wireCheckpoint) []engine.CheckpointInfo {
 	out := make([]engine.CheckpointInfo, 0, len(*l))
 	for _, c := range *l {
 		out = append(out, engine.CheckpointInfo{Name: c.Name, Created: c.Created, Turns: c.Turns, Tokens: c.Tokens, Bytes: c.Bytes,
-			Bundle: c.Bundle, BundleID: c.BundleID, Compatible: c.Compatible})
+			Bundle: c.Bundle, BundleID: c.BundleID, Compatible: c.Compatible, Media: c.Media, Thumbnail: c.Thumbnail})
 	}
 	return out
 }
