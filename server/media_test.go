@@ -277,6 +277,7 @@ func TestOpenAIMediaRefusals(t *testing.T) {
 		says       string
 	}{
 		{"image on an assistant message", `{"model": "orchard", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,` + pic + `"}}]}, {"role": "user", "content": "and?"}]}`, 400, "user messages only"},
+		{"image_url as a string", `{"model": "orchard", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": "https://example.com/x.png"}]}]}`, 400, "does not fetch"},
 		{"part without its object", `{"model": "orchard", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, 400, "image_url.url"},
 		{"unknown part", `{"model": "orchard", "messages": [{"role": "user", "content": [{"type": "file", "file": {}}]}]}`, 400, `"file"`},
 		{"body too large", `{"model": "orchard", "messages": [{"role": "user", "content": "` + strings.Repeat("a", 33<<20) + `"}]}`, 413, "request body"},

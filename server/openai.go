@@ -55,11 +55,11 @@ type chatMessage struct {
 }
 
 type contentPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL *struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
+	Type string `json:"type"`
+	Text string `json:"text"`
+	// ImageURL is {"url": ...}, as OpenAI sends it, or the URL alone, as
+	// some clients do.
+	ImageURL   json.RawMessage `json:"image_url"`
 	InputAudio *struct {
 		Data   string `json:"data"`
 		Format string `json:"format"`
@@ -97,10 +97,11 @@ func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine
 			texts = append(texts, p.Text)
 			continue
 		case "image_url":
-			if p.ImageURL == nil {
+			url, ok := imageURLOf(p.ImageURL)
+			if !ok {
 				return "", nil, bad("invalid_value", param, "an image_url part needs image_url.url")
 			}
-			f, err = mr.imageURL(param, p.ImageURL.URL)
+			f, err = mr.imageURL(param, url)
 		case "input_audio":
 			if p.InputAudio == nil {
 				return "", nil, bad("invalid_value", param, "an input_audio part needs input_audio.data")
@@ -115,6 +116,22 @@ func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine
 		files = append(files, f)
 	}
 	return strings.Join(texts, "\n"), files, nil
+}
+
+// imageURLOf reads an image_url part's URL: an object with url, or a
+// string.
+func imageURLOf(raw json.RawMessage) (string, bool) {
+	var obj struct {
+		URL string `json:"url"`
+	}
+	var str string
+	switch {
+	case json.Unmarshal(raw, &obj) == nil && obj.URL != "":
+		return obj.URL, true
+	case json.Unmarshal(raw, &str) == nil && str != "":
+		return str, true
+	}
+	return "", false
 }
 
 // conversation maps OpenAI messages to the engine's: leading system (and
