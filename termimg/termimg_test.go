@@ -302,3 +302,17 @@ func TestParseProtocol(t *testing.T) {
 		t.Error("jpeg accepted")
 	}
 }
+
+func TestKittyPlaceholder(t *testing.T) {
+	lines := KittyPlaceholder(0x0a0b0c, 2, 3)
+	want0 := "\x1b[38;2;10;11;12m" + "\U0010EEEE\u0305\u0305" + "\U0010EEEE\u0305\u030D" + "\U0010EEEE\u0305\u030E" + "\x1b[39m"
+	if len(lines) != 2 || lines[0] != want0 {
+		t.Fatalf("%q", lines)
+	}
+	if !strings.Contains(lines[1], "\U0010EEEE\u030D\u030E") {
+		t.Errorf("row 1: %q", lines[1])
+	}
+	if got := KittyImage([]byte{1, 2, 3}, Options{ID: 7, Cols: 3, Rows: 2, Virtual: true}); !strings.Contains(got, "U=1") || !strings.Contains(got, "i=7") {
+		t.Errorf("virtual placement: %q", got)
+	}
+}
