@@ -316,3 +316,27 @@ func TestKittyPlaceholder(t *testing.T) {
 		t.Errorf("virtual placement: %q", got)
 	}
 }
+
+func TestPlaceholderSupport(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		kittyOK bool
+		want    bool
+	}{
+		{"kitty(0.35.2)", true, true},
+		{"kitty(0.28.0)", true, true},
+		{"kitty(0.26.5)", true, false}, // Debian 12's kitty rejects U=1
+		{"ghostty 1.1.3", true, true},
+		{"WezTerm 20240203", true, false},
+		{"", true, false},
+		{"kitty(0.35.2)", false, false},
+	} {
+		d := NewDetector(Env{Term: "xterm-kitty"})
+		d.FeedKitty(KittyQueryID, map[bool]string{true: "OK", false: "ENOTSUPPORTED"}[tt.kittyOK])
+		d.FeedVersion(tt.version)
+		d.FeedDA1([]int{62, 22})
+		if got := d.Placeholders(); got != tt.want {
+			t.Errorf("%q (query ok %v): placeholders %v, want %v", tt.version, tt.kittyOK, got, tt.want)
+		}
+	}
+}

@@ -172,8 +172,9 @@ func TestKittyThumbnails(t *testing.T) {
 	if v := m.View().Content; strings.Contains(v, "\U0010EEEE") || !strings.Contains(v, "▀") {
 		t.Fatal("placeholders drawn before the terminal answered")
 	}
-	// The terminal answers: kitty OK, then DA1.
+	// The terminal answers: kitty OK, a kitty that draws placeholders, then DA1.
 	m.Update(uv.KittyGraphicsEvent{Options: kitty.Options{ID: termimg.KittyQueryID}, Payload: []byte("OK")})
+	m.Update(tea.TerminalVersionMsg{Name: "kitty(0.35.2)"})
 	_, cmd := m.Update(uv.PrimaryDeviceAttributesEvent{62, 22})
 	raws := runCmds(cmd)
 	sent := false

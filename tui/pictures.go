@@ -14,7 +14,8 @@ import (
 // pictures shows attachment thumbnails as real pictures where the
 // terminal says it can: it asks at start (the kitty graphics query,
 // XTVERSION, DA1 — never assumed from the environment alone) and, on a
-// kitty-protocol terminal (kitty, Ghostty, …), sends each thumbnail once as
+// terminal that draws kitty Unicode placeholders (kitty 0.28+, Ghostty;
+// older kittys reject them), sends each thumbnail once as
 // a virtual placement that the conversation draws over Unicode
 // placeholder cells, which a cell-based screen redraws and scrolls like
 // text. Elsewhere thumbnails are coloured half blocks (thumb.go).
@@ -56,7 +57,7 @@ func (p *pictures) feed(msg tea.Msg) bool {
 		p.det.FeedVersion(e.Name)
 	case uv.PrimaryDeviceAttributesEvent:
 		p.det.FeedDA1(e)
-		p.kitty, p.tmux = p.det.Protocol() == termimg.Kitty, p.det.Tmux()
+		p.kitty, p.tmux = p.det.Placeholders(), p.det.Tmux()
 		return p.kitty
 	}
 	return false
