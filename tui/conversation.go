@@ -39,6 +39,7 @@ type draftRun struct {
 type renderKey struct {
 	width            int
 	drafts, thinking bool
+	pictures         bool // thumbnails are drawn by the terminal (kitty placeholders)
 }
 
 // conversation is the scrolling transcript. Messages are rendered
@@ -56,6 +57,7 @@ type conversation struct {
 	showThinking bool
 	modelLabel   string
 	welcome      []string
+	pics         *pictures // real thumbnails where the terminal draws them
 }
 
 func newConversation(st *Styles, md *markdown) *conversation {
@@ -331,7 +333,7 @@ func (c *conversation) tail(n int) []string {
 // flags changed. A streaming reply keeps its last lines between frame
 // ticks even though more text has arrived (see Refresh).
 func (c *conversation) render(m *chatMsg) []string {
-	key := renderKey{width: c.width, drafts: c.showDrafts, thinking: c.showThinking}
+	key := renderKey{width: c.width, drafts: c.showDrafts, thinking: c.showThinking, pictures: c.pics != nil && c.pics.kitty}
 	if m.lines != nil && m.key == key {
 		return m.lines
 	}

@@ -22,6 +22,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.stats.Started(e)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
+				cmds = append(cmds, m.pics.send(e.Attachments))
 			}
 			m.conv.streamingReply()
 		case engine.PrefillProgress:
@@ -60,6 +61,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			}
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
+			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
 			m.stats.Cleared(e.ContextUsed)
 			if e.Settings != (engine.Settings{}) {
 				// A loaded checkpoint brings its own settings: show the
