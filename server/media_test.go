@@ -414,7 +414,7 @@ func TestAttachMedia(t *testing.T) {
 	evs = until(t, a, turnEnd)
 	f, ok = evs[len(evs)-1].(engine.Finished)
 	if !ok || f.Reply != want[1] || f.Metrics.ReusedTokens < firstPrompt {
-		t.Fatalf("follow-up %#v, engine alone %q", evs[len(evs)-1], want[1])
+		t.Fatalf("follow-up %#v (%v), engine alone %q", evs[len(evs)-1], evs[len(evs)-1], want[1])
 	}
 
 	// A screen attached later gets the conversation with its chips.

@@ -221,6 +221,14 @@ func (s *Server) pump() {
 			s.pending = append(s.pending, ev)
 		}
 		s.publishChat(ev)
+		switch e := ev.(type) {
+		case engine.Finished, engine.Cancelled:
+			s.chatTurnOver()
+		case engine.Failed:
+			if e.Op == "send" {
+				s.chatTurnOver()
+			}
+		}
 	}
 	s.hubMu.Lock()
 	for sub := range s.subs {
@@ -360,7 +368,9 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 	defer s.inflight.Done()
 	defer func() {
 		s.turnMu.Lock()
-		s.chatTurn = nil
+		if s.chatTurn == ct {
+			s.chatTurn = nil
+		}
 		s.turnMu.Unlock()
 		ct.cancel()
 	}()
@@ -384,6 +394,18 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 	select {
 	case <-ch:
 	case <-s.pumpDone:
+	}
+}
+
+// chatTurnOver frees the chat for the next message as soon as the
+// running turn's last event is out: a screen that sends right after the
+// reply it saw end must not be told one is still being generated. The
+// next turn waits in the line for this one's place.
+func (s *Server) chatTurnOver() {
+	s.turnMu.Lock()
+	defer s.turnMu.Unlock()
+	if ct := s.chatTurn; ct != nil && ct.running {
+		s.chatTurn = nil
 	}
 }
 
