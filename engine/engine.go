@@ -41,6 +41,16 @@ type Engine struct {
 	// Set on the engine goroutine by UseStore.
 	store CheckpointStore
 	units coreml.ComputeUnits
+
+	// The conversation history (history.go): written on the engine
+	// goroutine, listed and searched on a reader goroutine of its own so a
+	// search never waits for a reply.
+	hmu         sync.Mutex // guards hist, histID and the reader's request
+	hist        HistoryStore
+	histPolicy  HistoryPolicy
+	histID      string // the session's history id, as of the last command
+	archivedGen uint64 // the session's gen when it was last kept
+	reads       historyReader
 }
 
 // ErrClosed is reported for commands sent after Close.
@@ -53,6 +63,7 @@ func Start(sess *Session, info ModelInfo) *Engine {
 	e.loopWG.Add(1)
 	go e.loop()
 	go e.forward()
+	e.reads.start(e)
 	return e
 }
 
@@ -60,10 +71,18 @@ func (e *Engine) loop() {
 	defer e.loopWG.Done()
 	for cmd := range e.cmds {
 		cmd()
-		e.mu.Lock()
-		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
-		e.mu.Unlock()
+		e.refresh()
 	}
+}
+
+// refresh updates the copies other goroutines read.
+func (e *Engine) refresh() {
+	e.mu.Lock()
+	e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
+	e.mu.Unlock()
+	e.hmu.Lock()
+	e.histID = e.sess.historyID
+	e.hmu.Unlock()
 }
 
 // emit queues an event; a Delta merges into a Delta at the queue's tail.
@@ -93,10 +112,8 @@ func (e *Engine) emit(ev Event) {
 // Settings return — a consumer reading them on Finished sees the reply.
 func (e *Engine) emitTurn(ev Event) {
 	switch ev.(type) {
-	case Finished, Cancelled, Failed:
-		e.mu.Lock()
-		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
-		e.mu.Unlock()
+	case Finished, Cancelled, Failed, Branched:
+		e.refresh()
 	}
 	e.emit(ev)
 }
@@ -159,15 +176,45 @@ func (e *Engine) Messages() []Message {
 
 // Send starts a turn.
 func (e *Engine) Send(text string) {
+	e.startTurn("send", func(emit func(Event)) { e.sess.Send(text, emit) })
+}
+
+// Regenerate replaces the last reply with a new one, keeping the old one
+// as another version; the cache is rewound to the end of the prompt, not
+// prefilled again.
+func (e *Engine) Regenerate() {
+	e.startTurn("regenerate", func(emit func(Event)) { e.sess.Regenerate(emit) })
+}
+
+// Edit replaces the last user message with text and sends it; the cache
+// is rewound to before the message, which stays as another version with
+// its reply.
+func (e *Engine) Edit(text string) {
+	e.startTurn("edit", func(emit func(Event)) { e.sess.Edit(text, emit) })
+}
+
+// SelectVersion shows version (0-based) of the message at index, with the
+// turns that followed it (Branched; Failed{Op: "version"} when there is
+// no such version).
+func (e *Engine) SelectVersion(index, version int) {
+	e.do("version", func() {
+		if err := e.sess.SelectVersion(index, version, e.emitTurn); err != nil {
+			e.emit(Failed{Op: "version", Err: err})
+		}
+	})
+}
+
+// startTurn queues a turn that Cancel can stop before or while it runs.
+func (e *Engine) startTurn(op string, run func(emit func(Event))) {
 	seq := e.sendSeq.Add(1)
-	e.do("send", func() {
+	e.do(op, func() {
 		cancelled := func() bool { return seq <= e.cancelTo.Load() }
 		if cancelled() {
 			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
 			return
 		}
 		e.sess.cancelHook = cancelled
-		e.sess.Send(text, e.emitTurn)
+		run(e.emitTurn)
 		e.sess.cancelHook = nil
 	})
 }
@@ -190,9 +237,11 @@ func (e *Engine) SetSettings(s Settings) {
 	})
 }
 
-// Clear forgets the conversation.
+// Clear starts a new conversation; the one it replaces is kept in the
+// history (when there is one).
 func (e *Engine) Clear() {
 	e.do("clear", func() {
+		e.keepReplaced()
 		if err := e.sess.Clear(); err != nil {
 			e.emit(Failed{Op: "clear", Err: err})
 			return
@@ -211,6 +260,7 @@ func (e *Engine) Close() error {
 		close(e.cmds)
 		e.cmdMu.Unlock()
 		e.loopWG.Wait()
+		e.reads.stop()
 		close(e.done)
 		e.closeErr = e.sess.chain.Close()
 	})
