@@ -22,6 +22,7 @@ const (
 	panelNone panelKind = iota
 	panelStats
 	panelCheckpoints
+	panelHistory
 )
 
 type focusKind int
@@ -34,6 +35,8 @@ const (
 	focusPanel             // the checkpoints panel
 	focusPalette           // the command palette
 	focusConfirm           // a yes/no question on the bottom line
+	focusHistory           // the history panel (its search and list)
+	focusFind              // the search bar of the conversation
 )
 
 // Layout constants.
@@ -98,6 +101,8 @@ type Model struct {
 	comp    completion
 	palette palette
 	confirm confirm
+	hist    historyPanel
+	findBar findBar
 	help    help.Model
 
 	panel          panelKind
@@ -112,6 +117,10 @@ type Model struct {
 	unsaved        bool   // the conversation changed since it was last saved or loaded by name
 	pendingSend    string // a sent message the engine has not started yet
 	refused        string // a message the engine refused, put back in the input
+	editing        bool   // the input holds the last message, to be sent in its place
+	editOrig       string // that message as it was
+	pendingEdit    string // an edit sent, until its turn starts
+	helpOffset     int    // lines the help screen is scrolled
 	quitting       bool
 	engineStopped  bool
 
@@ -179,6 +188,8 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.comp = completion{st: st}
 	m.palette = newPalette(st, m.commands)
 	m.confirm = confirm{st: st}
+	m.hist = newHistoryPanel(st)
+	m.findBar = newFindBar(st)
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.setWelcome()
@@ -314,7 +325,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.native {
 			where += " and this machine's clipboard"
 		}
-		cmd = m.infoToast(fmt.Sprintf("Copied %s characters %s.", commas(msg.chars), where))
+		if msg.what != "" {
+			cmd = m.infoToast(fmt.Sprintf("Copied %s, %s, %s.", msg.what, plural(msg.lines, "line"), where))
+		} else {
+			cmd = m.infoToast(fmt.Sprintf("Copied %s characters %s.", commas(msg.chars), where))
+		}
 	case tea.PasteMsg:
 		cmd = m.routeText(msg)
 	case tea.MouseWheelMsg:
@@ -350,6 +365,12 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 		return nil
 	case focusConfirm:
 		return nil // a paste never answers a question
+	case focusHistory:
+		act, cmd := m.hist.Paste(msg)
+		return tea.Batch(cmd, m.historyAction(act))
+	case focusFind:
+		act, cmd := m.findBar.Paste(msg)
+		return tea.Batch(cmd, m.findAction(act))
 	}
 	cmd := m.input.Update(msg)
 	m.updateCompletion()
@@ -363,6 +384,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	m.quitArmedAt = time.Time{}
 
+	if m.showHelp && m.scrollHelp(msg) {
+		return nil
+	}
 	if m.showHelp || m.showMessage {
 		m.showHelp, m.showMessage = false, false
 		return nil
@@ -387,6 +411,15 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case focusPanel:
 		act, cmd := m.ckpts.Update(msg)
 		return tea.Batch(cmd, m.checkpointAction(act))
+	case focusHistory:
+		act, cmd := m.hist.Update(msg)
+		return tea.Batch(cmd, m.historyAction(act))
+	case focusFind:
+		if m.scrollKey(msg) {
+			return nil
+		}
+		act, cmd := m.findBar.Update(msg)
+		return tea.Batch(cmd, m.findAction(act))
 	}
 
 	switch {
@@ -399,7 +432,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case m.refused != "" && m.input.Value() == m.refused:
 			m.input.Reset()
 			m.refused = ""
+			m.stopEditing()
 			return m.infoToast("Cleared the message that was not sent.")
+		case m.editing:
+			m.input.Reset()
+			m.stopEditing()
+			return m.infoToast("The message was left as it was.")
 		case m.panel != panelNone:
 			m.closePanel()
 		}
@@ -415,7 +453,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Editor):
 		return prepareEditor(m.input.Value())
 	case key.Matches(msg, k.Help) && (msg.String() != "?" || m.input.Value() == ""):
-		m.showHelp = true
+		m.showHelp, m.helpOffset = true, 0
 		return nil
 	case key.Matches(msg, k.Stats):
 		return m.cmdStats("")
@@ -440,29 +478,41 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Focus) && m.panel == panelCheckpoints:
 		m.focusPanel()
 		return nil
-	case key.Matches(msg, k.ScrollUp):
-		m.conv.ScrollUp(1)
+	case key.Matches(msg, k.Focus) && m.panel == panelHistory:
+		return m.setFocus(focusHistory)
+	case m.scrollKey(msg):
 		return nil
-	case key.Matches(msg, k.ScrollDown):
-		m.conv.ScrollDown(1)
-		return nil
-	case key.Matches(msg, k.PageUp):
-		m.conv.PageUp()
-		return nil
-	case key.Matches(msg, k.PageDown):
-		m.conv.PageDown()
-		return nil
-	case key.Matches(msg, k.Top):
-		m.conv.Top()
-		return nil
-	case key.Matches(msg, k.Bottom):
-		m.conv.Bottom()
-		return nil
+	case key.Matches(msg, k.Regenerate):
+		return m.cmdRetry("")
+	case key.Matches(msg, k.Search):
+		return m.cmdFind("")
+	case key.Matches(msg, k.History):
+		if m.panel == panelHistory {
+			m.closePanel()
+			return nil
+		}
+		return m.cmdHistory("")
+	case key.Matches(msg, k.New):
+		return m.cmdNew("")
+	case key.Matches(msg, k.VersionPrev) && m.input.Value() == "":
+		return m.stepVersion(-1)
+	case key.Matches(msg, k.VersionNext) && m.input.Value() == "":
+		return m.stepVersion(1)
 	case key.Matches(msg, k.HistoryPrev) && m.comp.Visible():
 		m.comp.Move(-1)
 		return nil
 	case key.Matches(msg, k.HistoryNext) && m.comp.Visible():
 		m.comp.Move(1)
+		return nil
+	case key.Matches(msg, k.HistoryPrev) && m.input.Value() == "" && !m.input.Browsing() && m.lastUserText() != "":
+		// ↑ on an empty input edits the last message, as in chat apps;
+		// ↑ again goes back through the messages sent.
+		m.startEditing()
+		return nil
+	case key.Matches(msg, k.HistoryPrev) && m.editing && m.input.Value() == m.editOrig:
+		orig := m.editOrig
+		m.stopEditing()
+		m.input.BrowseFrom(orig)
 		return nil
 	case key.Matches(msg, k.HistoryPrev) && (m.input.Value() == "" || m.input.Browsing()):
 		m.input.HistoryPrev()
@@ -474,8 +524,54 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.submit()
 	}
 	cmd := m.input.Update(msg)
+	if m.editing && m.input.Value() == "" {
+		m.stopEditing() // everything deleted: a new message, not an edit
+	}
 	m.updateCompletion()
 	return cmd
+}
+
+// scrollKey scrolls the conversation for the scrolling keys.
+func (m *Model) scrollKey(msg tea.KeyPressMsg) bool {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.ScrollUp):
+		m.conv.ScrollUp(1)
+	case key.Matches(msg, k.ScrollDown):
+		m.conv.ScrollDown(1)
+	case key.Matches(msg, k.PageUp):
+		m.conv.PageUp()
+	case key.Matches(msg, k.PageDown):
+		m.conv.PageDown()
+	case key.Matches(msg, k.Top):
+		m.conv.Top()
+	case key.Matches(msg, k.Bottom):
+		m.conv.Bottom()
+	default:
+		return false
+	}
+	return true
+}
+
+// scrollHelp scrolls the help screen when it is taller than the
+// terminal; any other key closes it.
+func (m *Model) scrollHelp(msg tea.KeyPressMsg) bool {
+	switch msg.String() {
+	case "down", "j", "pgdown", "space":
+		m.helpOffset++
+		if msg.String() == "pgdown" || msg.String() == "space" {
+			m.helpOffset += max(1, m.mainHeight()-2)
+		}
+	case "up", "k", "pgup":
+		m.helpOffset--
+		if msg.String() == "pgup" {
+			m.helpOffset -= max(1, m.mainHeight()-2)
+		}
+	default:
+		return false
+	}
+	m.helpOffset = max(0, m.helpOffset)
+	return true
 }
 
 // submit handles enter: a slash command, or a message to send.
@@ -499,6 +595,9 @@ func (m *Model) submit() tea.Cmd {
 	}
 	if m.replying() {
 		return m.errorToast("A reply is still streaming; esc stops it.")
+	}
+	if m.editing {
+		return m.sendEdit(v)
 	}
 	m.input.Remember(v)
 	m.input.Reset()
@@ -558,6 +657,9 @@ func (m *Model) interrupt() tea.Cmd {
 		m.confirm.active = false
 		m.setFocus(m.confirm.prev)
 		return m.infoToast("Nothing was changed.")
+	case m.focus == focusFind:
+		m.closeFind()
+		return nil
 	case m.replying():
 		m.quitArmedAt = time.Time{}
 		m.call(func(e Engine) { e.Cancel() })
@@ -567,6 +669,7 @@ func (m *Model) interrupt() tea.Cmd {
 		m.input.Reset()
 		m.comp.Hide()
 		m.refused = ""
+		m.stopEditing()
 		return nil
 	}
 	if m.focus != focusInput {
@@ -583,14 +686,21 @@ func (m *Model) interrupt() tea.Cmd {
 // the focused component draws a cursor, a selection or a highlighted
 // border, and the input's placeholder says where the keys went. Other
 // components (a history panel, a search bar) take the focus the same way.
-func (m *Model) setFocus(f focusKind) {
+func (m *Model) setFocus(f focusKind) tea.Cmd {
 	if m.focus == focusPanel && f != focusPanel {
 		m.ckpts.Blur()
 	}
 	if m.focus == focusPalette && f != focusPalette {
 		m.palette.filter.Blur()
 	}
+	if m.focus == focusHistory && f != focusHistory {
+		m.hist.Blur()
+	}
+	if m.focus == focusFind && f != focusFind {
+		m.findBar.Blur()
+	}
 	m.focus = f
+	var cmd tea.Cmd
 	switch f {
 	case focusInput:
 		m.input.Focus()
@@ -602,9 +712,17 @@ func (m *Model) setFocus(f focusKind) {
 	case focusConfirm:
 		m.input.Blur()
 		m.input.SetPlaceholder("answer the question below first")
+	case focusHistory:
+		cmd = m.hist.Focus()
+		m.input.Blur()
+		m.input.SetPlaceholder("keys go to the history panel · esc closes it, tab returns here")
+	case focusFind:
+		m.input.Blur()
+		m.input.SetPlaceholder("keys go to the search below · esc closes it")
 	default:
 		m.input.Blur()
 	}
+	return cmd
 }
 
 // ask puts a yes/no question on the bottom line; yes runs on y. The
@@ -622,7 +740,8 @@ func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
 func (m *Model) closePalette() { m.setFocus(focusInput) }
 
 func (m *Model) openPanel(p panelKind) {
-	if m.panel == panelCheckpoints && p != panelCheckpoints && m.focus == focusPanel {
+	if m.panel == panelCheckpoints && p != panelCheckpoints && m.focus == focusPanel ||
+		m.panel == panelHistory && p != panelHistory && m.focus == focusHistory {
 		m.setFocus(focusInput)
 	}
 	m.panel = p
@@ -630,7 +749,7 @@ func (m *Model) openPanel(p panelKind) {
 
 func (m *Model) closePanel() {
 	m.panel = panelNone
-	if m.focus == focusPanel {
+	if m.focus == focusPanel || m.focus == focusHistory {
 		m.setFocus(focusInput)
 	}
 }
@@ -695,6 +814,7 @@ func (m *Model) resize() {
 	m.status.SetSize(w)
 	m.toast.SetSize(w, m.height)
 	m.confirm.SetSize(w)
+	m.findBar.SetSize(w)
 	m.comp.width = w
 	m.input.SetSize(w, max(1, m.height/4))
 	m.layout()
@@ -715,7 +835,7 @@ func (m *Model) layout() {
 	if m.panel != panelNone {
 		if w >= wideLayout {
 			m.panelW = sidePanelW
-			if m.panel == panelCheckpoints {
+			if m.panel == panelCheckpoints || m.panel == panelHistory {
 				m.panelW = ckptSidePanel
 			}
 			m.panelH = mainH
@@ -724,8 +844,11 @@ func (m *Model) layout() {
 			m.panelW = w
 			m.setPanelSize(w, mainH)
 			want := m.stats.Height()
-			if m.panel == panelCheckpoints {
+			switch m.panel {
+			case panelCheckpoints:
 				want = m.ckpts.Height()
+			case panelHistory:
+				want = m.hist.Height()
 			}
 			m.panelH = max(0, min(want, mainH-minConvRows))
 			m.convH = mainH - m.panelH
@@ -739,6 +862,7 @@ func (m *Model) layout() {
 func (m *Model) setPanelSize(w, h int) {
 	m.stats.SetSize(w, h)
 	m.ckpts.SetSize(w, h)
+	m.hist.SetSize(w, h)
 }
 
 // bottomLines is the rows of the last line: a question, a toast or the
@@ -747,11 +871,16 @@ func (m *Model) bottomLines() int {
 	switch {
 	case m.confirm.active:
 		return m.confirm.Lines()
+	case m.focus == focusFind:
+		return 1
 	case m.showMessage:
 		return 1 // the message itself is on screen
 	}
 	return max(1, m.toast.Lines())
 }
+
+// mainHeight is the rows between the header and the input.
+func (m *Model) mainHeight() int { return m.height - 1 - m.input.Height() - 1 - m.bottomLines() }
 
 // tooSmall reports whether the terminal cannot hold the layout.
 func (m *Model) tooSmall() bool { return m.width < minWidth || m.height < minHeight }
@@ -771,11 +900,11 @@ func (m *Model) View() tea.View {
 		v.SetContent(m.tooSmallView())
 		return v
 	}
-	mainH := m.height - 1 - m.input.Height() - 1 - m.bottomLines()
+	mainH := m.mainHeight()
 	var main string
 	switch {
 	case m.showHelp:
-		main = m.helpView()
+		main = m.scrolledHelp(mainH)
 	case m.showMessage:
 		main = m.messageView()
 	case m.focus == focusPalette:
@@ -809,6 +938,8 @@ func (m *Model) View() tea.View {
 	switch {
 	case m.confirm.active:
 		b.WriteString(m.confirm.View())
+	case m.focus == focusFind:
+		b.WriteString(m.findBar.View())
 	case m.toast.Visible() && !m.showMessage:
 		b.WriteString(m.toast.View())
 	default:
@@ -885,9 +1016,12 @@ func (m *Model) mainView() string {
 		return conv
 	}
 	var panel string
-	if m.panel == panelStats {
+	switch m.panel {
+	case panelStats:
 		panel = m.stats.View()
-	} else {
+	case panelHistory:
+		panel = m.hist.View()
+	default:
 		panel = m.ckpts.View()
 	}
 	if m.panelW < m.width {
@@ -898,6 +1032,22 @@ func (m *Model) mainView() string {
 		return lipgloss.JoinHorizontal(lipgloss.Top, strings.Join(left, "\n"), panel)
 	}
 	return strings.Join(fitLines(conv, m.convH, m.width), "\n") + "\n" + panel
+}
+
+// scrolledHelp is the help screen from helpOffset, with a note when
+// more of it is below or above.
+func (m *Model) scrolledHelp(h int) string {
+	lines := strings.Split(m.helpView(), "\n")
+	if len(lines) <= h {
+		m.helpOffset = 0
+		return strings.Join(lines, "\n")
+	}
+	m.helpOffset = min(m.helpOffset, len(lines)-h+1)
+	lines = lines[m.helpOffset:]
+	if len(lines) > h {
+		lines = append(lines[:h-1], m.st.ScrollHint.Render(fmt.Sprintf(" ↓ %d more lines · ↓/pgdn scroll · any other key closes ", len(lines)-h+1)))
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (m *Model) helpView() string {
