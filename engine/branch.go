@@ -183,9 +183,16 @@ func (s *Session) dropVersion(i, prev int) error {
 	return err
 }
 
-// contextUsed counts the conversation's tokens: those in the cache and
-// those waiting to be fed back.
-func (s *Session) contextUsed() int { return len(s.committed) + len(s.unfed) }
+// contextUsed counts the conversation's tokens as a turn's figures do:
+// those in the cache and those waiting to be fed back, but not a reply's
+// last token, emitted at its cap and never fed (pending).
+func (s *Session) contextUsed() int {
+	n := len(s.committed) + len(s.unfed)
+	if k := len(s.unfed); k > 0 && s.unfed[k-1] == s.pending {
+		n--
+	}
+	return n
+}
 
 // lastUser is the index of the last user message, −1 when there is none.
 func (s *Session) lastUser() int {

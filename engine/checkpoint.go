@@ -254,7 +254,7 @@ func (e *Engine) load(op, name string) {
 		e.archivedGen = e.sess.gen
 		e.refresh()
 		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: e.sess.contextUsed(), Settings: e.sess.Settings()})
-		e.reads.ask(nil)
+		e.refreshHistory()
 		return nil
 	})
 }

@@ -68,7 +68,7 @@ func (e *Engine) ResumeHistory(id string) {
 		if err := e.resume(id); err != nil {
 			e.emit(Failed{Op: "resume", Err: err})
 		}
-		e.reads.ask(nil)
+		e.refreshHistory()
 	})
 }
 
@@ -86,9 +86,10 @@ func (e *Engine) DeleteHistory(id string) {
 		}
 		if id == e.sess.historyID {
 			e.sess.historyID, e.archivedGen = "", e.sess.gen
+			e.refresh()
 		}
 		e.emit(History{Op: "delete", ID: id})
-		e.reads.ask(nil)
+		e.refreshHistory()
 	})
 }
 
@@ -165,7 +166,8 @@ func (e *Engine) keep() (string, error) {
 	}
 	e.archivedGen = s.gen
 	e.trimHistory()
-	e.reads.ask(nil)
+	e.refresh() // the reader marks the entry of the conversation on screen
+	e.refreshHistory()
 	return s.historyID, nil
 }
 
@@ -471,4 +473,12 @@ func indexFold(s, query string) (int, int) {
 		}
 	}
 	return -1, 0
+}
+
+// refreshHistory has the reader list the history again (for the last
+// query) after a change, when there is a history.
+func (e *Engine) refreshHistory() {
+	if e.hist != nil {
+		e.reads.ask(nil)
+	}
 }
