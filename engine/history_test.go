@@ -215,7 +215,9 @@ func TestHistorySearchAndDelete(t *testing.T) {
 	}
 	sendWait(t, e, "And figs?")
 	e.Autosave()
-	until(t, e, func(h History) bool { return h.Op == "list" && len(h.List) == 1 && h.List[0].ID != "" && h.List[0].Current })
+	until(t, e, func(h History) bool {
+		return h.Op == "list" && len(h.List) == 1 && h.List[0].ID != "" && h.List[0].Current
+	})
 }
 
 // TestLoadKeepsConversationInHistory: loading a named checkpoint keeps
