@@ -125,9 +125,18 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	eng := engine.Start(m.sess, m.info)
 	if storeErr == nil {
 		eng.UseStore(store, cfg.Model.ComputeUnits)
-		if *cont {
-			eng.LoadCheckpoint(checkpoints.Autosave)
+	}
+	if cfg.History.Enabled {
+		// Every conversation is kept (history.*); without the folder the
+		// chat goes on and says so when the history is asked for.
+		if hist, err := checkpoints.Open(cfg.HistoryDir()); err == nil {
+			eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: cfg.History.KeepKV, KVBudget: cfg.History.KVBudget})
+		} else {
+			logger.Warn("history", "err", err)
 		}
+	}
+	if storeErr == nil && *cont {
+		eng.LoadCheckpoint(checkpoints.Autosave)
 	}
 	err = tui.Run(ctx, eng, opts)
 	if cerr := eng.Close(); cerr != nil {
