@@ -524,9 +524,6 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.submit()
 	}
 	cmd := m.input.Update(msg)
-	if m.editing && m.input.Value() == "" {
-		m.stopEditing() // everything deleted: a new message, not an edit
-	}
 	m.updateCompletion()
 	return cmd
 }
