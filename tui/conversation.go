@@ -26,7 +26,8 @@ type chatMsg struct {
 
 	blocks    []codeBlock // its fenced code blocks, for blocksLen bytes of text
 	blocksLen int
-	body      [2]int // the lines of lines that hold the text (search looks there)
+	body      [2]int     // the lines of lines that hold the text (search looks there)
+	found     msgMatches // its matches of the search, while its lines stay
 
 	lines  []string  // rendered, trailing separator included; nil: not rendered
 	key    renderKey // what lines were rendered for

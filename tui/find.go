@@ -26,6 +26,14 @@ type finder struct {
 // findMatch is a match: a line of the transcript and its cells.
 type findMatch struct{ line, start, end int }
 
+// msgMatches are a message's matches (lines relative to it), for the
+// query and the rendering (its first line) they were found in.
+type msgMatches struct {
+	query string
+	first *string
+	at    []findMatch
+}
+
 func (f *finder) active() bool { return f.open && f.query != "" }
 
 // SetFind searches for q and shows its last match (the newest).
@@ -84,10 +92,21 @@ func (c *conversation) refind() {
 		ls := c.renderAt(m, code)
 		code += len(c.blocksOf(m))
 		base := len(f.lines)
-		for i := m.body[0]; i < m.body[1] && i < len(ls); i++ {
-			for _, r := range matchCells(xansi.Strip(ls[i]), q) {
-				f.matches = append(f.matches, findMatch{line: base + i, start: r[0], end: r[1]})
+		if len(ls) == 0 || m.found.query != f.query || m.found.first != &ls[0] {
+			// Searched again only when its lines or the query changed.
+			m.found = msgMatches{query: f.query, first: nil}
+			if len(ls) > 0 {
+				m.found.first = &ls[0]
 			}
+			for i := m.body[0]; i < m.body[1] && i < len(ls); i++ {
+				for _, r := range matchCells(xansi.Strip(ls[i]), q) {
+					m.found.at = append(m.found.at, findMatch{line: i, start: r[0], end: r[1]})
+				}
+			}
+		}
+		for _, fm := range m.found.at {
+			fm.line += base
+			f.matches = append(f.matches, fm)
 		}
 		f.lines = append(f.lines, ls...)
 	}
