@@ -110,3 +110,28 @@ func TestHistoryDeleteAsks(t *testing.T) {
 		t.Fatal("esc did not close the panel")
 	}
 }
+
+// TestPaletteRunsNewCommands: the palette opens the history and the
+// search and regenerates, as their keys do.
+func TestPaletteRunsNewCommands(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	turn(t, m, f, "hello")
+	for _, tt := range []struct {
+		filter string
+		check  func() bool
+	}{
+		{"history", func() bool { return m.focus == focusHistory && m.panel == panelHistory }},
+		{"search this", func() bool { return m.focus == focusFind }},
+		{"regenerate", func() bool { return lastCall(f) == "Regenerate" }},
+	} {
+		m.Update(press("ctrl+p"))
+		typeText(m, tt.filter)
+		m.Update(press("enter"))
+		if !tt.check() {
+			t.Errorf("palette %q: focus %v, panel %v, last call %q", tt.filter, m.focus, m.panel, lastCall(f))
+		}
+		m.Update(press("esc"))
+		drain(m, f)
+	}
+}

@@ -630,12 +630,12 @@ func (m *Model) runPaletteItem(it paletteItem) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if c.args != "" {
+	if c.args != "" && !c.optArgs {
 		m.input.SetValue("/" + c.name + " ")
 		m.updateCompletion()
 		return nil
 	}
-	return c.run(m, "")
+	return c.run(m, "") // an optional argument: the command alone (/history, /find, /edit, …)
 }
 
 // replying reports whether a reply is on its way: streaming, or sent
