@@ -3,6 +3,7 @@ package bundle
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,7 @@ func Open(dir string) (*Bundle, error) {
 	case Stateful3, Stateful3Logits:
 		b.loadS3(&v)
 	}
+	b.checkLimits(&v)
 	b.Identity = b.identity()
 	if len(v.problems) > 0 {
 		return b, &ValidationError{Dir: root, Problems: v.problems}
@@ -129,11 +131,17 @@ func Open(dir string) (*Bundle, error) {
 
 // Refine replaces the family and geometry with what the loaded models
 // declare, adds the notes saying so and recomputes the identity. The engine
-// calls it: files are hints, the loaded model is the contract.
-func (b *Bundle) Refine(f Family, g Geometry, notes []string) {
+// calls it: files are hints, the loaded model is the contract. A geometry
+// out of range or inconsistent is refused before anything is sized from
+// it, as a config's would be, and the bundle stays as it was.
+func (b *Bundle) Refine(f Family, g Geometry, notes []string) error {
+	if problems := CheckGeometry(g); len(problems) > 0 {
+		return fmt.Errorf("bundle %s: the loaded models declare %s", b.Dir, strings.Join(problems, "; "))
+	}
 	b.Family, b.Geometry = f, g
 	b.Notes = append(b.Notes, notes...)
 	b.Identity = b.identity()
+	return nil
 }
 
 // Find returns the bundle folder at dir or below it: the folder itself, a
@@ -216,7 +224,10 @@ func snapshotsOnly(paths []string) []string {
 // detect reads the family's defining file (okayuji doc §1.4, stateful doc §0).
 func (b *Bundle) detect() error {
 	mpath := filepath.Join(b.Dir, "manifest.json")
-	if data, err := os.ReadFile(mpath); err == nil {
+	if _, err := readConfigFile(mpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("bundle %s: manifest.json: %s", b.Dir, regfileReason(err))
+	}
+	if data, err := readConfigFile(mpath); err == nil {
 		var m Manifest
 		extra, err := decodeKeeping(data, &m)
 		if err != nil {

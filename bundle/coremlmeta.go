@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // ModelMeta is what a compiled model's metadata.json says: the schema of
@@ -198,7 +200,7 @@ func parseShape(s string) ([]int, error) {
 	for _, p := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil {
-			return nil, fmt.Errorf("shape %q: %w", s, err)
+			return nil, fmt.Errorf("shape %s: %s is not an integer", termsafe.Quote(s), termsafe.Quote(strings.TrimSpace(p)))
 		}
 		out = append(out, n)
 	}

@@ -69,3 +69,30 @@ func TestInspectContract(t *testing.T) {
 		}
 	}
 }
+
+// TestRefineChecksGeometry: a geometry the loaded models declare is
+// range-checked like a config's before the bundle takes it.
+func TestRefineChecksGeometry(t *testing.T) {
+	dir, err := reference.Synthesize(reference.SynthOptions{Family: "stateful3", Preset: "tiny", Seed: 1, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := b.Identity
+	g := b.Geometry
+	g.Context = 1 << 40
+	if err := b.Refine(b.Family, g, []string{"huge"}); err == nil || !strings.Contains(err.Error(), "context") {
+		t.Errorf("a context of 2^40 was taken: %v", err)
+	}
+	if b.Identity.ID != before.ID || b.Geometry.Context == 1<<40 {
+		t.Error("a refused refinement changed the bundle")
+	}
+	g = b.Geometry
+	g.SlidingWindow = 8
+	if err := b.Refine(bundle.Stateful3Logits, g, []string{"smaller window"}); err != nil || b.Family != bundle.Stateful3Logits {
+		t.Errorf("a sound refinement: %v, family %s", err, b.Family)
+	}
+}

@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 )
 
@@ -11,7 +10,7 @@ import (
 // hf_model/), in its text_config or flat form. It never overrides.
 func (b *Bundle) hfConfig() {
 	for _, rel := range []string{"config.json", filepath.Join("hf_model", "config.json")} {
-		data, err := os.ReadFile(filepath.Join(b.Dir, rel))
+		data, err := readConfigFile(filepath.Join(b.Dir, rel))
 		if err != nil {
 			continue
 		}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // Report is what `orchard bundle inspect` shows, as text or JSON.
@@ -52,8 +54,11 @@ func (b *Bundle) Report(err error) Report {
 	return r
 }
 
-// WriteText prints the report for a person.
+// WriteText prints the report for a person. Names, paths, keys and
+// problems come from the bundle's files, so the text goes out through
+// termsafe: escapes are shown, never obeyed.
 func (r Report) WriteText(w io.Writer) {
+	w = termsafe.NewWriter(w)
 	g := r.Geometry
 	p := func(k, f string, a ...any) { fmt.Fprintf(w, "%-16s %s\n", k, fmt.Sprintf(f, a...)) }
 	p("bundle", "%s", r.Dir)

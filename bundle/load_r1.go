@@ -118,6 +118,10 @@ func (v *validator) sidecar(f SidecarFile, stage, role string, cols int) int {
 		return 0
 	}
 	rows := f.Shape[0]
+	if rows <= 0 || rows > MaxVocab {
+		v.fail("sidecar %s (%s): shape %v: the row count must be 1…%d", f.File, role, f.Shape, MaxVocab)
+		return 0
+	}
 	if f.Shape[1] != cols {
 		v.fail("sidecar %s (%s): %d columns, the model needs %d", f.File, role, f.Shape[1], cols)
 	}

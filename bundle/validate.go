@@ -42,6 +42,9 @@ func (v *validator) fileAny(rel, role string, wants ...int64) bool {
 	case st.IsDir():
 		f.Status = "is a folder"
 		v.fail("%s (%s): is a folder, want a file", rel, role)
+	case !st.Mode().IsRegular():
+		f.Status = "not a file"
+		v.fail("%s (%s): is not a regular file (%s)", rel, role, st.Mode().Type())
 	default:
 		f.Size = st.Size()
 		f.Status = "ok"
@@ -85,9 +88,9 @@ func (v *validator) dir(path, role string) bool {
 
 // readConfig reads a config file and records it.
 func (v *validator) readConfig(rel string) []byte {
-	data, err := os.ReadFile(filepath.Join(v.b.Dir, rel))
+	data, err := readConfigFile(filepath.Join(v.b.Dir, rel))
 	if err != nil {
-		v.fail("%s: %v", rel, err)
+		v.fail("%s: %s", rel, regfileReason(err))
 		return nil
 	}
 	v.b.Files = append(v.b.Files, File{Path: rel, Role: "config", Size: int64(len(data)), Status: "ok"})

@@ -103,11 +103,11 @@ func syncDir(dir string) error {
 
 // replaceDir moves the finished folder tmp to dest so that a crash at any
 // point leaves either the old dest or the new one: the old one is renamed
-// to aside, the new one renamed in, then the old one removed. Recovery
-// (recoverAside) renames aside back when dest is missing and removes it
-// when dest exists. With replace false an existing dest is ErrExists.
-// between, if not nil, runs while the old folder is aside (tests inject
-// failures there).
+// to aside, the new one renamed in, then the old one removed. aside is a
+// name of this operation's own (it must not exist), so nothing another
+// operation left behind is ever removed. With replace false an existing
+// dest is ErrExists. between, if not nil, runs while the old folder is
+// aside (tests inject failures there).
 func replaceDir(tmp, dest, aside string, replace, sync bool, between func() error) error {
 	parent := filepath.Dir(dest)
 	syncParent := func() error {
@@ -128,9 +128,8 @@ func replaceDir(tmp, dest, aside string, replace, sync bool, between func() erro
 	case !replace:
 		return ErrExists
 	}
-	// A leftover aside is stale: dest exists, so the aside lost.
-	if err := os.RemoveAll(aside); err != nil {
-		return err
+	if _, err := os.Lstat(aside); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("set %s aside: %s is in the way", filepath.Base(dest), aside)
 	}
 	if err := os.Rename(dest, aside); err != nil {
 		return err
@@ -150,18 +149,8 @@ func replaceDir(tmp, dest, aside string, replace, sync bool, between func() erro
 		// The new folder is in place; only its durability is in doubt.
 		return err
 	}
-	// The replacement is complete; a leftover aside is removed on the next Open.
+	// The replacement is complete; a leftover aside is resolved by the
+	// next recovery.
 	os.RemoveAll(aside)
 	return nil
-}
-
-// recoverAside finishes or undoes a replacement interrupted by a crash:
-// aside is the old copy of dest.
-func recoverAside(aside, dest string) (bool, error) {
-	if _, err := os.Lstat(dest); err == nil {
-		return true, os.RemoveAll(aside)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	return true, os.Rename(aside, dest)
 }

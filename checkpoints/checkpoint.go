@@ -182,6 +182,9 @@ func (cp *Checkpoint) check(withData bool) error {
 	if c.Position < 0 || c.Position != len(cp.Tokens) {
 		return fmt.Errorf("cache position %d but %d committed tokens", c.Position, len(cp.Tokens))
 	}
+	if err := cp.checkFits(); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, b := range c.Buffers {
 		if b.Name == "" || seen[b.Name] {

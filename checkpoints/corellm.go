@@ -187,8 +187,8 @@ func parseCoreLLMManifest(data []byte) (*CoreLLMManifest, error) {
 	var m CoreLLMManifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		var syn *json.SyntaxError
-		if len(data) == 0 || errors.As(err, &syn) && syn.Offset >= int64(len(data)) {
-			return nil, fmt.Errorf("truncated (%d bytes, %v)", len(data), err)
+		if errors.As(err, &syn) || len(bytes.TrimSpace(data)) == 0 {
+			return nil, errors.New(jsonDamage(data, err))
 		}
 		return nil, fmt.Errorf("not a corellm-chat manifest: %v", err)
 	}

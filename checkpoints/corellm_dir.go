@@ -12,20 +12,20 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // statSize is a size function over a folder.
 func statSize(dir string) func(string) (int64, error) {
 	return func(name string) (int64, error) {
-		st, err := os.Stat(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return 0, errors.New("missing")
+		f, err := regfile.Open(filepath.Join(dir, name))
+		if err != nil {
+			return 0, errors.New(regfile.Reason(err))
 		}
+		defer f.Close()
+		st, err := f.Stat()
 		if err != nil {
 			return 0, err
-		}
-		if !st.Mode().IsRegular() {
-			return 0, errors.New("not a regular file")
 		}
 		return st.Size(), nil
 	}
@@ -36,12 +36,17 @@ func statSize(dir string) func(string) (int64, error) {
 // its order: schemaVersion, identity (against want, unless nil), layer
 // count, per layer head dim, rows and file sizes; plus the token hash. A
 // bundleName difference is not an error (corellm-chat only warns); the
-// caller compares Manifest.BundleName. Nothing is returned on failure.
-// If a WriteCoreLLM to dir was interrupted while the previous directory
-// was set aside, that directory is first put back.
+// caller compares Manifest.BundleName. Nothing is returned on failure,
+// and nothing on disk is changed: if dir is missing because a
+// WriteCoreLLM was interrupted, the error names the folder it set aside.
 func ReadCoreLLM(dir string, want *CoreLLMIdentity) (*CoreLLM, error) {
-	recoverCoreLLMDir(dir)
 	fail := func(e *FileError) error { e.Dir = dir; return e }
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if asides := coreLLMAsides(dir); len(asides) > 0 {
+			return nil, fmt.Errorf("%s: missing; an interrupted --kv-save left its previous contents in %s (rename it back to use it)", dir, asides[len(asides)-1])
+		}
+		return nil, fmt.Errorf("%s: missing", dir)
+	}
 	data, err := readSmall(filepath.Join(dir, coreLLMManifest))
 	if err != nil {
 		return nil, fail(&FileError{File: coreLLMManifest, Reason: err.Error(), Err: ErrCorrupt})
@@ -105,8 +110,10 @@ func WriteCoreLLM(dir string, cp *Checkpoint) error {
 		return fmt.Errorf("write %s: %w: %v", dir, ErrInvalid, err)
 	}
 	c.Meta.fillDefaults(time.Now())
-	dir = filepath.Clean(dir)
-	recoverCoreLLMDir(dir)
+	dir, err := kvDirPath(dir)
+	if err != nil {
+		return err
+	}
 	if err := replaceableKVDir(dir); err != nil {
 		return err
 	}
@@ -157,18 +164,52 @@ func coreLLMJobs(cp *Checkpoint) ([]fileJob, error) {
 	return append(jobs, fileJob{coreLLMManifest, data}), nil
 }
 
-// coreLLMAside is where WriteCoreLLM parks the previous directory.
+// coreLLMAside is where one WriteCoreLLM parks the previous directory: a
+// name of its own, so that it never removes what another left.
 func coreLLMAside(dir string) string {
 	parent, base := filepath.Split(dir)
-	return filepath.Join(parent, "."+base+".old")
+	return filepath.Join(parent, "."+base+asideInfix+randomSuffix())
 }
 
-// recoverCoreLLMDir undoes or finishes a WriteCoreLLM a crash interrupted.
-func recoverCoreLLMDir(dir string) {
-	aside := coreLLMAside(filepath.Clean(dir))
-	if _, err := os.Lstat(aside); err == nil {
-		recoverAside(aside, filepath.Clean(dir))
+const asideInfix = ".orchard-old-"
+
+// coreLLMAsides lists the asides interrupted writes of dir left, oldest
+// name first.
+func coreLLMAsides(dir string) []string {
+	parent, base := filepath.Split(filepath.Clean(dir))
+	if parent == "" {
+		parent = "."
 	}
+	m, _ := filepath.Glob(filepath.Join(parent, "."+globEscape(base)+asideInfix+"*"))
+	return m
+}
+
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(s)
+}
+
+// kvDirPath makes dir absolute and refuses folders a whole-folder swap
+// must not touch: the file system root, the current folder and those
+// holding it (renaming them aside would pull the folder out from under
+// the shell that runs orchard).
+func kvDirPath(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", dir, err)
+	}
+	refuse := func(what string) error {
+		return fmt.Errorf("write %s: it is %s; orchard replaces a KV folder whole, so name a folder of its own, such as %s",
+			dir, what, filepath.Join(dir, "kv"))
+	}
+	if filepath.Dir(abs) == abs {
+		return "", refuse("the root of the file system")
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(abs, wd); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			return "", refuse("the current folder or holds it")
+		}
+	}
+	return abs, nil
 }
 
 // replaceableKVDir refuses to replace anything but a missing or empty

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,12 +25,13 @@ import (
 const crashEnv = "ORCHARD_CHECKPOINTS_CRASH_STORE"
 
 // generation is a 16 MiB checkpoint whose every byte and token says g, so
-// a loaded one shows whether it is whole and which save it came from.
+// a loaded one shows whether it is whole and which save it came from. Its
+// position is far enough in for the bundle's caches to hold that much.
 func generation(g int) *Checkpoint {
-	const buffers, size = 8, 2 << 20
+	const buffers, size, pos = 8, 2 << 20, 256
 	id := identity(bundle.V2, "crash")
 	cp := &Checkpoint{Meta: Meta{Name: "main", Identity: id, BundleName: "crash test"},
-		Tokens: []int{g, g, g, g}, Cache: Cache{Family: bundle.V2, Position: 4}}
+		Tokens: slices.Repeat([]int{g}, pos), Cache: Cache{Family: bundle.V2, Position: pos}}
 	for i := range buffers {
 		cp.Cache.Buffers = append(cp.Cache.Buffers, Buffer{Name: fmt.Sprintf("chunk_%d/k", i), Shape: []int{size / 2},
 			DType: coreml.Float16, Data: bytes.Repeat([]byte{byte(g)}, size)})

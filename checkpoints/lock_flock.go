@@ -4,6 +4,8 @@ package checkpoints
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -15,9 +17,15 @@ import (
 // as processes do. The lock goes with the descriptor, also when the
 // process is killed.
 func lockStore(root string, exclusive bool) (release func(), err error) {
-	f, err := os.OpenFile(filepath.Join(root, lockFile), os.O_RDONLY|os.O_CREATE, 0o600)
+	p := filepath.Join(root, lockFile)
+	// O_NONBLOCK: a FIFO in the lock file's place must not hang the open.
+	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("lock file %s is not a regular file", p)
 	}
 	how := syscall.LOCK_SH
 	if exclusive {
@@ -44,4 +52,25 @@ func tryLockDir(f *os.File) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// openDir opens a folder without blocking, whatever is at p.
+func openDir(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a folder", p)
+	}
+	return f, nil
+}
+
+// inodeOf is a file's inode number (0 if unknown).
+func inodeOf(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }

@@ -3,9 +3,13 @@ package checkpoints
 import (
 	"encoding/base32"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Autosave is the reserved name the TUI's autosave writes through
@@ -96,4 +100,47 @@ func nameOf(folder string) (string, bool) {
 		return "", false
 	}
 	return name, true
+}
+
+// normName puts a name in Unicode normal form C, so that "café" typed
+// with a combining accent (as macOS file dialogs and some keyboards
+// produce) and with a precomposed é are one checkpoint, not two that look
+// the same. Invalid UTF-8 is left for checkName to refuse.
+func normName(name string) string {
+	if !utf8.ValidString(name) {
+		return name
+	}
+	return norm.NFC.String(name)
+}
+
+// locate returns the folder of a normalised name: its own folder, or a
+// folder written before names were normalised whose name has the same
+// normal form. The caller holds the store lock.
+func (s *Store) locate(name string) string {
+	folder := folderName(name)
+	if isASCII(name) {
+		return folder
+	}
+	if _, err := os.Lstat(filepath.Join(s.root, folder)); err == nil {
+		return folder
+	}
+	ents, err := os.ReadDir(s.root)
+	if err != nil {
+		return folder
+	}
+	for _, e := range ents {
+		if n, ok := nameOf(e.Name()); ok && n != name && normName(n) == name {
+			return e.Name()
+		}
+	}
+	return folder
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -142,11 +142,7 @@ func decodeMeta(data []byte) (*record, error) {
 	}
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) && syn.Offset >= int64(len(data)) || len(data) == 0 {
-			return nil, bad("truncated (%d bytes, %v)", len(data), err)
-		}
-		return nil, bad("damaged, not valid JSON: %v", err)
+		return nil, bad("%s", jsonDamage(data, err))
 	}
 	if env.Format != formatName {
 		return nil, bad("format %q, want %q", env.Format, formatName)
@@ -165,6 +161,9 @@ func decodeMeta(data []byte) (*record, error) {
 		if bytes.HasPrefix(want, data) {
 			return nil, bad("truncated (%d bytes of %d)", len(data), len(want))
 		}
+		if bytes.HasPrefix(data, want) {
+			return nil, bad("%s after the end of the file orchard wrote (appended to?)", plural(len(data)-len(want), "byte"))
+		}
 		return nil, bad("the envelope around the body is damaged or was edited")
 	}
 	var b body
@@ -178,6 +177,35 @@ func decodeMeta(data []byte) (*record, error) {
 	r.size = int64(len(data))
 	r.cp.Meta.Bytes = r.sizeOnDisk()
 	return r, nil
+}
+
+// jsonDamage words why data is not one JSON value: empty, cut short,
+// followed by more bytes, or damaged inside.
+func jsonDamage(data []byte, err error) string {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fmt.Sprintf("empty (%d bytes)", len(data))
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) && err.Error() == "unexpected end of JSON input" {
+		return fmt.Sprintf("truncated (%d bytes, the JSON stops short)", len(data))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var first json.RawMessage
+	if dec.Decode(&first) == nil {
+		extra := len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"))
+		return fmt.Sprintf("%s after the end of the JSON (appended to?)", plural(extra, "byte"))
+	}
+	if errors.As(err, &syn) {
+		return fmt.Sprintf("damaged, not valid JSON at byte %d: %v", syn.Offset, err)
+	}
+	return fmt.Sprintf("damaged, not valid JSON: %v", err)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // record converts a decoded body and checks it: file names safe and

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orchard-llm/orchard/bundle"
@@ -25,6 +26,9 @@ type Store struct {
 	root   string
 	nosync bool                    // benchmarks only: measure the copy without fsync
 	fail   func(step string) error // tests only: fail a write at "files" or "swap"
+
+	mu      sync.Mutex
+	notices []string // what recovery did that the user should hear of
 }
 
 // inject returns the test failure for a step, if any.
@@ -76,10 +80,11 @@ type Info struct {
 // in cp.Meta's defaults (Created, OS, OrchardVersion) and computed fields;
 // it does not keep references to cp's buffers.
 func (s *Store) Save(cp *Checkpoint) error {
-	if err := checkName(cp.Meta.Name, false); err != nil {
+	name := normName(cp.Meta.Name)
+	if err := checkName(name, false); err != nil {
 		return err
 	}
-	return s.save(cp, cp.Meta.Name)
+	return s.save(cp, name)
 }
 
 // SaveAutosave saves cp under the reserved name Autosave, whatever
@@ -145,7 +150,10 @@ func (s *Store) save(cp *Checkpoint, name string) error {
 	for _, f := range sums {
 		c.Meta.Bytes += f.Bytes
 	}
-	c.Meta.Name = cp.Meta.Name
+	c.Meta.Name = name
+	if name == Autosave {
+		c.Meta.Name = cp.Meta.Name
+	}
 	cp.Meta = c.Meta
 	return nil
 }
@@ -190,13 +198,17 @@ func (t *tempDir) close() {
 
 // commit moves a finished temp folder into place as name.
 func (s *Store) commit(t *tempDir, name string, replace bool) error {
-	release, err := lockStore(s.root, true)
+	release, err := s.lockWrite()
 	if err != nil {
 		return err
 	}
 	defer release()
-	folder := folderName(name)
-	err = replaceDir(t.path, filepath.Join(s.root, folder), filepath.Join(s.root, asidePrefix+folder), replace, !s.nosync,
+	folder := s.locate(name)
+	var ino uint64
+	if st, err := os.Lstat(t.path); err == nil {
+		ino = inodeOf(st)
+	}
+	err = replaceDir(t.path, filepath.Join(s.root, folder), filepath.Join(s.root, asideName(folder, ino)), replace, !s.nosync,
 		func() error { return s.inject("swap") })
 	if errors.Is(err, ErrExists) {
 		return fmt.Errorf("%w: %q", ErrExists, name)
@@ -258,9 +270,9 @@ func (s *Store) Show(name string) (*Checkpoint, error) {
 // List returns every checkpoint, newest first, reading only orchard.json
 // of each. Folders that are not checkpoints are skipped.
 func (s *Store) List() ([]Info, error) {
-	release, err := lockStore(s.root, false)
+	release, err := s.lockRead()
 	if err != nil {
-		return nil, fmt.Errorf("checkpoints %s: lock: %w", s.root, err)
+		return nil, err
 	}
 	defer release()
 	ents, err := os.ReadDir(s.root)
@@ -299,14 +311,15 @@ func (s *Store) List() ([]Info, error) {
 // Delete removes a checkpoint. It disappears at once (one rename); its
 // files are removed after.
 func (s *Store) Delete(name string) error {
+	name = normName(name)
 	if err := checkName(name, true); err != nil {
 		return err
 	}
-	release, err := lockStore(s.root, true)
+	release, err := s.lockWrite()
 	if err != nil {
 		return err
 	}
-	dest := filepath.Join(s.root, folderName(name))
+	dest := filepath.Join(s.root, s.locate(name))
 	if _, err := os.Lstat(dest); err != nil {
 		release()
 		return s.notFound(name, err)
@@ -325,18 +338,19 @@ func (s *Store) Delete(name string) error {
 // Rename gives a checkpoint a new name; it refuses to overwrite one. The
 // autosave may be renamed (to keep it), but nothing may be renamed to it.
 func (s *Store) Rename(oldName, newName string) error {
+	oldName, newName = normName(oldName), normName(newName)
 	if err := checkName(oldName, true); err != nil {
 		return err
 	}
 	if err := checkName(newName, false); err != nil {
 		return err
 	}
-	release, err := lockStore(s.root, true)
+	release, err := s.lockWrite()
 	if err != nil {
 		return err
 	}
 	defer release()
-	from, to := filepath.Join(s.root, folderName(oldName)), filepath.Join(s.root, folderName(newName))
+	from, to := filepath.Join(s.root, s.locate(oldName)), filepath.Join(s.root, s.locate(newName))
 	if _, err := os.Lstat(from); err != nil {
 		return s.notFound(oldName, err)
 	}

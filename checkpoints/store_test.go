@@ -435,10 +435,12 @@ func TestRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// "replaced": crash after the new one went in, before the old was removed.
-	copyDir(t, filepath.Join(root, "replaced"), filepath.Join(root, asidePrefix+"replaced"))
+	// "replaced": crash after the new one went in, before the old was
+	// removed; the aside carries the new folder's inode.
+	st, _ := os.Lstat(filepath.Join(root, "replaced"))
+	copyDir(t, filepath.Join(root, "replaced"), filepath.Join(root, asideName("replaced", inodeOf(st))))
 	// "orphan": crash after the old one went aside, before the new went in.
-	os.Rename(filepath.Join(root, "orphan"), filepath.Join(root, asidePrefix+"orphan"))
+	os.Rename(filepath.Join(root, "orphan"), filepath.Join(root, asideName("orphan", 99)))
 	os.MkdirAll(filepath.Join(root, tempPrefix+"abandoned", "x"), 0o700)
 	os.Rename(filepath.Join(root, "kept"), filepath.Join(root, tempPrefix+"deleting"))
 	// A live writer's temp folder (another Store in flight) must survive.

@@ -73,14 +73,29 @@ func TestImportRefusals(t *testing.T) {
 		blob       []byte
 	}{
 		{"flipped data byte", "v_0.bin: sha256 mismatch", flipAt(blob, dataAt+10)},
-		{"truncated", "unexpected EOF", blob[:len(blob)/2]},
-		{"empty", "EOF", nil},
-		{"not a tar", "", []byte(strings.Repeat("garbage ", 200))},
-		{"missing file", "lacks v_1.bin", writeTar(t, entries, func(e *tarEntry) bool { return strings.HasSuffix(e.hdr.Name, "v_1.bin") }, nil)},
-		{"extra file", "not listed", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/extra.bin", Typeflag: tar.TypeReg, Size: 1, Mode: 0o600}, []byte{1}}})},
-		{"path escape", "unexpected entry", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/../evil", Typeflag: tar.TypeReg, Size: 1, Mode: 0o600}, []byte{1}}})},
-		{"symlink", "unexpected entry", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/link", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}, nil}})},
-		{"second folder", "unexpected entry", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "other/", Typeflag: tar.TypeDir, Mode: 0o700}, nil}})},
+		{"truncated", "v_0.bin: the archive ends early", blob[:len(blob)/2]},
+		{"empty", "not a usable checkpoint archive: it is empty", nil},
+		{"only end marker", "it is empty", make([]byte, 1024)},
+		{"not a tar", "it is not a tar archive", []byte(strings.Repeat("garbage ", 200))},
+		{"missing file", "it lacks v_1.bin, which orchard.json lists", writeTar(t, entries, func(e *tarEntry) bool { return strings.HasSuffix(e.hdr.Name, "v_1.bin") }, nil)},
+		{"extra file", "extra.bin is not listed in orchard.json", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/extra.bin", Typeflag: tar.TypeReg, Size: 1, Mode: 0o600}, []byte{1}}})},
+		{"path escape", `entry "chat/../evil" is outside the checkpoint's folder "chat"`, writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/../evil", Typeflag: tar.TypeReg, Size: 1, Mode: 0o600}, []byte{1}}})},
+		{"symlink", "link is a symbolic link, not a file", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/link", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}, nil}})},
+		{"hard link", "k_9.bin is a hard link, not a file", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/k_9.bin", Typeflag: tar.TypeLink, Linkname: "chat/k_0.bin"}, nil}})},
+		{"fifo", "p is a named pipe, not a file", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/p", Typeflag: tar.TypeFifo}, nil}})},
+		{"device", "zero is a character device, not a file", writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "chat/zero", Typeflag: tar.TypeChar, Devmajor: 1, Devminor: 5}, nil}})},
+		{"second folder", `entry "other/" is outside the checkpoint's folder "chat"`, writeTar(t, entries, nil, []tarEntry{{&tar.Header{Name: "other/", Typeflag: tar.TypeDir, Mode: 0o700}, nil}})},
+		{"orchard.json twice", "orchard.json appears twice", writeTar(t, entries, nil, []tarEntry{entries[1]})},
+		{"a file twice", "k_0.bin appears twice", writeTar(t, entries, nil, []tarEntry{entries[2]})},
+		{"orchard.json hard-linked", "orchard.json is a hard link, not a file", writeTar(t, entries, func(e *tarEntry) bool {
+			if strings.HasSuffix(e.hdr.Name, "orchard.json") {
+				e.hdr = &tar.Header{Name: e.hdr.Name, Typeflag: tar.TypeLink, Linkname: "/etc/passwd"}
+				e.data = nil
+			}
+			return false
+		}, nil)},
+		{"folder without orchard.json", `it holds the folder "chat" but no orchard.json`, writeTar(t, entries[:1], nil, nil)},
+		{"starts elsewhere", `it must start with <folder>/orchard.json, not "chat/k_0.bin"`, writeTar(t, entries, func(e *tarEntry) bool { return strings.HasSuffix(e.hdr.Name, "orchard.json") }, nil)},
 	} {
 		t.Run(c.what, func(t *testing.T) {
 			dst := openStore(t)

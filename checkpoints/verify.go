@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // snapshot is a checkpoint's orchard.json with its files opened. The files
@@ -28,15 +29,16 @@ type snapshot struct {
 }
 
 func (s *Store) open(name string, withFiles bool) (*snapshot, error) {
+	name = normName(name)
 	if err := checkName(name, true); err != nil {
 		return nil, err
 	}
-	release, err := lockStore(s.root, false)
+	release, err := s.lockRead()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	dir := filepath.Join(s.root, folderName(name))
+	dir := filepath.Join(s.root, s.locate(name))
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, s.notFound(name, cmp.Or(err, fs.ErrNotExist))
 	}
@@ -55,14 +57,10 @@ func (s *Store) open(name string, withFiles bool) (*snapshot, error) {
 func openFiles(name, dir string, rec *record) (*snapshot, error) {
 	snap := &snapshot{name: name, dir: dir, rec: rec, files: map[string]*os.File{}}
 	for _, f := range rec.cp.Meta.Files {
-		h, err := os.Open(filepath.Join(dir, f.Name))
+		h, err := regfile.Open(filepath.Join(dir, f.Name))
 		if err != nil {
 			snap.close()
-			reason := err.Error()
-			if errors.Is(err, fs.ErrNotExist) {
-				reason = "missing"
-			}
-			return nil, &FileError{Name: name, Dir: dir, File: f.Name, Reason: reason, Err: ErrCorrupt}
+			return nil, &FileError{Name: name, Dir: dir, File: f.Name, Reason: regfile.Reason(err), Err: ErrCorrupt}
 		}
 		snap.files[f.Name] = h
 	}
@@ -229,34 +227,21 @@ func named(err error, name string) error {
 	return err
 }
 
-// readSmall reads a metadata file, refusing anything past maxMetaSize.
+// readSmall reads a metadata file, a regular file of at most maxMetaSize
+// bytes; the error is the reason.
 func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errors.New("missing")
-	}
+	data, err := regfile.ReadFile(path, maxMetaSize)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxMetaSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxMetaSize {
-		return nil, fmt.Errorf("larger than %d MiB", maxMetaSize>>20)
+		return nil, errors.New(regfile.Reason(err))
 	}
 	return data, nil
 }
 
-// readExactly reads a file that must be n bytes long.
+// readExactly reads a regular file that must be n bytes long.
 func readExactly(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errors.New("missing")
-	}
+	f, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(regfile.Reason(err))
 	}
 	defer f.Close()
 	return readAllSized(f, n)

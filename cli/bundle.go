@@ -15,6 +15,7 @@ import (
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/reference"
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 const bundleUsage = `usage:
@@ -138,13 +139,11 @@ func bundleInspect(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
+		writeJSON(stdout, out)
 	} else {
 		out.Report.WriteText(stdout)
 		if out.Contract != nil {
-			out.Contract.WriteText(stdout)
+			out.Contract.WriteText(termsafe.NewWriter(stdout)) // feature names come from the graphs' files
 		}
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -37,7 +38,18 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	family := fs.String("family", "r1", "demo bundle family: "+families)
 	cont := fs.Bool("continue", false, "resume the last conversation (the autosave)")
 	pick := fs.Bool("pick", false, "choose the model in the picker even when one is configured")
-	if _, err := parseFlags(fs, args); err != nil {
+	var attach attachFlag
+	fs.Var(&attach, "attach", "open the chat over a running orchard serve: the default one, or --attach=ADDR (host:port, unix:/path)")
+	noAttach := fs.Bool("no-attach", false, "open the model here even when orchard serve already serves it")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	if attach.set && attach.addr == "" && len(rest) == 1 {
+		attach.addr, rest = rest[0], nil // orchard --attach ADDR
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "orchard: unexpected argument %q\n", rest[0])
 		return 2
 	}
 	if *demoFlag {
@@ -72,6 +84,12 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	defer stop()
 	opts := tui.Options{Theme: cfg.UI.Theme, Keys: cfg.Keys, DraftFile: filepath.Join(cfg.Data.Dir, "draft.txt"),
 		Logger: logger, ExportDir: filepath.Join(cfg.Data.Dir, "exports")}
+	if attach.set {
+		if attach.addr == "" {
+			attach.addr = defaultServer(ctx, cfg)
+		}
+		return runAttached(ctx, attach.addr, cfg, opts, stderr)
+	}
 
 	store, storeErr := checkpoints.Open(cfg.CheckpointsDir())
 	if storeErr != nil {
@@ -105,6 +123,11 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 			return 1
 		}
 	}
+	// A server already serving this bundle keeps it loaded: chat over it.
+	if sock, ok := servedHere(ctx, cfg, dir); ok && !*noAttach && !*cont {
+		logger.Info("attaching", "bundle", dir, "server", sock)
+		return runAttached(ctx, sock, cfg, opts, stderr)
+	}
 	logger.Info("opening", "bundle", dir)
 	set := settingsFrom(cfg, 0)
 	if *demoFlag {
@@ -126,15 +149,7 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	if storeErr == nil {
 		eng.UseStore(store, cfg.Model.ComputeUnits)
 	}
-	if cfg.History.Enabled {
-		// Every conversation is kept (history.*); without the folder the
-		// chat goes on and says so when the history is asked for.
-		if hist, err := checkpoints.Open(cfg.HistoryDir()); err == nil {
-			eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: cfg.History.KeepKV, KVBudget: cfg.History.KVBudget})
-		} else {
-			logger.Warn("history", "err", err)
-		}
-	}
+	useHistory(eng, cfg, logger)
 	if storeErr == nil && *cont {
 		eng.LoadCheckpoint(checkpoints.Autosave)
 	}
@@ -207,4 +222,19 @@ func pickModel(ctx context.Context, cfg *config.Config, opts tui.Options, stderr
 		fmt.Fprintln(stderr, "orchard: could not remember the choice:", err)
 	}
 	return choice.Path, nil
+}
+
+// useHistory connects the conversation history (history.*): every
+// conversation is kept. Without its folder the chat goes on and says so
+// when the history is asked for.
+func useHistory(eng *engine.Engine, cfg *config.Config, logger *slog.Logger) {
+	if !cfg.History.Enabled {
+		return
+	}
+	hist, err := checkpoints.Open(cfg.HistoryDir())
+	if err != nil {
+		logger.Warn("history", "err", err)
+		return
+	}
+	eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: cfg.History.KeepKV, KVBudget: cfg.History.KVBudget})
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/config"
+	"github.com/orchard-llm/orchard/termsafe"
+	"github.com/orchard-llm/orchard/tui"
 )
 
 const ckptUsage = `usage:
@@ -118,7 +119,7 @@ func (c *ckptCmd) start(args []string, min, max int) (*checkpoints.Store, []stri
 func (c *ckptCmd) open() (*checkpoints.Store, int) {
 	root := *c.dir
 	if root == "" {
-		cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: c.config})
+		cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: c.config, Actions: tui.KeyNames()})
 		if err != nil {
 			return nil, configError(c.stderr, c.name, err)
 		}
@@ -132,6 +133,9 @@ func (c *ckptCmd) open() (*checkpoints.Store, int) {
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
 		return nil, 1
+	}
+	for _, n := range s.Notices() {
+		fmt.Fprintf(c.stderr, "%s: note: %s\n", c.name, n)
 	}
 	return s, 0
 }
@@ -253,12 +257,15 @@ func ckptShow(args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	} else {
+		// Every string here came from orchard.json, which may have been
+		// imported from anyone: termsafe.Line shows escapes, never obeys them.
+		q := termsafe.Line
 		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(w, "name:\t%s\n", m.Name)
+		fmt.Fprintf(w, "name:\t%s\n", q(m.Name))
 		fmt.Fprintf(w, "created:\t%s\n", m.Created.Local().Format("2006-01-02 15:04:05 MST"))
-		fmt.Fprintf(w, "bundle:\t%s (%s, %s sha256 %s, id %s)\n", m.BundleName, m.Identity.Family, m.Identity.ConfigFile,
-			ckptShort(m.Identity.ConfigSHA256), ckptShort(m.Identity.ID))
-		fmt.Fprintf(w, "made on:\t%s, compute units %s, orchard %s\n", m.OS, ckptOr(m.ComputeUnits, "default"), m.OrchardVersion)
+		fmt.Fprintf(w, "bundle:\t%s (%s, %s sha256 %s, id %s)\n", q(m.BundleName), q(string(m.Identity.Family)), q(m.Identity.ConfigFile),
+			q(ckptShort(m.Identity.ConfigSHA256)), q(ckptShort(m.Identity.ID)))
+		fmt.Fprintf(w, "made on:\t%s, compute units %s, orchard %s\n", q(m.OS), q(ckptOr(m.ComputeUnits, "default")), q(m.OrchardVersion))
 		thinking := "off"
 		if cp.Conversation.Thinking {
 			thinking = "on"
@@ -270,7 +277,7 @@ func ckptShow(args []string, stdout, stderr io.Writer) int {
 			pending = fmt.Sprint(*cp.Pending)
 		}
 		fmt.Fprintf(w, "tokens:\t%d committed (sha256 %s), pending next %s\n", len(cp.Tokens), ckptShort(m.TokenSHA256), pending)
-		fmt.Fprintf(w, "cache:\t%s at position %d, %d buffers, %s\n", cp.Cache.Family, cp.Cache.Position, len(cp.Cache.Buffers), ckptSize(m.CacheBytes))
+		fmt.Fprintf(w, "cache:\t%s at position %d, %d buffers, %s\n", q(string(cp.Cache.Family)), cp.Cache.Position, len(cp.Cache.Buffers), ckptSize(m.CacheBytes))
 		fmt.Fprintf(w, "on disk:\t%s in %d files\n", ckptSize(m.Bytes), len(m.Files)+1)
 		if *verify && verr == nil {
 			fmt.Fprintf(w, "verified:\tevery file matches its sha256\n")
@@ -278,12 +285,12 @@ func ckptShow(args []string, stdout, stderr io.Writer) int {
 		w.Flush()
 		fmt.Fprintln(stdout, "files:")
 		for _, f := range m.Files {
-			fmt.Fprintf(stdout, "  %-40s %12d  %s\n", f.Name, f.Bytes, ckptShort(f.SHA256))
+			fmt.Fprintf(stdout, "  %-40s %12d  %s\n", q(f.Name), f.Bytes, q(ckptShort(f.SHA256)))
 		}
 		if len(cp.Conversation.Messages) > 0 {
 			fmt.Fprintln(stdout, "messages:")
 			for _, msg := range cp.Conversation.Messages {
-				fmt.Fprintf(stdout, "  %-6s %s\n", msg.Role+":", ckptLine(msg.Content, 72))
+				fmt.Fprintf(stdout, "  %-6s %s\n", q(msg.Role)+":", ckptLine(msg.Content, 72))
 			}
 		}
 	}
@@ -350,6 +357,7 @@ func ckptImport(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	var r io.Reader = os.Stdin
+	src := "standard input"
 	if pos[0] != "-" {
 		f, err := os.Open(pos[0])
 		if err != nil {
@@ -357,7 +365,7 @@ func ckptImport(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer f.Close()
-		r = f
+		r, src = f, pos[0]
 	}
 	want := ""
 	if len(pos) == 2 {
@@ -365,17 +373,14 @@ func ckptImport(args []string, stdout, stderr io.Writer) int {
 	}
 	name, err := s.Import(r, want)
 	if err != nil {
-		return c.fail(err, true)
+		return c.fail(fmt.Errorf("%s: %w", src, err), true)
 	}
-	fmt.Fprintln(stdout, name)
+	fmt.Fprintln(stdout, termsafe.Line(name))
 	return 0
 }
 
 func ckptJSON(w io.Writer, v any) int {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := writeJSON(w, v); err != nil {
 		return 1
 	}
 	return 0
@@ -407,9 +412,9 @@ func ckptOr(s, fallback string) string {
 	return s
 }
 
-// ckptLine shows the start of a message on one line.
+// ckptLine shows the start of a message on one line, escapes visible.
 func ckptLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termsafe.Line(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

@@ -39,7 +39,8 @@ func saveCkpt(t *testing.T, dir, name string, created time.Time) {
 func testCheckpoint(name string, created time.Time) *checkpoints.Checkpoint {
 	return &checkpoints.Checkpoint{
 		Meta: checkpoints.Meta{Name: name, Created: created, BundleName: "gemma-4-e4b",
-			Identity: bundle.Identity{Family: bundle.V2, ConfigFile: "convert_config_v2.json", ConfigSHA256: strings.Repeat("ab", 32), ID: strings.Repeat("cd", 32)}},
+			Identity: bundle.Identity{Family: bundle.V2, ConfigFile: "convert_config_v2.json", ConfigSHA256: strings.Repeat("ab", 32), ID: strings.Repeat("cd", 32),
+				Geometry: bundle.Geometry{Layers: 2, KVHeads: 2, HeadDim: 4, Context: 2048}}},
 		Conversation: checkpoints.Conversation{Messages: []checkpoints.Message{{Role: "user", Content: "hello\nthere"}, {Role: "model", Content: "hi"}}},
 		Tokens:       []int{2, 105, 9},
 		Cache: checkpoints.Cache{Family: bundle.V2, Position: 3, Buffers: []checkpoints.Buffer{
@@ -179,6 +180,7 @@ func TestCkptLsColumns(t *testing.T) {
 		cp := testCheckpoint(name, base.Add(time.Duration(i)*time.Hour))
 		cp.Tokens = make([]int, 12345)
 		cp.Cache.Position = len(cp.Tokens)
+		cp.Meta.Identity.Geometry.Context = 16384 // a position must be within the bundle's context
 		if err := s.Save(cp); err != nil {
 			t.Fatal(err)
 		}

@@ -36,10 +36,11 @@ func badInput(err error) error {
 func exitCode(err error) int {
 	var ie inputError
 	var ve *bundle.ValidationError
+	var fe *engine.FileError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ie), errors.As(err, &ve), errors.Is(err, bundle.ErrNotBundle),
+	case errors.As(err, &ie), errors.As(err, &ve), errors.As(err, &fe), errors.Is(err, engine.ErrNoEncoder), errors.Is(err, bundle.ErrNotBundle),
 		errors.Is(err, engine.ErrSettingInvalid), errors.Is(err, engine.ErrSettingUnsupported):
 		return exitUsage
 	}

@@ -74,16 +74,20 @@ func openModel(dir string, o engine.Options, set engine.Settings, progress func(
 		chain.Close()
 		return nil, err
 	}
+	if len(b.Encoders) > 0 {
+		sess.Media = engine.NewEncoders(b, rt, cu)
+	}
 	caps := chain.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
-		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...)}
+		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...),
+		Media: sess.Media.Kinds()}
 	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start)}, nil
 }
 
 // compilePackages compiles chunks shipped as .mlpackage once (cached as
 // .mlmodelc beside them) and points the bundle at the compiled twins.
 func compilePackages(b *bundle.Bundle, progress func(string)) error {
-	for _, list := range [][]bundle.Chunk{b.Chunks, b.Heads} {
+	for _, list := range [][]bundle.Chunk{b.Chunks, b.Heads, b.Encoders} {
 		for i := range list {
 			if !strings.HasSuffix(list[i].Path, ".mlpackage") {
 				continue

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/config"
+	"github.com/orchard-llm/orchard/tui"
 )
 
 // runModels lists the bundles in the configured search folders and the
@@ -26,7 +26,7 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "orchard models: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
 		return configError(stderr, "orchard models", err)
 	}
@@ -46,9 +46,7 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		if found == nil {
 			found = []config.Found{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(found); err != nil {
+		if err := writeJSON(stdout, found); err != nil {
 			return 1
 		}
 		return 0

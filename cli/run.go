@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/tui"
 )
 
 // runOne is `orchard run`: one scripted turn, compatible with corellm-chat's
@@ -29,6 +29,9 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	kvRestore := fs.String("kv-restore", "", "load a corellm-chat KV `dir` (r1) and continue from its pending token")
 	resume := fs.String("resume", "", "load the checkpoint `name` first; with --prompt, a new turn, else continue")
 	save := fs.String("save", "", "save the conversation as checkpoint `name` after the turn")
+	var files mediaFlags
+	fs.Var(files.kind(engine.MediaImage), "image", "attach an image `file` to the message (repeatable)")
+	fs.Var(files.kind(engine.MediaAudio), "audio", "attach an audio `file` to the message (repeatable)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
@@ -42,7 +45,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard run: --kv-save cannot be combined with --kv-restore or --resume")
 		return 2
 	}
-	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
 		return configError(stderr, "orchard run", err)
 	}
@@ -70,8 +73,12 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		text = strings.TrimSpace(string(data))
 	}
-	if text == "" && !continuing {
-		fmt.Fprintln(stderr, "orchard run: empty prompt (use --prompt or stdin)")
+	if text == "" && !continuing && !files.hasAudio() {
+		fmt.Fprintln(stderr, "orchard run: empty prompt (use --prompt or stdin; a clip alone is transcribed)")
+		return 2
+	}
+	if len(files) > 0 && (*kvSave != "" || *kvRestore != "") {
+		fmt.Fprintln(stderr, "orchard run: --image and --audio cannot be combined with --kv-save or --kv-restore")
 		return 2
 	}
 	set := settingsFrom(cfg, *maxTokens)
@@ -101,6 +108,12 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, n := range m.info.Notes {
 		fmt.Fprintln(stderr, "  note:", n)
 	}
+	for _, f := range files {
+		if err := m.sess.Media.Can(f.Kind); err != nil {
+			fmt.Fprintln(stderr, "orchard run:", err)
+			return exitUsage
+		}
+	}
 	switch {
 	case len(m.info.VerifyWidths) == 0:
 		fmt.Fprintln(stderr, "  note: this bundle has no speculation assets — running without speculation")
@@ -121,15 +134,22 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var fin *engine.TurnMetrics
 	var replyText string
 	var replyIDs []int
+	reply := terminalSafe(stdout) // the model's text may hold escapes too
 	emit := func(ev engine.Event) {
 		switch e := ev.(type) {
 		case engine.Delta:
 			replyIDs = append(replyIDs, e.Tokens...)
 			if !*asJSON {
-				fmt.Fprint(stdout, e.Text)
+				fmt.Fprint(reply, e.Text)
 			}
 		case engine.Notice:
 			fmt.Fprintln(stderr, "note:", e.Text)
+		case engine.Started:
+			if msgs := m.sess.Messages(); len(files) > 0 && len(msgs) > 0 {
+				for _, a := range msgs[len(msgs)-1].Attachments {
+					fmt.Fprintln(stderr, "attached:", attachmentLine(a))
+				}
+			}
 		case engine.Finished:
 			fin, replyText = &e.Metrics, e.Reply
 		}
@@ -137,11 +157,11 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if continuing && (*kvRestore != "" || text == "") {
 		err = m.sess.Continue(emit)
 	} else {
-		err = m.sess.Send(text, emit)
+		err = m.sess.Send(text, emit, files...)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "\norchard run:", err)
-		return 1
+		return exitCode(err)
 	}
 	if *save != "" {
 		if err := saveCheckpoint(m, cfg, *save); err != nil {
@@ -151,9 +171,11 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "saved checkpoint %q\n", *save)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin})
+		out := map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin}
+		if msgs := m.sess.Messages(); len(files) > 0 && len(msgs) >= 2 {
+			out["attachments"] = msgs[len(msgs)-2].Attachments
+		}
+		writeJSON(stdout, out)
 	} else {
 		fmt.Fprintln(stdout)
 	}

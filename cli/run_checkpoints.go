@@ -61,6 +61,9 @@ func restoreForRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, kvDir
 			fmt.Fprintln(stderr, "orchard run: --resume:", err)
 			return 1
 		}
+		for _, n := range store.Notices() {
+			fmt.Fprintln(stderr, "  note:", n)
+		}
 		cp, err := store.Load(name, m.b.Identity)
 		if err != nil {
 			var ie *checkpoints.IdentityError

@@ -8,6 +8,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/termsafe"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -55,9 +56,9 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", b.Name(), b.Family, rtName, *steps)
+	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", termsafe.Line(b.Name()), b.Family, rtName, *steps)
 	if units, err := engine.Units(b, cu); err == nil {
-		bundle.InspectContract(b, rt, rtName, units).WriteSummary(stdout)
+		bundle.InspectContract(b, rt, rtName, units).WriteSummary(termsafe.NewWriter(stdout))
 	}
 	open := func(o engine.Options) (engine.Chain, error) {
 		o.ComputeUnits = cu
@@ -76,7 +77,7 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		if g.Detail != "" {
 			line += " — " + g.Detail
 		}
-		fmt.Fprintln(stdout, line)
+		fmt.Fprintln(stdout, termsafe.Text(line))
 	}
 	// Progress goes to stderr as the gates run (each takes seconds on a
 	// real bundle); the verdicts go to stdout as soon as they are known.

@@ -6,13 +6,21 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // writeTable prints rows as columns two spaces apart, padded by display
 // width — text/tabwriter counts runes, so a name with wide characters
 // (CJK, emoji: two cells each) would push the columns after it out of
-// line. Columns listed in right are right-aligned (numbers).
+// line. Columns listed in right are right-aligned (numbers). Cells hold
+// names and values from files, so each is shown through termsafe.Line.
 func writeTable(w io.Writer, rows [][]string, right ...int) error {
+	for _, r := range rows {
+		for i, c := range r {
+			r[i] = termsafe.Line(c)
+		}
+	}
 	var widths []int
 	for _, r := range rows {
 		for i, c := range r {

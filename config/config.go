@@ -23,6 +23,7 @@ type Config struct {
 	Log         Log
 	UI          UI
 	History     History
+	Server      Server
 	// Keys maps a TUI action to the keys bound to it, overriding the TUI's
 	// defaults action by action; an empty list unbinds the action.
 	Keys map[string][]string
@@ -112,6 +113,12 @@ type Log struct {
 	Debug bool
 }
 
+// Server configures orchard serve (and the chat attaching to it).
+type Server struct {
+	Listen string // TCP address of orchard serve
+	APIKey string // required as a bearer token when set; never shown
+}
+
 // UI holds presentation choices.
 type UI struct {
 	Theme string // auto, dark or light
@@ -157,8 +164,9 @@ func defaults(env func(string) string) *Config {
 		UI:       UI{Theme: "auto"},
 		// Five E4B caches of a full 2K context take about 600 MB.
 		History: History{Enabled: true, KeepKV: 5, KVBudget: 2 << 30},
-		Keys:     map[string][]string{},
-		sources:  map[string]Source{},
+		Server:  Server{Listen: "127.0.0.1:11535"},
+		Keys:    map[string][]string{},
+		sources: map[string]Source{},
 	}
 	if d, err := DataDir(env); err == nil {
 		c.Data.Dir = d

@@ -51,6 +51,10 @@ func aliases() []alias {
 			}
 			return v, "", nil
 		}},
+		// The API key's short name, as the issue and most servers spell it.
+		{name: "ORCHARD_API_KEY", key: "server.api_key", translate: func(v string) (string, string, error) {
+			return v, "", nil
+		}},
 		{name: "CORELLM_VERIFY_HEAD_CU", key: "model.verify_head_units", translate: func(v string) (string, string, error) {
 			return v, "", nil
 		}},

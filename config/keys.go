@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // keysKey is the [keys] table: action = "key" or ["key", ...]. Its
@@ -27,7 +29,7 @@ func validAction(a string) bool {
 // bindingFromTOML reads one action's keys from the file.
 func bindingFromTOML(action string, v any) ([]string, error) {
 	if !validAction(action) {
-		return nil, invalid("%q is not an action name (letters, digits, - and _)", action)
+		return nil, invalid("%s is not an action name (letters, digits, - and _)", termsafe.Quote(action))
 	}
 	var keys []string
 	switch v := v.(type) {
@@ -105,5 +107,5 @@ func knownAction(action string, actions []string) error {
 	if actions == nil || slices.Contains(actions, action) {
 		return nil
 	}
-	return fmt.Errorf("%w: no action %q (known: %s)", ErrUnknownKey, action, strings.Join(actions, ", "))
+	return fmt.Errorf("%w: no action %s (known: %s)", ErrUnknownKey, termsafe.Quote(action), strings.Join(actions, ", "))
 }

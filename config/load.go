@@ -1,16 +1,19 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/orchard-llm/orchard/regfile"
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // Options says where Load reads from.
@@ -75,11 +78,19 @@ func configFile(env func(string) string, f *Flags) (path string, explicit bool, 
 	return p, false, nil
 }
 
-// readFile applies the config file at path.
+// MaxFileBytes bounds the config file: it holds a few dozen settings, so
+// anything larger (--config /dev/zero, a wrong path) is refused unread.
+const MaxFileBytes = 1 << 20
+
+// readFile applies the config file at path, a regular file of at most
+// MaxFileBytes.
 func (c *Config) readFile(path string, explicit bool, homeDir string, actions []string) []error {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		return nil
+	}
+	if errors.Is(err, regfile.ErrNotRegular) || errors.Is(err, regfile.ErrTooLarge) {
+		return []error{&Error{Source: Source{Kind: FromFile, Name: path}, Err: fmt.Errorf("%w: the config file %s", ErrInvalid, regfile.Reason(err))}}
 	}
 	if err != nil {
 		return []error{fmt.Errorf("config file: %w", err)}
@@ -94,13 +105,16 @@ func (c *Config) readFile(path string, explicit bool, homeDir string, actions []
 
 // applyTOML applies a TOML document; name is the file named in sources.
 func (c *Config) applyTOML(data []byte, name string, pc pathCtx, actions []string) []error {
+	// Editors on Windows start UTF-8 files with a byte order mark; TOML
+	// does not allow one, but it means nothing, so it is skipped.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			line, _ := de.Position()
 			msg := strings.TrimPrefix(de.Error(), "toml: ")
-			return []error{&Error{Key: strings.Join(de.Key(), "."), Source: Source{Kind: FromFile, Name: name, Line: line}, Err: errors.New(msg)}}
+			return []error{&Error{Key: syntaxKey(data, line, de.Key()), Source: Source{Kind: FromFile, Name: name, Line: line}, Err: errors.New(msg)}}
 		}
 		return []error{fmt.Errorf("%s: %w", name, err)}
 	}
@@ -160,6 +174,62 @@ func (c *Config) applyTOML(data []byte, name string, pc pathCtx, actions []strin
 		}
 	}
 	return errs
+}
+
+// syntaxKey names the key a TOML syntax error is about, which the decoder
+// reports only for some errors: the table header on that line ("[sampling"
+// without its bracket), or the key before "=" inside the table the lines
+// above opened. The parser stopped there, so the document is read line by
+// line as plain text.
+func syntaxKey(data []byte, line int, key []string) string {
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return strings.Join(key, ".")
+	}
+	table := ""
+	for _, l := range lines[:line-1] {
+		if h, ok := tableHeader(l); ok {
+			table = h
+		}
+	}
+	l := strings.TrimSpace(lines[line-1])
+	if strings.HasPrefix(l, "[") {
+		h := strings.Trim(strings.TrimSpace(strings.Trim(l, "[]")), `"' `)
+		return cutKey(h)
+	}
+	k := strings.Join(key, ".")
+	if k == "" {
+		before, _, ok := strings.Cut(l, "=")
+		if !ok {
+			return cutKey(table)
+		}
+		k = strings.Trim(strings.TrimSpace(before), `"'`)
+	}
+	if table != "" {
+		k = table + "." + k
+	}
+	return cutKey(k)
+}
+
+// tableHeader reads "[name]" or "[[name]]" (a comment may follow).
+func tableHeader(l string) (string, bool) {
+	l = strings.TrimSpace(l)
+	if !strings.HasPrefix(l, "[") {
+		return "", false
+	}
+	end := strings.Index(l, "]")
+	if end < 0 {
+		return "", false
+	}
+	return strings.Trim(strings.TrimSpace(strings.Trim(l[:end], "[")), `"'`), true
+}
+
+// cutKey keeps a key from a broken line short and printable.
+func cutKey(k string) string {
+	if len(k) > termsafe.MaxQuote || !termsafe.Safe(k) {
+		return termsafe.Quote(k)
+	}
+	return k
 }
 
 // isSection reports whether name is a table of the schema.

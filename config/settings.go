@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // text is a value from an environment variable or a flag; values from the
@@ -105,6 +106,10 @@ func settings() []setting {
 			func(c *Config) *string { return &c.Data.Dir }),
 		boolSetting("log.debug", "debug", "log debug detail to <data.dir>/logs/orchard.log",
 			func(c *Config) *bool { return &c.Log.Debug }),
+		stringSetting("server.listen", "listen", "TCP address orchard serve listens on; beyond loopback it needs an API key",
+			func(c *Config) *string { return &c.Server.Listen }),
+		secretSetting("server.api_key", "api-key", "API key orchard serve requires (Authorization: Bearer KEY) and the chat sends when it attaches",
+			func(c *Config) *string { return &c.Server.APIKey }),
 		enumSetting("ui.theme", "theme", "colours: auto (from the terminal background), dark or light",
 			Themes(), func(c *Config) *string { return &c.UI.Theme }),
 
@@ -138,6 +143,18 @@ func stringSetting(key, flag, doc string, field func(*Config) *string) setting {
 		},
 		get: func(c *Config) any { return *field(c) },
 	}
+}
+
+// secretSetting is a string that show and init never print.
+func secretSetting(key, flag, doc string, field func(*Config) *string) setting {
+	st := stringSetting(key, flag, doc, field)
+	st.get = func(c *Config) any {
+		if *field(c) == "" {
+			return ""
+		}
+		return "(set, not shown)"
+	}
+	return st
 }
 
 func pathSetting(key, flag, doc string, field func(*Config) *string) setting {
@@ -196,7 +213,7 @@ func enumSetting[T ~string](key, flag, doc string, allowed []T, field func(*Conf
 				return err
 			}
 			if !slices.Contains(allowed, T(s)) {
-				return invalid("%q is not one of %s", s, joinQuoted(allowed))
+				return invalid("%s is not one of %s", termsafe.Quote(s), joinQuoted(allowed))
 			}
 			*field(c) = T(s)
 			return nil
@@ -213,9 +230,6 @@ func intSetting(key, flag, doc string, lo, hi int, field func(*Config) *int) set
 				return err
 			}
 			if n < int64(lo) || n > int64(hi) {
-				if hi == math.MaxInt32 {
-					return invalid("%d is below %d", n, lo)
-				}
 				return invalid("%d is outside %d…%d", n, lo, hi)
 			}
 			*field(c) = int(n)
@@ -437,9 +451,9 @@ func asBool(v any) (bool, error) {
 func describe(v any) string {
 	switch v := v.(type) {
 	case text:
-		return strconv.Quote(string(v))
+		return termsafe.Quote(string(v))
 	case string:
-		return "the string " + strconv.Quote(v)
+		return "the string " + termsafe.Quote(v)
 	case int64:
 		return fmt.Sprintf("the integer %d", v)
 	case float64:

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // Entry is one effective value and where it came from.
@@ -46,13 +49,13 @@ func (c *Config) WriteText(w io.Writer) error {
 	if !c.FileFound {
 		state = "not found; defaults apply"
 	}
-	if _, err := fmt.Fprintf(w, "config file: %s (%s)\n\n", c.File, state); err != nil {
+	if _, err := fmt.Fprintf(w, "config file: %s (%s)\n\n", termsafe.Line(c.File), state); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	for _, e := range c.Entries() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Key, oneLine(tomlValue(e.Value), 60), e.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(e.Key), oneLine(tomlValue(e.Value), 60), termsafe.Line(e.Source.String()))
 	}
 	return tw.Flush()
 }
@@ -85,9 +88,14 @@ func (c *Config) WriteJSON(w io.Writer) error {
 		}
 		doc.Values = append(doc.Values, j)
 	}
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := w.Write(termsafe.JSON(buf.Bytes()))
+	return err
 }
 
 // tomlValue spells v as a TOML value.
@@ -128,7 +136,7 @@ func tomlString(s string) string {
 		case '\r':
 			b.WriteString(`\r`)
 		default:
-			if r < 0x20 || r == 0x7f {
+			if r < 0x20 || r == 0x7f || !termsafe.Safe(string(r)) {
 				fmt.Fprintf(&b, `\u%04X`, r)
 			} else {
 				b.WriteRune(r)

@@ -78,7 +78,7 @@ func (e *Error) Error() string {
 	if e.Key == "" {
 		return fmt.Sprintf("%s: %v", e.Source, e.Err)
 	}
-	return fmt.Sprintf("%s: %s: %v", e.Source, e.Key, e.Err)
+	return fmt.Sprintf("%s: %s: %v", e.Source, cutKey(e.Key), e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -46,6 +46,13 @@ func (s *Session) tail() tailState {
 // not rewind that far (a wrapped sliding ring) and was reset instead.
 func (s *Session) applyTail(st tailState) (bool, error) {
 	keep := min(commonPrefix(st.IDs, s.committed), st.Fed)
+	// Equal ids are not equal rows where media sit: the cache keeps a
+	// span only if it holds the same file's rows.
+	refs, err := s.placeSpans(s.msgs, st.IDs)
+	if err != nil {
+		refs, keep = nil, 0
+	}
+	keep = mediaPrefix(keep, s.spans, refs)
 	kept := true
 	if keep < s.chain.Position() {
 		if keep >= s.chain.Capabilities().MinRewind {
@@ -60,6 +67,8 @@ func (s *Session) applyTail(st tailState) (bool, error) {
 		}
 	}
 	s.committed, s.unfed = slices.Clone(st.IDs[:keep]), slices.Clone(st.IDs[keep:])
+	s.spans = slices.DeleteFunc(refs, func(r spanRef) bool { return r.Start >= keep })
+	s.chain.SetSoft(nil)
 	s.pending, s.contOK, s.prevPrompt = st.Pending, st.ContOK, st.PrevPrompt
 	s.streamPending = slices.Clone(st.StreamPending)
 	return kept, nil
@@ -229,7 +238,7 @@ func (s *Session) Regenerate(emit func(Event)) error {
 	s.msgs = s.msgs[:u]
 	s.gen++
 	emit(Branched{Op: "regenerate", Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed()})
-	err := s.send(turnReq{msg: msg, from: from, op: "regenerate"}, emit)
+	err := s.send(turnReq{msg: &msg, from: from, op: "regenerate"}, emit)
 	if err != nil && !errors.Is(err, ErrCancelled) && !s.replied(u) {
 		// Nothing came of it: the conversation is as it was.
 		if len(s.msgs) == u {
@@ -256,11 +265,12 @@ func (s *Session) Edit(text string, emit func(Event)) error {
 		return err
 	}
 	from := s.baseFor(u)
+	// The edited message keeps the files the old one carried.
+	msg := Message{Role: "user", Content: text, Attachments: s.msgs[u].Attachments}
 	prev := s.newVersion(u)
 	s.gen++
-	msg := Message{Role: "user", Content: text}
 	emit(Branched{Op: "edit", Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed()})
-	err := s.send(turnReq{msg: msg, from: from, op: "edit"}, emit)
+	err := s.send(turnReq{msg: &msg, from: from, op: "edit"}, emit)
 	if err != nil && !errors.Is(err, ErrCancelled) && !s.replied(u) {
 		if derr := s.dropVersion(u, prev); derr != nil {
 			return errors.Join(err, derr)
@@ -325,9 +335,10 @@ type branchJSON struct {
 }
 
 type messageJSON struct {
-	Role        string `json:"role"`
-	Content     string `json:"content"`
-	Interrupted bool   `json:"interrupted,omitempty"`
+	Role        string       `json:"role"`
+	Content     string       `json:"content"`
+	Interrupted bool         `json:"interrupted,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
 
 func versionsToJSON(sets map[int]*versionSet) []versionJSON {
@@ -347,7 +358,7 @@ func versionsToJSON(sets map[int]*versionSet) []versionJSON {
 			}
 			bj := &branchJSON{Nested: versionsToJSON(b.nested), End: b.end, Base: b.base, BaseAt: b.baseAt}
 			for _, m := range b.msgs {
-				bj.Messages = append(bj.Messages, messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted})
+				bj.Messages = append(bj.Messages, messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
 			}
 			v.Branches = append(v.Branches, bj)
 		}
@@ -378,7 +389,7 @@ func versionsFromJSON(vs []versionJSON, n int) map[int]*versionSet {
 			}
 			b := &branch{end: bj.End, base: bj.Base, baseAt: bj.BaseAt}
 			for _, m := range bj.Messages {
-				b.msgs = append(b.msgs, Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted})
+				b.msgs = append(b.msgs, Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
 			}
 			b.nested = versionsFromJSON(bj.Nested, len(b.msgs))
 			if !validTail(b.end) || b.base != nil && !validTail(*b.base) {

@@ -77,7 +77,10 @@ func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chai
 			fam = bundle.Stateful3Logits
 		}
 		note := fmt.Sprintf("%s declares %s: the bundle is %s (its metadata.json said otherwise or nothing)", c.infer[2].name, map[bool]string{true: "logits", false: "token_id"}[hasLogits], fam)
-		b.Refine(fam, b.Geometry, []string{note})
+		if err := b.Refine(fam, b.Geometry, []string{note}); err != nil {
+			c.Close()
+			return nil, err
+		}
 		c.notes = append(c.notes, note)
 	}
 	if hasLogits {

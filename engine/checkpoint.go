@@ -33,6 +33,11 @@ type sessionState struct {
 	Versions []versionJSON `json:"versions,omitempty"`
 	// HistoryID names the conversation in the history.
 	HistoryID string `json:"historyID,omitempty"`
+	// Attachments of the messages (by index) and the media spans the
+	// cache holds: a loaded conversation continues from the cached rows,
+	// and only a rebuild of the cache encodes the files again.
+	Attachments map[int][]Attachment `json:"attachments,omitempty"`
+	Spans       []spanRef            `json:"spans,omitempty"`
 }
 
 // Checkpoint captures the conversation, the committed tokens, the pending
@@ -52,7 +57,14 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 		if m.Interrupted {
 			state.Interrupted = append(state.Interrupted, i)
 		}
+		if len(m.Attachments) > 0 {
+			if state.Attachments == nil {
+				state.Attachments = map[int][]Attachment{}
+			}
+			state.Attachments[i] = m.Attachments
+		}
 	}
+	state.Spans = s.spans
 	st, err := json.Marshal(state)
 	if err != nil {
 		return nil, err
@@ -130,6 +142,13 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 			s.msgs[i].Interrupted = true
 		}
 	}
+	for i, atts := range st.Attachments {
+		if i >= 0 && i < len(s.msgs) {
+			s.msgs[i].Attachments = atts
+		}
+	}
+	s.spans, s.encoded = st.Spans, nil
+	s.chain.SetSoft(nil)
 	s.committed = slices.Clone(cp.Tokens)
 	s.pending = -1
 	if cp.Pending != nil {

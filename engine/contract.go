@@ -133,7 +133,9 @@ func refineS3(b *bundle.Bundle, d coreml.Description, host *Host) (notes []strin
 		return notes, fmt.Errorf("bundle %s: chunk_1 declares a context of %d, but the RoPE tables (%s) have %d rows", b.Dir, g.Context, bundle.S3CosFull, rows)
 	}
 	if len(notes) > 0 {
-		b.Refine(b.Family, g, notes)
+		if err := b.Refine(b.Family, g, notes); err != nil {
+			return notes, err
+		}
 	}
 	return notes, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,10 @@ type Engine struct {
 	closeErr  error
 
 	// Set on the engine goroutine by UseStore.
-	store CheckpointStore
-	units coreml.ComputeUnits
+	store    CheckpointStore
+	units    coreml.ComputeUnits
+	convs    conversations // request conversations kept aside (complete.go)
+	spillDir string        // their folder on disk, removed at Close
 
 	// The conversation history (history.go): written on the engine
 	// goroutine, listed and searched on a reader goroutine of its own so a
@@ -48,8 +51,8 @@ type Engine struct {
 	hmu         sync.Mutex // guards hist, histID and the reader's request
 	hist        HistoryStore
 	histPolicy  HistoryPolicy
-	histID      string // the session's history id, as of the last command
-	archivedGen uint64 // the session's gen when it was last kept
+	histID      string // the chat's history id, as of the last command
+	archivedGen uint64 // the chat's gen when it was last kept
 	reads       historyReader
 }
 
@@ -75,13 +78,19 @@ func (e *Engine) loop() {
 	}
 }
 
-// refresh updates the copies other goroutines read.
+// refresh updates the copies other goroutines read: the chat's
+// conversation, also while a request's is in the session.
 func (e *Engine) refresh() {
+	msgs, set := e.convs.view(e.sess)
 	e.mu.Lock()
-	e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
+	e.msgs, e.set = msgs, set
 	e.mu.Unlock()
+	id := e.sess.historyID
+	if e.convs.foreign {
+		id = e.convs.home.historyID
+	}
 	e.hmu.Lock()
-	e.histID = e.sess.historyID
+	e.histID = id
 	e.hmu.Unlock()
 }
 
@@ -151,7 +160,19 @@ func (e *Engine) do(op string, cmd func()) {
 		e.emit(Failed{Op: op, Err: ErrClosed})
 		return
 	}
-	e.cmds <- cmd
+	if !chatOp(op) {
+		e.cmds <- cmd
+		return
+	}
+	e.cmds <- func() {
+		// A request's conversation may be in the session (Complete):
+		// chat commands act on the chat's own.
+		if err := e.convs.toHome(e.sess); err != nil {
+			e.emit(Failed{Op: op, Err: err})
+			return
+		}
+		cmd()
+	}
 }
 
 // Events delivers the engine's events; it is closed after Close.
@@ -174,9 +195,10 @@ func (e *Engine) Messages() []Message {
 	return slices.Clone(e.msgs)
 }
 
-// Send starts a turn.
-func (e *Engine) Send(text string) {
-	e.startTurn("send", func(emit func(Event)) { e.sess.Send(text, emit) })
+// Send starts a turn; media are files to attach to the message (encoded
+// on the engine goroutine, before the prefill).
+func (e *Engine) Send(text string, media ...MediaFile) {
+	e.startTurn("send", func(emit func(Event)) { e.sess.Send(text, emit, media...) })
 }
 
 // Regenerate replaces the last reply with a new one, keeping the old one
@@ -261,6 +283,9 @@ func (e *Engine) Close() error {
 		e.cmdMu.Unlock()
 		e.loopWG.Wait()
 		e.reads.stop()
+		if e.spillDir != "" {
+			os.RemoveAll(e.spillDir)
+		}
 		close(e.done)
 		e.closeErr = e.sess.chain.Close()
 	})

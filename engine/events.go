@@ -14,6 +14,8 @@ type Started struct {
 	// Versions is how many versions the reply being started has, itself
 	// the last of them (after Regenerate); 0 when it is the only one.
 	Versions int
+	// Attachments are the user message's files as encoded (chips).
+	Attachments []Attachment
 }
 
 // PrefillProgress reports prompt tokens fed so far.
@@ -151,6 +153,8 @@ type Message struct {
 	// has (regenerated replies, edited messages, each with the turns that
 	// followed it); Versions is 0 when it has no other.
 	Version, Versions int
+	// Attachments are the images and clips of a user message (media.go).
+	Attachments []Attachment
 }
 
 // CheckpointInfo is one saved conversation in the store.
@@ -313,4 +317,6 @@ type ModelInfo struct {
 	Logits       bool  // sampling possible
 	Runtime      string
 	Notes        []string
+	Media        []string // kinds of attachments the bundle takes: "image", "audio"
+	Attached     string   // the server's address when the chat runs over orchard serve
 }

@@ -210,6 +210,7 @@ func textOnly(cp *checkpoints.Checkpoint) error {
 		}
 	}
 	st.Unfed = append(slices.Clone(cp.Tokens), st.Unfed...)
+	st.Spans = nil // the cache holds no media rows now
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return err

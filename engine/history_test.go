@@ -11,14 +11,14 @@ import (
 // historyEngine starts an engine with a history in a fresh folder.
 func historyEngine(t *testing.T, fam string, set Settings, p HistoryPolicy) (*Engine, *checkpoints.Store) {
 	t.Helper()
+	store, err := checkpoints.Open(t.TempDir()) // before the engine: removed after it closed
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := newSession(t, tinyBundle(t, fam), set)
 	s.stops = nil
 	e := Start(s, ModelInfo{})
 	t.Cleanup(func() { e.Close() })
-	store, err := checkpoints.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.UseHistory(store, p)
 	return e, store
 }
@@ -229,6 +229,7 @@ func TestLoadKeepsConversationInHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { e.Close() }) // before the folder goes
 	e.UseStore(ck, 0)
 	sendWait(t, e, "Saved one.")
 	e.SaveCheckpoint("a")

@@ -68,6 +68,14 @@ type Session struct {
 	peak   Memory
 	// Metrics receives one record per turn (metrics.jsonl); nil disables it.
 	Metrics func(TurnMetrics) error
+	// Media encodes attached images and clips; nil when the bundle or the
+	// front end takes none.
+	Media *Encoders
+	// encoded holds every attached file's soft rows (by sha256), for as
+	// long as the conversation may need to prefill them again; spans are
+	// the media spans the cache holds now, by position.
+	encoded map[string][][]uint16
+	spans   []spanRef
 
 	cancel atomic.Bool
 	// cancelHook, when set (by the Engine, per turn), also stops the turn:
@@ -149,9 +157,12 @@ func (s *Session) info() ModelInfo {
 
 // Messages returns a copy of the conversation, each message with its
 // version counts.
-func (s *Session) Messages() []Message {
-	out := slices.Clone(s.msgs)
-	for i, set := range s.versions {
+func (s *Session) Messages() []Message { return withVersions(s.msgs, s.versions) }
+
+// withVersions is a copy of msgs with their version counts.
+func withVersions(msgs []Message, versions map[int]*versionSet) []Message {
+	out := slices.Clone(msgs)
+	for i, set := range versions {
 		if i < len(out) && len(set.branches) > 1 {
 			out[i].Version, out[i].Versions = set.cur, len(set.branches)
 		}
@@ -178,6 +189,8 @@ func (s *Session) Clear() error {
 	s.msgs, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, nil, -1, false, nil, nil
 	s.base, s.versions, s.historyID = nil, nil, ""
 	s.gen++
+	s.spans, s.encoded = nil, nil
+	s.chain.SetSoft(nil)
 	s.policy = adaptive{}
 	return s.chain.Reset()
 }
@@ -186,7 +199,7 @@ func (s *Session) Clear() error {
 func (s *Session) conversation(msgs []Message) tokenizer.Conversation {
 	c := tokenizer.Conversation{System: s.set.System, Thinking: s.set.Thinking}
 	for _, m := range msgs {
-		c.Messages = append(c.Messages, tokenizer.Message{Role: tokenizer.Role(m.Role), Content: m.Content})
+		c.Messages = append(c.Messages, tokenizer.Message{Role: tokenizer.Role(m.Role), Content: m.Content, Media: mediaFor(m.Attachments)})
 	}
 	return c
 }
@@ -194,8 +207,11 @@ func (s *Session) conversation(msgs []Message) tokenizer.Conversation {
 // LastPrompt returns the ids of the last turn's prompt as fed to the chain.
 func (s *Session) LastPrompt() []int { return slices.Clone(s.lastPrompt) }
 
-// Close releases the chain.
-func (s *Session) Close() error { return s.chain.Close() }
+// Close releases the chain and the encoders.
+func (s *Session) Close() error {
+	s.Media.Close()
+	return s.chain.Close()
+}
 
 // PromptIDs renders a one-message conversation with the session's system
 // prompt, as a first turn would feed it.

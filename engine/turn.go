@@ -37,19 +37,23 @@ type turn struct {
 // returns when the turn has finished, was cancelled or failed; on failure
 // the conversation and cache are as they were before it (or consistent
 // with what was fed), never half-updated.
-func (s *Session) Send(text string, emit func(Event)) error {
-	return s.send(turnReq{msg: Message{Role: "user", Content: text}, from: s.tail(), op: "send"}, emit)
+func (s *Session) Send(text string, emit func(Event), media ...MediaFile) error {
+	return s.send(turnReq{text: text, files: media, from: s.tail(), op: "send"}, emit)
 }
 
 // PrefillOnly adds the user's message and prefills it without generating:
 // the prediction stays pending, as after corellm-chat's --kv-save prefill.
-func (s *Session) PrefillOnly(text string, emit func(Event)) error {
-	return s.send(turnReq{msg: Message{Role: "user", Content: text}, from: s.tail(), op: "send", prefillOnly: true}, emit)
+func (s *Session) PrefillOnly(text string, emit func(Event), media ...MediaFile) error {
+	return s.send(turnReq{text: text, files: media, from: s.tail(), op: "send", prefillOnly: true}, emit)
 }
 
 // turnReq is what a turn starts from.
 type turnReq struct {
-	msg         Message   // the user's message
+	text  string
+	files []MediaFile // to attach to the message
+	// msg, when set, is the message as it was (Regenerate; Edit with its
+	// new text): its attachments are already encoded.
+	msg         *Message
 	from        tailState // what its prompt continues (the session's tail, or a turn's base)
 	op          string    // the Op of its Failed event: send, regenerate, edit
 	prefillOnly bool
@@ -60,8 +64,27 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.turn++
 	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op}
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
-	msgs := append(slices.Clone(s.msgs), r.msg)
+	var msg Message
+	if r.msg != nil {
+		msg = *r.msg
+	} else {
+		var atts []Attachment
+		if len(r.files) > 0 {
+			var err error
+			if atts, err = s.attach(r.files, emit); err != nil {
+				emit(Failed{Op: r.op, Err: err})
+				return err
+			}
+		}
+		msg = userMessage(r.text, atts)
+	}
+	msgs := append(slices.Clone(s.msgs), msg)
 	ids, dropped, err := s.promptIDs(&msgs, r.from)
+	if err != nil {
+		emit(Failed{Op: r.op, Err: err})
+		return err
+	}
+	refs, err := s.placeSpans(msgs, ids)
 	if err != nil {
 		emit(Failed{Op: r.op, Err: err})
 		return err
@@ -75,28 +98,46 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		emit(Notice{Text: fmt.Sprintf("the context is nearly full: %d of %d tokens left for replies; /clear starts over, or set the context policy to drop-oldest", left, s.caps.Context)})
 	}
 
-	// Reuse the longest common prefix, always re-feeding at least one token.
+	// Reuse the longest common prefix, always re-feeding at least one token;
+	// a media span whose rows differ from the cached ones ends it.
 	lcp := commonPrefix(ids, s.committed)
-	lcp = min(lcp, len(ids)-1)
-	if lcp < s.chain.Position() {
-		if lcp >= s.chain.Capabilities().MinRewind {
-			if err := s.chain.Rewind(lcp); err != nil {
-				return s.fail(t, err)
-			}
-		} else {
-			// A wrapped sliding ring cannot go back that far.
-			if err := s.chain.Reset(); err != nil {
-				return s.fail(t, err)
-			}
-			emit(Notice{Text: fmt.Sprintf("the cache cannot go back to position %s (its sliding window has moved on): the conversation is prefilled again", thousands(lcp))})
-			lcp = 0
+	lcp = mediaPrefix(min(lcp, len(ids)-1), s.spans, refs)
+	// A wrapped sliding ring cannot go back that far: everything is fed.
+	rewind, reset := lcp < s.chain.Position(), false
+	if rewind && lcp < s.chain.Capabilities().MinRewind {
+		rewind, reset = false, true
+	}
+	keep := lcp
+	if reset {
+		keep = 0
+	}
+	// Rows are needed only for the spans still to be fed; the cache holds
+	// the others (a loaded checkpoint's images need not be encoded again).
+	soft, err := s.softSpans(msgs, refs, keep)
+	if err != nil {
+		emit(Failed{Op: r.op, Err: err})
+		return err
+	}
+	switch {
+	case rewind:
+		if err := s.chain.Rewind(lcp); err != nil {
+			return s.fail(t, err)
 		}
+	case reset:
+		if err := s.chain.Reset(); err != nil {
+			return s.fail(t, err)
+		}
+		emit(Notice{Text: fmt.Sprintf("the cache cannot go back to position %s (its sliding window has moved on): the conversation is prefilled again", thousands(lcp))})
+		lcp = 0
 	}
 	s.committed, s.pending, s.contOK, s.unfed = ids[:lcp:lcp], -1, false, nil
 	t.reused = lcp
 	s.msgs = msgs
 	s.began(r.from, len(msgs)-1, dropped)
-	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Versions: s.versionCount(len(msgs))})
+	s.chain.SetSoft(soft)
+	s.spans = refs
+	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Versions: s.versionCount(len(msgs)),
+		Attachments: msgs[len(msgs)-1].Attachments})
 
 	next, err := s.prefill(t, ids[lcp:])
 	if err != nil {

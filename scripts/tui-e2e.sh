@@ -10,6 +10,12 @@
 #     conversation's settings are the ones on screen;
 #   - a refused 50 KB paste (item 5): not restored from the draft, cleared
 #     by esc; ctrl+c clears the input, then quits;
+#   - /image attaches a picture to a message; the reply comes, the chip
+#     shows, a follow-up goes without it;
+#   - orchard serve (issue 15) in the background: the chat attaches by
+#     itself, a message is sent, the screen is dropped mid-reply as a lost
+#     SSH connection would, a new screen attaches and sees the reply end;
+#     SIGTERM stops the server, which autosaves.
 #   - regenerate (ctrl+g): a second version "2/2" made from the cache (all
 #     but one prompt token reused), ← → between versions; edit (↑ on an
 #     empty input): the message replaced, its reply prefilled from before
@@ -41,8 +47,13 @@ session="orchard-e2e-$$"
 socket="$work/tmux.sock"
 tm() { tmux -S "$socket" "$@"; }
 
+serve_pid=""
 cleanup() {
 	tm kill-server >/dev/null 2>&1 || true
+	if [ -n "$serve_pid" ]; then
+		kill "$serve_pid" >/dev/null 2>&1 || true
+		wait "$serve_pid" >/dev/null 2>&1 || true
+	fi
 	# orchard autosaves on the hangup; let it finish before removing its data.
 	local i
 	for i in $(seq 1 50); do
@@ -53,19 +64,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -z "${ORCHARD_CMD:-}" ]; then
+# The binary for orchard serve and --attach: ORCHARD_BIN, else built.
+bin=${ORCHARD_BIN:-}
+if [ -z "${ORCHARD_CMD:-}" ] || [ -z "$bin" ]; then
 	echo "tui-e2e: building orchard"
 	if ! go build -o "$work/orchard" .; then
 		echo "tui-e2e: build failed" >&2
 		exit 2
 	fi
-	ORCHARD_CMD="$work/orchard --demo"
+	bin=${bin:-$work/orchard}
+	ORCHARD_CMD=${ORCHARD_CMD:-"$bin --demo"}
 fi
 
 # Keep checkpoints and settings of this run apart from the user's; the
 # cache (where the demo bundle is made once) is shared to save time.
 export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
-mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_STATE_HOME"
+export XDG_RUNTIME_DIR="$work/run"
+unset ORCHARD_API_KEY
+mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_STATE_HOME" "$XDG_RUNTIME_DIR"
 
 screen() { tm capture-pane -p -t "$session" 2>/dev/null || true; }
 
@@ -108,8 +124,11 @@ wait_gone() {
 }
 
 # start [FLAGS]: run orchard and wait for its status bar.
-start() {
-	tm new-session -d -s "$session" -x 120 -y 40 "$ORCHARD_CMD $*"
+start() { start_cmd "$ORCHARD_CMD $*"; }
+
+# start_cmd COMMAND: run a command line and wait for the status bar.
+start_cmd() {
+	tm new-session -d -s "$session" -x 120 -y 40 "$1"
 	wait_for "│ ctx "
 }
 
@@ -400,5 +419,61 @@ wait_for "Copied code block 1 (sh), 2 lines"
 got=$(tm show-buffer)
 [ "$got" = "$(printf 'echo orchard-e2e\nls -l')" ] || fail "the clipboard holds \"$got\""
 quit
+echo "tui-e2e: an image attached to a message (issue 12)"
+# A 24×16 PNG of four coloured blocks, as base64 so the script needs no
+# image tools.
+pic="$work/orchard picture.png"
+printf '%s' 'iVBORw0KGgoAAAANSUhEUgAAABgAAAAQCAIAAACDRijCAAAAIklEQVR42mM4UWFDEGkQgRhGDRrZBsnZEEQaRKBRg0a0QQCYsn6QIN+oCwAAAABJRU5ErkJggg==' | base64 -d >"$pic"
+start
+type_line "/image '$pic'"
+wait_for "attached: ▣ orchard picture.png"
+type_line "What is in this picture?"
+wait_for "What is in this picture?" "▣ orchard picture.png" "tokens"
+wait_re "○ [0-9.]+ tok/s"
+# A follow-up about the same picture reuses the cache: the image is not
+# sent again.
+type_line "And its colours?"
+wait_for "And its colours?"
+wait_re "○ [0-9.]+ tok/s"
+absent "attached:" "the attachment queue was not emptied by sending"
+quit
+
+echo "tui-e2e: orchard serve, attach, detach mid-reply, attach again"
+"$bin" serve --demo --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
+serve_pid=$!
+deadline=$((SECONDS + timeout_s))
+until grep -q "listening on" "$work/serve.log"; do
+	if ! kill -0 "$serve_pid" 2>/dev/null; then
+		cat "$work/serve.log" >&2
+		fail "orchard serve exited"
+	fi
+	[ $SECONDS -ge $deadline ] && fail "orchard serve did not start"
+	sleep 0.2
+done
+grep -q "ssh -L" "$work/serve.log" || fail "orchard serve did not say how to reach it from a laptop"
+# The demo bundle is served on the default socket, so the chat attaches.
+start_cmd "$bin --demo"
+wait_for "attached to unix:"
+type_line "$prompt"
+wait_for "$prompt" "tok/s"
+sleep 1
+absent "tokens ·" "the reply ended before the screen could be dropped mid-reply"
+# A dropped SSH connection: the terminal goes away (SIGHUP).
+tm kill-session -t "$session"
+sleep 0.5
+start_cmd "$bin --attach"
+wait_for "attached to"
+key C-Home
+wait_for "$prompt"
+key C-End
+# The reply that went on while no screen was attached ends here.
+wait_for "tokens ·"
+grep -qE '"finishReason":"(eos|cap|contextFull)"' "$XDG_DATA_HOME/orchard/metrics.jsonl" ||
+	fail "the reply did not finish on the server (metrics.jsonl)"
+quit
+kill -TERM "$serve_pid"
+wait "$serve_pid" || fail "orchard serve exited with status $? on SIGTERM"
+serve_pid=""
+[ -d "$XDG_DATA_HOME/orchard/checkpoints/_autosave" ] || fail "orchard serve did not autosave the conversation"
 
 echo "tui-e2e: ok"

@@ -4,15 +4,17 @@ package sidecars
 
 import (
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orchard-llm/orchard/regfile"
 )
 
-// mapFile maps path read-only. The returned release unmaps it; the mapping
-// outlives the descriptor, so the file is closed before returning.
+// mapFile maps path, a regular file, read-only. The returned release
+// unmaps it; the mapping outlives the descriptor, so the file is closed
+// before returning.
 func mapFile(path string) (data []byte, release func() error, err error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

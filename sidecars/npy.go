@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -71,6 +72,11 @@ func parseNPY(raw []byte) (*NPY, error) {
 	}
 	rows, cols := h.shape[0], h.shape[1]
 	off := int64(start + hlen)
+	// A shape whose byte count overflows could wrap around to the file's
+	// size and pass the check below.
+	if rows > 0 && int64(cols) > (math.MaxInt64-off)/2/int64(rows) {
+		return nil, fmt.Errorf("shape (%d, %d) is too large for any file", rows, cols)
+	}
 	want := off + int64(rows)*int64(cols)*2
 	if int64(len(raw)) != want {
 		return nil, fmt.Errorf("size %d bytes, want %d header + %d×%d×2 = %d",

@@ -7,6 +7,7 @@ package sidecars
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -120,6 +121,9 @@ func OpenF16(dataPath string, rows, cols int) (*Table, error) {
 func (t *Table) mapChecked(path, what string, dims ...int) ([]byte, error) {
 	want := int64(1)
 	for _, d := range dims {
+		if d > 0 && want > math.MaxInt64/int64(d) {
+			return nil, fmt.Errorf("sidecar %s: shape %v is too large", path, dims)
+		}
 		want *= int64(d)
 	}
 	data, release, err := mapFile(path)

@@ -84,9 +84,10 @@ func BenchmarkLoadGemma(b *testing.B) {
 	}
 }
 
-// TestLoadBudget checks the budget for the 33 MB Gemma file: under
-// a second and under 200 MB. The time bound is doubled to tolerate a busy
-// machine.
+// TestLoadBudget checks the memory budget for the 33 MB Gemma file: under
+// 200 MB held. The time it takes is a benchmark's business
+// (BenchmarkLoadGemma); it is logged here, never asserted, so a busy
+// machine cannot fail the suite.
 func TestLoadBudget(t *testing.T) {
 	requireOracle(t, gemmaPath)
 	if raceEnabled {
@@ -110,8 +111,20 @@ func TestLoadBudget(t *testing.T) {
 	if live > 200<<20 {
 		t.Errorf("loaded tokenizer holds %d MB, budget 200 MB", live>>20)
 	}
-	if elapsed > 2*time.Second {
-		t.Errorf("load took %v, budget 1 s", elapsed)
-	}
 	runtime.KeepAlive(tok)
+}
+
+// BenchmarkCheckGemma is the bundle check of the real Gemma tokenizer,
+// against BenchmarkLoadGemma's full parse.
+func BenchmarkCheckGemma(b *testing.B) {
+	data, err := os.ReadFile(gemmaPath)
+	if err != nil {
+		b.Skip("the Gemma tokenizer is not installed (oracle/install.sh)")
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Check(data); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // bpe is the byte-pair-encoding model of a tokenizer.json. Its merge loop
@@ -77,7 +79,7 @@ func parseBPE(s *scanner) (*bpe, error) {
 			}
 			member := fmt.Appendf(nil, "{%q:%s}", key, s.data[start:s.pos])
 			if err := json.Unmarshal(member, &opts); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
+				return fmt.Errorf("%s: %w", termsafe.Quote(string(key)), err)
 			}
 		}
 		return nil
@@ -86,7 +88,7 @@ func parseBPE(s *scanner) (*bpe, error) {
 		return nil, fmt.Errorf("model.%w", err)
 	}
 	if opts.Type != "" && opts.Type != "BPE" {
-		return nil, fmt.Errorf("model type %q is not implemented (only BPE)", opts.Type)
+		return nil, fmt.Errorf("model type %s is not implemented (only BPE)", termsafe.Quote(opts.Type))
 	}
 	if !haveVocab {
 		return nil, fmt.Errorf("model: missing vocab")
@@ -109,7 +111,7 @@ func parseBPE(s *scanner) (*bpe, error) {
 	if opts.UnkToken != nil {
 		id, ok := m.vocab[*opts.UnkToken]
 		if !ok {
-			return nil, fmt.Errorf("model: unk_token %q is not in the vocabulary", *opts.UnkToken)
+			return nil, fmt.Errorf("model: unk_token %s is not in the vocabulary", termsafe.Quote(*opts.UnkToken))
 		}
 		m.unk = id
 	}
@@ -126,7 +128,7 @@ func (m *bpe) readVocab(s *scanner) error {
 	err := s.object(func(key []byte) error {
 		id, err := s.integer()
 		if err != nil {
-			return fmt.Errorf("%q: %w", key, err)
+			return fmt.Errorf("%s: %w", termsafe.Quote(string(key)), err)
 		}
 		off := len(arena)
 		arena = append(arena, key...)
@@ -136,6 +138,19 @@ func (m *bpe) readVocab(s *scanner) error {
 	})
 	if err != nil {
 		return err
+	}
+	// Ids index the token table, so one past the vocabulary would make a
+	// file of a few bytes allocate gigabytes: every id must be below the
+	// number of entries.
+	if maxID >= len(entries) {
+		tok := ""
+		for _, e := range entries {
+			if int(e.id) == maxID {
+				tok = string(arena[e.off:e.end])
+			}
+		}
+		return fmt.Errorf("token %s has id %d, beyond the vocabulary of %d entries (ids 0…%d)",
+			termsafe.Quote(tok), maxID, len(entries), len(entries)-1)
 	}
 	// One string holds all token text; pieces and map keys slice into it.
 	text := string(arena)
@@ -149,8 +164,11 @@ func (m *bpe) readVocab(s *scanner) error {
 	}
 	for _, e := range entries {
 		tok := text[e.off:e.end]
+		if _, dup := m.vocab[tok]; dup {
+			return fmt.Errorf("token %s is listed twice", termsafe.Quote(tok))
+		}
 		if m.pieces[e.id] != "" {
-			return fmt.Errorf("id %d is given to both %q and %q", e.id, m.pieces[e.id], tok)
+			return fmt.Errorf("id %d is given to both %s and %s", e.id, termsafe.Quote(m.pieces[e.id]), termsafe.Quote(tok))
 		}
 		m.pieces[e.id] = tok
 		m.vocab[tok] = e.id
@@ -238,7 +256,7 @@ func (m *bpe) readMerges(s *scanner) error {
 			}
 			i := bytes.IndexByte(b, ' ')
 			if i < 0 || bytes.IndexByte(b[i+1:], ' ') >= 0 {
-				return fmt.Errorf("merge %d: %q is not two tokens separated by one space", rank, b)
+				return fmt.Errorf("merge %d: %s is not two tokens separated by one space", rank, termsafe.Quote(string(b)))
 			}
 			offB := off
 			if off >= 0 {
@@ -300,18 +318,18 @@ func (m *bpe) readMerges(s *scanner) error {
 				a, b := text(spans[i].a), text(spans[i].b)
 				ida, ok := m.vocab[string(a)]
 				if !ok {
-					errs[w] = fmt.Errorf("merge %d: token %q is not in the vocabulary", i, a)
+					errs[w] = fmt.Errorf("merge %d: token %s is not in the vocabulary", i, termsafe.Quote(string(a)))
 					return
 				}
 				idb, ok := m.vocab[string(b)]
 				if !ok {
-					errs[w] = fmt.Errorf("merge %d: token %q is not in the vocabulary", i, b)
+					errs[w] = fmt.Errorf("merge %d: token %s is not in the vocabulary", i, termsafe.Quote(string(b)))
 					return
 				}
 				ab = append(append(ab[:0], a...), b...)
 				idab, ok := m.vocab[string(ab)]
 				if !ok {
-					errs[w] = fmt.Errorf("merge %d: result %q is not in the vocabulary", i, ab)
+					errs[w] = fmt.Errorf("merge %d: result %s is not in the vocabulary", i, termsafe.Quote(string(ab)))
 					return
 				}
 				keys[i] = pairKey(ida, idb)

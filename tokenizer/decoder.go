@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // decoder is one step of the decoder chain. Like Rust's decode_chain it
@@ -50,7 +52,7 @@ func parseDecoder(raw json.RawMessage, where string) (decoder, error) {
 		r, _ := utf8.DecodeRuneInString(*c.Content)
 		return stripDecoder{content: r, start: c.Start, stop: c.Stop}, nil
 	}
-	return nil, fmt.Errorf("decoder %q (%s) is not implemented", c.Type, where)
+	return nil, fmt.Errorf("decoder %s (%s) is not implemented", termsafe.Quote(c.Type), where)
 }
 
 type sequenceDecoder []decoder

@@ -5,7 +5,6 @@ package tokenizer
 import (
 	"fmt"
 	"math"
-	"os"
 
 	hf "github.com/daulet/tokenizers"
 )
@@ -26,9 +25,9 @@ func open(path string) (Codec, error) { return LoadHF(path) }
 
 // LoadHF loads a tokenizer.json into the Rust library.
 func LoadHF(path string) (*HF, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, err
 	}
 	meta, err := Parse(data)
 	if err != nil {

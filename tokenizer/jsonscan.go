@@ -170,7 +170,7 @@ func (s *scanner) integer() (int, error) {
 	n := 0
 	for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
 		n = n*10 + int(s.data[s.pos]-'0')
-		if n > 1<<31 {
+		if n >= 1<<31 { // ids are int32
 			return 0, s.errorf("integer out of range")
 		}
 		s.pos++
@@ -200,6 +200,9 @@ func (s *scanner) skip() error {
 			s.pos += i + 1
 			if s.data[s.pos-1] == '"' {
 				return nil
+			}
+			if s.pos >= len(s.data) {
+				return errUnexpectedEnd // a backslash as the last byte
 			}
 			s.pos++ // the escaped byte
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // normalizer rewrites text before it is split into words. Added tokens
@@ -43,7 +45,7 @@ func (p *pattern) literal(where string) (string, error) {
 	case p == nil:
 		return "", fmt.Errorf("%s: missing pattern", where)
 	case p.Regex != nil:
-		return "", fmt.Errorf("%s: Regex pattern %q is not implemented (only String patterns)", where, *p.Regex)
+		return "", fmt.Errorf("%s: Regex pattern %s is not implemented (only String patterns)", where, termsafe.Quote(*p.Regex))
 	case p.String == nil:
 		return "", fmt.Errorf("%s: pattern has neither String nor Regex", where)
 	}
@@ -118,7 +120,7 @@ func parseNormalizer(raw json.RawMessage, where string) (normalizer, error) {
 	case "NFKD":
 		return unicodeNormalizer{norm.NFKD}, nil
 	}
-	return nil, fmt.Errorf("normalizer %q (%s) is not implemented", c.Type, where)
+	return nil, fmt.Errorf("normalizer %s (%s) is not implemented", termsafe.Quote(c.Type), where)
 }
 
 type sequenceNormalizer []normalizer

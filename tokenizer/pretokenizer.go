@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // preTokenizer cuts normalized text into words that BPE encodes
@@ -32,11 +34,11 @@ func parsePreTokenizer(raw json.RawMessage, where string) (preTokenizer, error) 
 		}
 		b, ok := splitBehaviors[c.Behavior]
 		if !ok {
-			return nil, fmt.Errorf("%s: behavior %q is not implemented", where, c.Behavior)
+			return nil, fmt.Errorf("%s: behavior %s is not implemented", where, termsafe.Quote(c.Behavior))
 		}
 		return &splitPreTokenizer{pattern: lit, behavior: b, invert: c.Invert}, nil
 	}
-	return nil, fmt.Errorf("pre-tokenizer %q (%s) is not implemented", c.Type, where)
+	return nil, fmt.Errorf("pre-tokenizer %s (%s) is not implemented", termsafe.Quote(c.Type), where)
 }
 
 type sequencePreTokenizer []preTokenizer

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // Role is who speaks a Message.
@@ -171,7 +173,7 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 			msgs = append([]Message(nil), msgs...)
 			msgs[i].Role = RoleModel
 		default:
-			return nil, fmt.Errorf("tokenizer: chat template: message %d has role %q", i, msgs[i].Role)
+			return nil, fmt.Errorf("tokenizer: chat template: message %d has role %s", i, termsafe.Quote(string(msgs[i].Role)))
 		}
 	}
 	if c.Thinking && !tp.gemma4 && (tp.manifest == nil || tp.manifest.PromptSuffixThinking == "") {

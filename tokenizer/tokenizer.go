@@ -3,9 +3,11 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
+
+	"github.com/orchard-llm/orchard/regfile"
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // Tokenizer encodes text to token ids and back.
@@ -36,11 +38,23 @@ type encodeScratch struct {
 	bpe       bpeScratch
 }
 
-// Load reads and parses a tokenizer.json file.
-func Load(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+// MaxFileBytes bounds a tokenizer.json (Gemma's is 33 MB).
+const MaxFileBytes = 512 << 20
+
+// ReadFile reads a tokenizer.json: a regular file of at most MaxFileBytes.
+func ReadFile(path string) ([]byte, error) {
+	data, err := regfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	return data, nil
+}
+
+// Load reads and parses a tokenizer.json file.
+func Load(path string) (*Tokenizer, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
 	t, err := Parse(data)
 	if err != nil {
@@ -87,7 +101,7 @@ func parse(data []byte) (*Tokenizer, error) {
 	if raw, ok := members["version"]; ok {
 		var v string
 		if err := json.Unmarshal(raw, &v); err != nil || v != "1.0" {
-			return nil, fmt.Errorf("unknown tokenizer.json version %s", raw)
+			return nil, fmt.Errorf("unknown tokenizer.json version %s", termsafe.Quote(string(raw)))
 		}
 	}
 	for _, k := range []string{"truncation", "padding"} {
@@ -173,6 +187,9 @@ func findBOS(raw json.RawMessage, t *Tokenizer) (int, error) {
 		}
 		if pp.Type == "TemplateProcessing" && len(pp.Single) > 0 && pp.Single[0].SpecialToken != nil {
 			if st, ok := pp.SpecialTokens[pp.Single[0].SpecialToken.ID]; ok && len(st.IDs) == 1 {
+				if id := st.IDs[0]; id < 0 || id >= t.VocabSize() {
+					return -1, fmt.Errorf("post_processor: BOS token id %d is outside the vocabulary (0…%d)", id, t.VocabSize()-1)
+				}
 				return st.IDs[0], nil
 			}
 		}

@@ -210,13 +210,13 @@ func (c *checkpoints) View() string {
 	end := min(len(c.list), c.offset+ckptRows)
 	for i := c.offset; i < end; i++ {
 		cp := c.list[i]
-		bundle := cp.Bundle
+		bundle := safeLine(cp.Bundle)
 		if !cp.Compatible {
 			bundle = "⚠ " + bundle
 		}
 		// Columns by display width: a name with wide characters (CJK,
 		// emoji) takes two cells per character.
-		line := padRight(xansi.Truncate(cp.Name, nameW, "…"), nameW) + fmt.Sprintf("  %-12s  %5s  %7s  %8s  %s",
+		line := padRight(xansi.Truncate(safeLine(cp.Name), nameW, "…"), nameW) + fmt.Sprintf("  %-12s  %5s  %7s  %8s  %s",
 			cp.Created.Format("Jan 02 15:04"),
 			commas(cp.Turns), commas(cp.Tokens), humanBytes(uint64(max(cp.Bytes, 0))),
 			xansi.Truncate(bundle, bundleW, "…"))

@@ -46,6 +46,9 @@ func commandTable() []command {
 		{name: "retry", help: "regenerate the last reply", run: (*Model).cmdRetry},
 		{name: "edit", args: "[TEXT]", optArgs: true, help: "edit the last message", run: (*Model).cmdEdit},
 		{name: "find", args: "[TEXT]", optArgs: true, help: "search this chat", run: (*Model).cmdFind},
+		{name: "image", args: "PATH", help: "attach an image", run: (*Model).cmdImage},
+		{name: "audio", args: "PATH", help: "attach a clip", run: (*Model).cmdAudio},
+		{name: "detach", help: "drop attachments", run: (*Model).cmdDetach},
 		{name: "system", args: "[TEXT]", optArgs: true, help: "the system prompt", run: (*Model).cmdSystem},
 		{name: "spec", args: "on|off|auto", help: "speculation mode", choices: func(*Model) []string { return []string{"on", "off", "auto"} }, run: (*Model).cmdSpec},
 		{name: "draft", args: "N", help: "draft length (tokens)", run: (*Model).cmdDraft},
@@ -419,6 +422,11 @@ func (m *Model) updateCompletion() {
 				}
 				m.comp.items = append(m.comp.items, compItem{insert: insert, label: c.usage(), desc: c.help, final: c.args == ""})
 			}
+		}
+	} else if name == "image" || name == "audio" {
+		for _, p := range m.paths.choices(arg, name) {
+			dir := strings.HasSuffix(p, "/")
+			m.comp.items = append(m.comp.items, compItem{insert: "/" + name + " " + p, label: p, desc: "attach", final: !dir})
 		}
 	} else if c, ok := m.findCommand(name); ok && c.choices != nil {
 		// The argument typed so far, quotes included, is a prefix of the

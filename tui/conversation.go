@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -24,10 +25,11 @@ type chatMsg struct {
 	// replies, edited messages); versions is 0 when it has no other.
 	version, versions int
 
-	blocks    []codeBlock // its fenced code blocks, for blocksLen bytes of text
-	blocksLen int
-	body      [2]int     // the lines of lines that hold the text (search looks there)
-	found     msgMatches // its matches of the search, while its lines stay
+	blocks      []codeBlock // its fenced code blocks, for blocksLen bytes of text
+	blocksLen   int
+	body        [2]int              // the lines of lines that hold the text (search looks there)
+	found       msgMatches          // its matches of the search, while its lines stay
+	attachments []engine.Attachment // a user message's files (chips, thumbnails)
 
 	lines  []string  // rendered, trailing separator included; nil: not rendered
 	key    renderKey // what lines were rendered for
@@ -107,7 +109,7 @@ func (c *conversation) Replace(msgs []engine.Message) {
 		} else if k, ok := c.kept[keptKey(role, em.Content)]; ok {
 			m = k
 		} else {
-			m = &chatMsg{role: role, text: em.Content, interrupted: em.Interrupted}
+			m = &chatMsg{role: role, text: em.Content, interrupted: em.Interrupted, attachments: em.Attachments}
 		}
 		m.version, m.versions = em.Version, em.Versions
 		c.msgs = append(c.msgs, m)
@@ -130,18 +132,33 @@ func (c *conversation) SetMessages(msgs []engine.Message) {
 	clear(c.kept)
 	for _, m := range msgs {
 		c.msgs = append(c.msgs, &chatMsg{role: roleOf(m.Role), text: m.Content, interrupted: m.Interrupted,
-			version: m.Version, versions: m.Versions})
+			version: m.Version, versions: m.Versions, attachments: m.Attachments})
 	}
 	c.fromBottom = 0
 	c.changes++
 }
 
 // AddUser appends the user's message and follows the output again:
-// sending is a sign the user wants to see what comes back.
-func (c *conversation) AddUser(text string) {
-	c.msgs = append(c.msgs, &chatMsg{role: "user", text: text})
+// sending is a sign the user wants to see what comes back. Files sent with
+// it show by name until the engine has encoded them (SetAttachments).
+func (c *conversation) AddUser(text string, files ...engine.MediaFile) {
+	msg := &chatMsg{role: "user", text: text}
+	for _, f := range files {
+		msg.attachments = append(msg.attachments, engine.Attachment{Kind: f.Kind, Name: filepath.Base(f.Path), Path: f.Path})
+	}
+	c.msgs = append(c.msgs, msg)
 	c.fromBottom = 0
 	c.changes++
+}
+
+// SetAttachments gives the last user message its encoded attachments.
+func (c *conversation) SetAttachments(atts []engine.Attachment) {
+	for i := len(c.msgs) - 1; i >= 0; i-- {
+		if c.msgs[i].role == "user" {
+			c.msgs[i].attachments, c.msgs[i].lines = atts, nil
+			return
+		}
+	}
 }
 
 // RemoveLastUser takes back an optimistic user message the engine
@@ -282,7 +299,9 @@ func (c *conversation) last() *chatMsg {
 func (c *conversation) LastReply() (string, bool) {
 	for i := len(c.msgs) - 1; i >= 0; i-- {
 		if c.msgs[i].role == "model" && c.msgs[i].text != "" {
-			return stripThinking(c.msgs[i].text), true
+			// Cleaned: pasted into a shell, an escape in the reply (the end
+			// of a bracketed paste, say) could run what follows it.
+			return safeText(stripThinking(c.msgs[i].text)), true
 		}
 	}
 	return "", false
@@ -404,6 +423,7 @@ func (c *conversation) renderMsg(m *chatMsg, code int) []string {
 	if m.role == "user" {
 		label = c.st.UserLabel.Render("you")
 		body = c.userBody(m, w, code)
+		body = append(body, c.chips(m.attachments, w)...)
 	} else {
 		label = c.st.ModelLabel.Render(c.modelLabel)
 		if m.streaming {
@@ -440,15 +460,15 @@ func (c *conversation) modelBody(m *chatMsg, w, code int) []string {
 		case c.showDrafts:
 			pl = wrapPlain(c.draftText(m, p), w)
 		case m.streaming && i == len(parts)-1:
-			pl = m.stream.render(c.md, m.text[p.start:p.end], w, p.start)
+			pl = m.stream.render(c.md, safeText(m.text[p.start:p.end]), w, p.start)
 		default:
-			src := m.text[p.start:p.end]
+			src := safeText(m.text[p.start:p.end])
 			blocks := codeBlocks(src)
 			if len(blocks) == 0 {
 				pl = c.md.render(src, w)
 				break
 			}
-			pl = labelCode(c.md.render(markCode(src, blocks, code), w), blocks, code, c.codeLabel)
+			pl = labelCode(c.md.render(markCode(src, blocks, code), w), blocks, code, func(n int, lang string) string { return c.codeLabel(n, safeLine(lang)) })
 			code += len(blocks)
 		}
 		out = glue(out, pl)
@@ -462,18 +482,19 @@ func (c *conversation) modelBody(m *chatMsg, w, code int) []string {
 // userBody is the user's text as typed, with a label before each code
 // block.
 func (c *conversation) userBody(m *chatMsg, w, code int) []string {
-	blocks := codeBlocks(m.text)
+	text := safeText(m.text)
+	blocks := codeBlocks(text)
 	var out []string
 	last := 0
 	for i, cb := range blocks {
 		if !cb.top || cb.start < last {
 			continue
 		}
-		out = append(out, wrapPlain(c.st.UserText.Render(strings.TrimSuffix(m.text[last:cb.start], "\n")), w)...)
-		out = append(out, c.codeLabel(code+i, cb.lang))
+		out = append(out, wrapPlain(c.st.UserText.Render(strings.TrimSuffix(text[last:cb.start], "\n")), w)...)
+		out = append(out, c.codeLabel(code+i, safeLine(cb.lang)))
 		last = cb.start
 	}
-	return append(out, wrapPlain(c.st.UserText.Render(m.text[last:]), w)...)
+	return append(out, wrapPlain(c.st.UserText.Render(text[last:]), w)...)
 }
 
 func (c *conversation) codeLabel(n int, lang string) string {
@@ -531,7 +552,7 @@ func (c *conversation) CodeBlock(n int) (codeBlock, int, int) {
 }
 
 func (c *conversation) thinkingLines(raw string, open bool, w int) []string {
-	body := thinkingBody(raw)
+	body := safeText(thinkingBody(raw))
 	words := len(strings.Fields(body))
 	if !c.showThinking {
 		n := plural(words, "word")
@@ -554,7 +575,7 @@ func (c *conversation) draftText(m *chatMsg, p part) string {
 			continue
 		}
 		end := min(r.end, p.end)
-		seg := m.text[pos:end]
+		seg := safeText(m.text[pos:end])
 		if r.draft {
 			b.WriteString(styleLines(c.st.Draft, seg))
 		} else {
@@ -565,7 +586,7 @@ func (c *conversation) draftText(m *chatMsg, p part) string {
 			break
 		}
 	}
-	b.WriteString(m.text[pos:p.end])
+	b.WriteString(safeText(m.text[pos:p.end]))
 	return strings.TrimSpace(b.String())
 }
 

@@ -33,7 +33,7 @@ func TestUnsentMessageSurvivesQuit(t *testing.T) {
 	eng := NewFakeEngine(FakeOptions{})
 	opts := Options{Output: io.Discard, Width: 80, Height: 24, DraftFile: draft, NoNativeClipboard: true, AutosaveEvery: -1,
 		Input: &slowReader{chunks: []string{"half a ", "thought", "\x10", "quit", "\r"}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second) // a bound on a hang, not a time budget
 	defer cancel()
 	if err := Run(ctx, eng, opts); err != nil {
 		t.Fatal(err)

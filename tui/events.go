@@ -20,6 +20,9 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Started:
 			m.pendingSend, m.pendingEdit = "", ""
 			m.stats.Started(e)
+			if len(e.Attachments) > 0 {
+				m.conv.SetAttachments(e.Attachments)
+			}
 			r := m.conv.streamingReply()
 			if e.Versions > 1 {
 				r.version, r.versions = e.Versions-1, e.Versions

@@ -69,7 +69,7 @@ const autosaveName = "autosave"
 func NewFakeEngine(o FakeOptions) *FakeEngine {
 	if o.Info.Name == "" {
 		o.Info = engine.ModelInfo{Name: "demo-r1-small", Family: "r1", ComputeUnits: "CPU", Context: 2048,
-			VerifyWidths: []int{4}, Runtime: "reference"}
+			VerifyWidths: []int{4}, Runtime: "reference", Media: []string{engine.MediaImage, engine.MediaAudio}}
 	}
 	if o.Settings == (engine.Settings{}) {
 		o.Settings = engine.DefaultSettings()
@@ -127,10 +127,25 @@ func (f *FakeEngine) Messages() []engine.Message {
 }
 
 // Send streams a reply on a goroutine.
-func (f *FakeEngine) Send(text string) {
-	f.record("Send " + text)
+func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
+	rec := "Send " + text
+	for _, m := range media {
+		rec += " +" + m.Kind + ":" + m.Path
+	}
+	f.record(rec)
 	f.turn("send", func() (engine.Message, *engine.Branched, error) {
-		return engine.Message{Role: "user", Content: text}, nil, nil
+		user := engine.Message{Role: "user", Content: text}
+		for _, m := range media {
+			a := engine.Attachment{Kind: m.Kind, Name: filepath.Base(m.Path), Path: m.Path, SHA256: "fake", Spans: []int{16}}
+			if st, err := os.Stat(m.Path); err == nil {
+				a.Bytes = st.Size()
+			}
+			if m.Kind == engine.MediaAudio {
+				a.Seconds = 1
+			}
+			user.Attachments = append(user.Attachments, a)
+		}
+		return user, nil, nil
 	})
 }
 
@@ -277,7 +292,7 @@ func (f *FakeEngine) turn(op string, prepare func() (engine.Message, *engine.Bra
 			br.ContextUsed = prevTokens
 			f.emit(*br)
 		}
-		f.stream(turn, reply, prompt, prevTokens, set, cancel, versions)
+		f.stream(turn, reply, prompt, prevTokens, set, cancel, versions, u.Attachments)
 	}()
 }
 
@@ -290,8 +305,8 @@ func (f *FakeEngine) reply(prompt string, turn int, s engine.Settings) string {
 
 // stream emits the turn: prefill progress, deltas in verify-round
 // groups (drafted tokens then the model's own), and the end.
-func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engine.Settings, cancel chan struct{}, versions int) {
-	f.emit(engine.Started{Turn: turn, PromptTokens: prompt, ReusedTokens: reused, Versions: versions})
+func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engine.Settings, cancel chan struct{}, versions int, atts []engine.Attachment) {
+	f.emit(engine.Started{Turn: turn, PromptTokens: prompt, ReusedTokens: reused, Versions: versions, Attachments: atts})
 	f.emit(engine.PrefillProgress{Done: (prompt - reused) / 2, Total: prompt - reused})
 	f.emit(engine.PrefillProgress{Done: prompt - reused, Total: prompt - reused})
 

@@ -50,6 +50,9 @@ func (h *header) pad(left, right string) string {
 func (h *header) facts() []string {
 	i := h.info
 	var f []string
+	if i.Attached != "" {
+		f = append(f, "attached to "+i.Attached)
+	}
 	if i.Family != "" {
 		f = append(f, i.Family)
 	}
@@ -64,6 +67,9 @@ func (h *header) facts() []string {
 		f = append(f, "sampling")
 	} else {
 		f = append(f, "argmax")
+	}
+	if len(i.Media) > 0 {
+		f = append(f, "+"+strings.Join(i.Media, "+")) // /image, /audio work
 	}
 	if i.Runtime != "" {
 		f = append(f, i.Runtime)

@@ -113,14 +113,16 @@ type Model struct {
 	panelH, panelW int
 	quitArmedAt    time.Time
 	frameScheduled bool
-	changed        bool   // the conversation changed since the last autosave
-	unsaved        bool   // the conversation changed since it was last saved or loaded by name
-	pendingSend    string // a sent message the engine has not started yet
-	refused        string // a message the engine refused, put back in the input
-	editing        bool   // the input holds the last message, to be sent in its place
-	editOrig       string // that message as it was
-	pendingEdit    string // an edit sent, until its turn starts
-	helpOffset     int    // lines the help screen is scrolled
+	changed        bool               // the conversation changed since the last autosave
+	unsaved        bool               // the conversation changed since it was last saved or loaded by name
+	pendingSend    string             // a sent message the engine has not started yet
+	attached       []engine.MediaFile // files queued for the next message (/image, /audio)
+	paths          pathCompletion     // directory listings for completing their paths
+	refused        string             // a message the engine refused, put back in the input
+	editing        bool               // the input holds the last message, to be sent in its place
+	editOrig       string             // that message as it was
+	pendingEdit    string             // an edit sent, until its turn starts
+	helpOffset     int                // lines the help screen is scrolled
 	quitting       bool
 	engineStopped  bool
 
@@ -171,7 +173,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		st:              st,
 		md:              md,
 		commands:        commandTable(),
-		info:            eng.Info(),
+		info:            safeInfo(eng.Info()),
 		settings:        eng.Settings(),
 	}
 	if m.autosaveEvery == 0 {
@@ -332,6 +334,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tea.PasteMsg:
 		cmd = m.routeText(msg)
+	case dirListedMsg:
+		m.paths.listed(msg)
+		m.updateCompletion()
 	case tea.MouseWheelMsg:
 		switch msg.Button {
 		case tea.MouseWheelUp:
@@ -347,6 +352,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.layout()
+	if fetch := m.paths.fetch(); fetch != nil {
+		cmd = tea.Batch(cmd, fetch)
+	}
 	return m, cmd
 }
 
@@ -371,6 +379,11 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 	case focusFind:
 		act, cmd := m.findBar.Paste(msg)
 		return tea.Batch(cmd, m.findAction(act))
+	}
+	if m.input.Value() == "" {
+		if cmd, asked := m.offerPastedPath(msg.Content); asked {
+			return cmd
+		}
 	}
 	cmd := m.input.Update(msg)
 	m.updateCompletion()
@@ -574,7 +587,7 @@ func (m *Model) scrollHelp(msg tea.KeyPressMsg) bool {
 // submit handles enter: a slash command, or a message to send.
 func (m *Model) submit() tea.Cmd {
 	v := strings.TrimSpace(m.input.Value())
-	if v == "" {
+	if v == "" && len(m.attached) == 0 {
 		return nil
 	}
 	if strings.HasPrefix(v, "/") && !strings.Contains(v, "\n") {
@@ -599,11 +612,13 @@ func (m *Model) submit() tea.Cmd {
 	m.input.Remember(v)
 	m.input.Reset()
 	m.comp.Hide()
-	m.conv.AddUser(v)
-	m.pendingSend = v
+	files := m.attached
+	m.attached = nil
+	m.conv.AddUser(v, files...)
+	m.pendingSend = orDefault(v, "(attachments)")
 	m.refused = ""
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Send(v) })
+	m.call(func(e Engine) { e.Send(v, files...) })
 	return nil
 }
 
@@ -915,6 +930,8 @@ func (m *Model) View() tea.View {
 		if len(comp) <= len(lines) {
 			copy(lines[len(lines)-len(comp):], comp)
 		}
+	} else if a := m.attachedView(); a != "" && len(lines) > 0 && !m.showHelp {
+		lines[len(lines)-1] = a
 	}
 
 	if m.cachedW != m.width || m.headerLine == "" {
@@ -1061,8 +1078,15 @@ func (m *Model) helpView() string {
 		uw = max(uw, len(c.usage()))
 	}
 	cols := max(1, min(3, m.width/40))
-	colW := m.width / cols
 	rows := (len(m.commands) + cols - 1) / cols
+	// When the commands with their descriptions do not fit the screen left,
+	// list the commands alone, in as many columns as fit: every one shows.
+	compact := len(lines)+rows > m.height-4
+	if compact {
+		cols = max(1, m.width/(uw+2))
+		rows = (len(m.commands) + cols - 1) / cols
+	}
+	colW := m.width / cols
 	for r := range rows {
 		var line string
 		for c := range cols {
@@ -1072,9 +1096,15 @@ func (m *Model) helpView() string {
 			}
 			cmd := m.commands[i]
 			cell := st.Value.Render(padRight(cmd.usage(), uw)) + " " + st.Dim.Render(cmd.help)
+			if compact {
+				cell = st.Value.Render(cmd.usage())
+			}
 			line += padRight(xansi.Truncate(cell, colW-1, "…"), colW)
 		}
 		lines = append(lines, line)
+	}
+	if compact {
+		lines = append(lines, st.Dim.Render("ctrl+p lists them with what each does"))
 	}
 	return strings.Join(lines, "\n")
 }

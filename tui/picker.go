@@ -105,8 +105,8 @@ func (p *Picker) View() string {
 	// emoji) keep the family and size columns aligned.
 	nameW, famW := 0, 0
 	for _, e := range p.entries {
-		nameW = max(nameW, xansi.StringWidth(e.Name))
-		famW = max(famW, xansi.StringWidth(e.Family))
+		nameW = max(nameW, xansi.StringWidth(safeLine(e.Name)))
+		famW = max(famW, xansi.StringWidth(safeLine(e.Family)))
 	}
 	nameW = min(nameW, max(p.width/2, 10))
 	end := min(len(p.entries), p.offset+p.rows())
@@ -116,12 +116,12 @@ func (p *Picker) View() string {
 		if i == p.cursor {
 			mark = "▸ "
 		}
-		title := fmt.Sprintf("%s%s  %s  %s", mark, padRight(xansi.Truncate(e.Name, nameW, "…"), nameW), padRight(e.Family, famW), e.Size)
-		detail := "    " + e.Path
+		title := fmt.Sprintf("%s%s  %s  %s", mark, padRight(xansi.Truncate(safeLine(e.Name), nameW, "…"), nameW), padRight(safeLine(e.Family), famW), e.Size)
+		detail := "    " + safeLine(e.Path)
 		switch {
 		case !e.Valid:
 			title = st.Dim.Render(title)
-			detail = st.Incompatible.Render("    " + orDefault(e.Reason, "cannot be opened"))
+			detail = st.Incompatible.Render("    " + safeLine(orDefault(e.Reason, "cannot be opened")))
 		case i == p.cursor:
 			title = st.Selected.Render(title)
 			detail = st.Dim.Render(detail)

@@ -30,8 +30,8 @@ type Engine interface {
 	Events() <-chan engine.Event // closed when the engine stops
 	Info() engine.ModelInfo
 	Settings() engine.Settings
-	Messages() []engine.Message // the conversation now
-	Send(text string)
+	Messages() []engine.Message                  // the conversation now
+	Send(text string, media ...engine.MediaFile) // media: files attached to the message
 	Cancel()
 	SetSettings(s engine.Settings)
 	Clear()

@@ -31,6 +31,7 @@ type Styles struct {
 	UserLabel    lipgloss.Style
 	ModelLabel   lipgloss.Style
 	UserText     lipgloss.Style
+	Chip         lipgloss.Style // an attachment: a queued file, a sent one
 	Footer       lipgloss.Style
 	Cancelled    lipgloss.Style
 	Thinking     lipgloss.Style
@@ -117,6 +118,7 @@ func newStyles(dark, noColor bool) *Styles {
 	s.UserLabel = n().Foreground(accent2).Bold(true)
 	s.ModelLabel = n().Foreground(accent).Bold(true)
 	s.UserText = n().Foreground(text)
+	s.Chip = n().Foreground(accent2)
 	s.Footer = n().Foreground(dim)
 	s.Cancelled = n().Foreground(warn)
 	s.Thinking = n().Foreground(dim).Italic(true)
@@ -189,6 +191,7 @@ func (s *Styles) applyNoColor() {
 	s.UserLabel = n().Bold(true)
 	s.ModelLabel = n().Bold(true)
 	s.UserText = n()
+	s.Chip = n().Bold(true)
 	s.Footer = n()
 	s.Cancelled = n().Bold(true)
 	s.Thinking = n().Italic(true)

@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 	"time"
-	"unicode"
 
 	xansi "github.com/charmbracelet/x/ansi"
 )
@@ -106,19 +105,12 @@ func (t *toast) View() string {
 	return strings.Join(ls, "\n")
 }
 
-// tidyMessage makes any text fit a toast: control characters (an
-// escape sequence inside an error would corrupt the screen) become
-// spaces and runs of whitespace collapse, so a multi-line error reads
-// as one sentence.
+// tidyMessage makes any text fit a toast: runs of whitespace collapse,
+// so a multi-line error reads as one sentence, and every other control
+// character (an escape sequence quoted from a file, say) is spelled out
+// rather than sent to the terminal.
 func tidyMessage(s string) string {
-	s = xansi.Strip(s)
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
+	return safeLine(strings.Join(strings.Fields(s), " "))
 }
 
 // failureText turns an engine failure into a sentence. Engine errors

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orchard-llm/orchard/server"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func serveEnv(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("ORCHARD_CONFIG", "")
+	t.Setenv("ORCHARD_DATA_DIR", "")
+	t.Setenv("ORCHARD_API_KEY", "")
+	t.Setenv("ORCHARD_DEMO_PRESET", "tiny")
+	return home
+}
+
+// TestServeRefusals: usage mistakes are exit 2 before anything loads.
+func TestServeRefusals(t *testing.T) {
+	serveEnv(t)
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"serve", "--demo", "--listen", "0.0.0.0:0"}, "beyond this machine"},
+		{[]string{"serve", "--demo", "--listen", "nonsense"}, "want host:port"},
+		{[]string{"serve"}, "give --model DIR"},
+		{[]string{"serve", "--demo", "--queue", "0"}, "--queue"},
+		{[]string{"serve", "--demo", "extra"}, "unexpected argument"},
+	} {
+		code, _, stderr := runCmd(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%v: exit %d, %q", tc.args, code, stderr)
+		}
+	}
+}
+
+// TestServe: orchard serve --demo listens on TCP and the socket, prints
+// how to reach it, answers, and on SIGTERM shuts down with exit 0.
+func TestServe(t *testing.T) {
+	home := serveEnv(t)
+	sock := filepath.Join(home, "s.sock")
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"serve", "--demo", "--listen", "127.0.0.1:0", "--socket", sock, "--api-key", "k"}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+	}()
+	addr := regexp.MustCompile(`listening on  http://(127\.0\.0\.1:\d+)`)
+	deadline := time.Now().Add(60 * time.Second)
+	var m []string
+	for m == nil {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d: %s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+		m = addr.FindStringSubmatch(stderr.String())
+	}
+	banner := stderr.String()
+	for _, want := range []string{"ssh -L", "curl http://127.0.0.1:", "Authorization: Bearer", "orchard --attach"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("the banner lacks %q:\n%s", want, banner)
+		}
+	}
+	h, err := server.Probe(context.Background(), m[1], "k")
+	if err != nil || h.Status != "ok" || h.BundleID == "" {
+		t.Fatalf("TCP: %+v %v", h, err)
+	}
+	if _, err := server.Probe(context.Background(), "unix:"+sock, ""); err != nil {
+		t.Fatalf("socket: %v", err)
+	}
+	if _, err := server.Probe(context.Background(), m[1], ""); err == nil {
+		t.Fatal("TCP without the key answered")
+	}
+	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
+	if _, err := server.Probe(context.Background(), "unix:"+sock, ""); err == nil {
+		t.Fatal("the socket still answers")
+	}
+}

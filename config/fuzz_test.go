@@ -1,0 +1,53 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/orchard-llm/orchard/internal/fuzzing"
+)
+
+// FuzzConfigTOML: a config file, however damaged, is applied or refused
+// with errors that each name the file (and line, when there is one);
+// never a panic, never memory out of proportion to the file, never an
+// error with a control character or a value longer than a line.
+func FuzzConfigTOML(f *testing.F) {
+	seeds := map[string][]byte{
+		"template": Template(func(string) string { return "" }),
+		"full":     []byte("[model]\npath = \"~/m\"\nsearch_dirs = [\"a\", \"b\"]\n[sampling]\ntop_k = 40\nseed = 7\n[keys]\nquit = [\"ctrl+q\"]\n"),
+	}
+	for _, c := range hostileTOML {
+		seeds["probe-"+strings.ReplaceAll(c.name, " ", "-")] = []byte(c.file)
+	}
+	seeds["probe-bom"] = []byte("\ufeff[chat]\nthinking = true\n")
+	fuzzing.WriteSeeds(f, "FuzzConfigTOML", seeds)
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	env := func(k string) string {
+		if k == "HOME" {
+			return "/home/u"
+		}
+		return ""
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > MaxFileBytes {
+			return // readFile refuses it unread
+		}
+		c := defaults(env)
+		var errs []error
+		fuzzing.Alloc(t, 1<<20+64*uint64(len(data)), func() {
+			errs = c.applyTOML(data, "/c/config.toml", pathCtx{home: "/home/u", base: "/c"}, []string{"quit", "help"})
+		})
+		for _, err := range errs {
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Source.Name != "/c/config.toml" {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			if msg := err.Error(); len(msg) > 600 || strings.ContainsAny(msg, "\x1b\x07\x00\r\n") {
+				t.Fatalf("error of %d bytes or with control characters: %.300q", len(msg), msg)
+			}
+		}
+	})
+}

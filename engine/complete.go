@@ -1,0 +1,311 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// Request is one completion over a whole conversation, as API clients
+// send it: every request carries the full history, and the engine reuses
+// whatever cache it holds for it (the session's own conversation, or one
+// kept from an earlier request).
+type Request struct {
+	// Messages is the conversation; the last one is the user's. Roles are
+	// "user" and "model".
+	Messages []Message
+	// Settings apply to this request only (System and Thinking included);
+	// the chat's own settings are untouched.
+	Settings Settings
+	// Stop ends the reply before the first occurrence of any of these
+	// strings; the reply then finishes with reason "stop".
+	Stop []string
+}
+
+// RequestError is a request refused as given — settings the bundle cannot
+// honour, a conversation that cannot be rendered or does not fit the
+// context. Nothing changed; the caller should fix the request.
+type RequestError struct{ Err error }
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// Job is a queued or running Complete.
+type Job struct{ cancelled atomic.Bool }
+
+// Cancel stops the job: before it starts it never runs (the sink gets
+// Cancelled); while it runs it stops after the chain call in flight.
+func (j *Job) Cancel() { j.cancelled.Store(true) }
+
+// Marker is emitted on Events by Mark: every event of the commands queued
+// before it has been delivered before it.
+type Marker struct{ ID uint64 }
+
+func (Marker) event() {}
+
+// Mark queues a Marker; a consumer that issues a command and then a Mark
+// knows which events the command produced.
+func (e *Engine) Mark(id uint64) {
+	e.do("mark", func() { e.emit(Marker{ID: id}) })
+}
+
+// Complete runs req on the engine goroutine after the commands queued
+// before it. The sink receives the request's events in order, on the
+// engine goroutine (it must not block), ending with exactly one Finished,
+// Cancelled or Failed; they do not appear on Events, which stays the
+// chat's. A Failed carrying a *RequestError means the request was refused
+// as given.
+func (e *Engine) Complete(req Request, sink func(Event)) *Job {
+	job := &Job{}
+	e.cmdMu.Lock()
+	defer e.cmdMu.Unlock()
+	if e.closed {
+		sink(Failed{Op: "complete", Err: ErrClosed})
+		return job
+	}
+	e.cmds <- func() {
+		if job.cancelled.Load() {
+			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			return
+		}
+		ids, err := e.sess.requestIDs(req)
+		if err == nil {
+			err = e.convs.switchTo(e.sess, req, ids)
+		}
+		if err != nil {
+			sink(Failed{Op: "complete", Err: err})
+			return
+		}
+		e.sess.complete(req, job.cancelled.Load, sink)
+	}
+	return job
+}
+
+// KeepConversations sets how many conversations besides the one in the
+// session are kept for later requests, and the cache bytes they may hold
+// together; the least recently used go first.
+func (e *Engine) KeepConversations(n int, bytes int64) {
+	e.do("keep", func() { e.convs.setBudget(n, bytes) })
+}
+
+// SpillConversations keeps conversations pushed out of memory in dir (a
+// folder of its own, emptied first and removed by Close), up to bytes;
+// coming back to one reads its cache from disk instead of a prefill.
+func (e *Engine) SpillConversations(dir string, bytes int64) {
+	e.do("keep", func() {
+		if err := e.convs.setSpill(dir, bytes); err != nil {
+			e.emit(Failed{Op: "keep", Err: err})
+		}
+		e.spillDir = dir
+	})
+}
+
+// ConversationStats reports the conversation cache's figures.
+func (e *Engine) ConversationStats() ConversationStats {
+	return e.convs.statsCopy()
+}
+
+// requestIDs validates a request and returns its prompt as a fresh
+// encoding would feed it.
+func (s *Session) requestIDs(req Request) ([]int, error) {
+	n := len(req.Messages)
+	if n == 0 || req.Messages[n-1].Role != "user" {
+		return nil, &RequestError{errors.New("the conversation must end with a user message")}
+	}
+	for i, m := range req.Messages {
+		if m.Role != "user" && m.Role != "model" {
+			return nil, &RequestError{fmt.Errorf("message %d has role %q: want user or model (assistant)", i, m.Role)}
+		}
+	}
+	if _, err := CheckSettings(s.info(), req.Settings, req.Settings); err != nil {
+		return nil, &RequestError{err}
+	}
+	c := s.conversation(req.Messages)
+	c.System, c.Thinking = req.Settings.System, req.Settings.Thinking
+	ids, err := s.tmpl.Encode(c)
+	if err != nil {
+		return nil, &RequestError{err}
+	}
+	// Whether it fits is for the turn to say: continuing a cached reply
+	// can take fewer tokens than this fresh encoding.
+	return ids, nil
+}
+
+// complete runs one request's turn on the conversation now in the session.
+func (s *Session) complete(req Request, cancelled func() bool, sink func(Event)) {
+	history := req.Messages[:len(req.Messages)-1]
+	if err := s.applySettings(req.Settings); err != nil {
+		sink(Failed{Op: "complete", Err: &RequestError{err}})
+		return
+	}
+	if !sameMessages(s.msgs, history) {
+		s.msgs, s.contOK, s.streamPending = slices.Clone(history), false, nil
+		s.versions, s.base = nil, nil // another conversation: the chat's versions stay with it
+	}
+	// The sampler's stream depends on the seed and the turn, so the same
+	// request with the same seed samples the same reply.
+	users := 0
+	for _, m := range history {
+		if m.Role == "user" {
+			users++
+		}
+	}
+	s.turn, s.sampler = users, nil
+
+	st := &stopper{stops: slices.DeleteFunc(slices.Clone(req.Stop), func(x string) bool { return x == "" })}
+	for _, x := range st.stops {
+		st.longest = max(st.longest, len(x))
+	}
+	rec := s.Metrics
+	s.Metrics = func(m TurnMetrics) error {
+		if st.hit {
+			m.FinishReason = "stop"
+		}
+		if rec != nil {
+			return rec(m)
+		}
+		return nil
+	}
+	s.cancelHook = func() bool { return st.hit || cancelled() }
+	s.send(turnReq{text: req.Messages[len(req.Messages)-1].Content, from: s.tail(), op: "send"}, func(ev Event) { st.pass(ev, sink) })
+	s.cancelHook, s.Metrics = nil, rec
+	if st.hit {
+		// The reply ends before the stop string; the cache may hold
+		// tokens past it, so the next turn re-derives what to reuse.
+		if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
+			s.msgs[n-1].Content, s.msgs[n-1].Interrupted = st.reply, false
+		}
+		s.contOK = false
+	}
+}
+
+// applySettings applies a request's (or a kept conversation's) settings
+// as they are: CheckSettings judges them without reference to the ones
+// they replace, which belong to another conversation.
+func (s *Session) applySettings(n Settings) error {
+	n, err := CheckSettings(s.info(), n, n)
+	if err != nil {
+		return err
+	}
+	if s.Drafter != nil {
+		if _, ok := s.Drafter.(PromptLookup); ok {
+			s.Drafter = PromptLookup{MinN: n.NGramMin, MaxN: n.NGramMax}
+		}
+	}
+	s.set = n
+	return nil
+}
+
+// sameMessages compares conversations by what the model sees: role, text
+// and attached files; whether a reply was cut short does not count.
+func sameMessages(a, b []Message) bool {
+	return slices.EqualFunc(a, b, func(x, y Message) bool {
+		return x.Role == y.Role && x.Content == y.Content &&
+			slices.EqualFunc(x.Attachments, y.Attachments, func(p, q Attachment) bool { return p.SHA256 == q.SHA256 && p.Kind == q.Kind })
+	})
+}
+
+// stopper cuts a reply at the first stop string. Text that could be the
+// start of a stop string is held back until it is known not to be one.
+type stopper struct {
+	stops   []string
+	longest int
+	held    string // text not yet passed on
+	sent    strings.Builder
+	hit     bool
+	reply   string // the reply up to the stop string, once hit
+}
+
+func (st *stopper) pass(ev Event, sink func(Event)) {
+	switch e := ev.(type) {
+	case Delta:
+		switch {
+		case st.hit:
+			return
+		case len(st.stops) == 0:
+			st.sent.WriteString(e.Text)
+			sink(e)
+			return
+		}
+		st.held += e.Text
+		cut := -1
+		for _, x := range st.stops {
+			if i := strings.Index(st.held, x); i >= 0 && (cut < 0 || i < cut) {
+				cut = i
+			}
+		}
+		if cut >= 0 {
+			st.hit = true
+			e.Text, st.held = st.held[:cut], ""
+		} else {
+			keep := st.partial()
+			e.Text, st.held = st.held[:len(st.held)-keep], st.held[len(st.held)-keep:]
+		}
+		st.sent.WriteString(e.Text)
+		st.reply = st.sent.String()
+		if e.Text != "" || len(e.Tokens) > 0 {
+			sink(e)
+		}
+	case Finished:
+		st.flush(e.Reply, sink)
+		if st.hit {
+			e.Reply, e.Metrics.FinishReason = st.reply, "stop"
+		}
+		sink(e)
+	case Failed:
+		if errors.Is(e.Err, ErrContextFull) {
+			e.Err = &RequestError{e.Err} // the conversation does not fit: the request's to fix
+		}
+		sink(e)
+	case Cancelled:
+		st.flush(e.Partial, sink)
+		if st.hit {
+			sink(Finished{Reply: st.reply, Metrics: withReason(e.Metrics, "stop")})
+			return
+		}
+		sink(e)
+	default:
+		sink(ev)
+	}
+}
+
+// partial is the length of the longest end of held that begins a stop
+// string.
+func (st *stopper) partial() int {
+	for n := min(len(st.held), st.longest-1); n > 0; n-- {
+		tail := st.held[len(st.held)-n:]
+		for _, x := range st.stops {
+			if strings.HasPrefix(x, tail) {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// flush passes on, at the end of the turn, the held text and what the
+// detokenizer flushed into the reply without a delta (an incomplete UTF-8
+// sequence), so the streamed text always adds up to the reply.
+func (st *stopper) flush(reply string, sink func(Event)) {
+	if st.hit {
+		return
+	}
+	tail := st.held
+	if sent := st.sent.String(); strings.HasPrefix(reply, sent+tail) {
+		tail = reply[len(sent):]
+	}
+	if tail == "" {
+		return
+	}
+	st.sent.WriteString(tail)
+	st.reply = st.sent.String()
+	st.held = ""
+	sink(Delta{Text: tail})
+}
+
+func withReason(m TurnMetrics, r string) TurnMetrics {
+	m.FinishReason = r
+	return m
+}

@@ -1,0 +1,522 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/media"
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// Media kinds a user message may carry.
+const (
+	MediaImage = "image"
+	MediaAudio = "audio"
+)
+
+// MediaFile asks for a file to be attached to the message being sent.
+type MediaFile struct {
+	Kind string // MediaImage or MediaAudio
+	Path string
+}
+
+// Attachment is a file attached to a user message: what the chat shows as
+// a chip, what a checkpoint keeps (the file's identity, not its rows: the
+// cache holds those), and the soft-token spans it occupies in the prompt.
+type Attachment struct {
+	Kind      string  `json:"kind"`
+	Name      string  `json:"name"`
+	Path      string  `json:"path,omitempty"` // as attached; it may be gone later
+	SHA256    string  `json:"sha256"`
+	Bytes     int64   `json:"bytes"`
+	Format    string  `json:"format,omitempty"`
+	Width     int     `json:"width,omitempty"`   // images, upright
+	Height    int     `json:"height,omitempty"`  // images, upright
+	Seconds   float64 `json:"seconds,omitempty"` // audio
+	Spans     []int   `json:"spans"`             // soft rows of each span (a clip over 30 s has several)
+	Thumbnail []byte  `json:"thumbnail,omitempty"`
+}
+
+// Tokens is the attachment's soft tokens in all.
+func (a Attachment) Tokens() int {
+	n := 0
+	for _, s := range a.Spans {
+		n += s
+	}
+	return n
+}
+
+// TranscriptionInstruction is the published app's text for a clip sent
+// without words (multimodal doc §3.4).
+const TranscriptionInstruction = "Transcribe the following speech segment in English into English text.\n\nFollow these specific instructions for formatting the answer:\n* Only output the transcription, with no newlines.\n* When transcribing numbers, write the digits, i.e. write 1.7 and not one point seven, and write 3 instead of three."
+
+// ErrNoEncoder is wrapped when a bundle cannot take a kind of media.
+var ErrNoEncoder = errors.New("this bundle has no encoder for it")
+
+// FileError is a media file refused for what it holds (its format, its
+// size, its length): the user's to fix, unlike an encoder that fails.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+func fileError(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &FileError{Path: path, Err: err}
+}
+
+// thumbSide is the longest side of the thumbnail kept with an image.
+const thumbSide = 256
+
+// Encoders turns image and audio files into soft rows with a bundle's
+// encoder models (vision_fp16, audio_fp16), loaded on first use and kept.
+// The vision encoder runs on the chain's compute units, the audio encoder
+// on the CPU and GPU, as the published runtime places them (§1.4, §2.6).
+type Encoders struct {
+	b      *bundle.Bundle
+	rt     coreml.Runtime
+	units  coreml.ComputeUnits
+	hidden int
+	opts   media.Options
+	// KeepInputs keeps each encoder call's inputs in Encoded.Inputs
+	// (`orchard media` writes them out; the chat does not need them).
+	KeepInputs bool
+
+	mu     sync.Mutex
+	vision *coreml.Lazy
+	audio  *coreml.Lazy
+	mel    *media.MelExtractor
+}
+
+// NewEncoders prepares the encoders of b, if it has any; units are the
+// chain's.
+func NewEncoders(b *bundle.Bundle, rt coreml.Runtime, units coreml.ComputeUnits) *Encoders {
+	e := &Encoders{b: b, rt: rt, units: units, hidden: b.Geometry.Hidden}
+	if c, ok := b.Encoder(bundle.VisionEncoder); ok {
+		e.vision = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: units})
+	}
+	if c, ok := b.Encoder(bundle.AudioEncoder); ok {
+		e.audio = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: coreml.CPUAndGPU})
+	}
+	return e
+}
+
+// Kinds lists the media the bundle can take.
+func (e *Encoders) Kinds() []string {
+	var k []string
+	if e != nil && e.vision != nil {
+		k = append(k, MediaImage)
+	}
+	if e != nil && e.audio != nil {
+		k = append(k, MediaAudio)
+	}
+	return k
+}
+
+// Can says whether the bundle takes a kind of media, and if not, why, in a
+// sentence naming the missing file.
+func (e *Encoders) Can(kind string) error {
+	var dir string
+	if e != nil {
+		dir = e.b.Dir
+	}
+	switch kind {
+	case MediaImage:
+		if e == nil || e.vision == nil {
+			return fmt.Errorf("images need %s.mlmodelc next to the bundle's manifest, and %s has none: %w", bundle.VisionEncoder, dir, ErrNoEncoder)
+		}
+	case MediaAudio:
+		if e == nil || e.audio == nil {
+			return fmt.Errorf("audio needs %s.mlmodelc next to the bundle's manifest, and %s has none (only the E2B bundle ships one): %w", bundle.AudioEncoder, dir, ErrNoEncoder)
+		}
+	default:
+		return fmt.Errorf("unknown media kind %q (want image or audio)", kind)
+	}
+	return nil
+}
+
+// Close releases the loaded encoders.
+func (e *Encoders) Close() error {
+	if e == nil {
+		return nil
+	}
+	var errs []error
+	for _, l := range []*coreml.Lazy{e.vision, e.audio} {
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Encoded is one file's attachment and its soft rows, one slice per span
+// (fp16, rows × hidden).
+type Encoded struct {
+	Attachment Attachment
+	Rows       [][]uint16
+	Prep       time.Duration // decoding and preprocessing
+	Took       time.Duration // encoder time
+	// Inputs are the encoder's inputs exactly as fed, per call (with
+	// Encoders.KeepInputs): "patches", or "mel" and "mask".
+	Inputs []map[string]*coreml.Tensor
+}
+
+// Encode preprocesses a file and runs its encoder.
+func (e *Encoders) Encode(kind, path string) (*Encoded, error) {
+	if err := e.Can(kind); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if kind == MediaImage {
+		return e.image(path)
+	}
+	return e.clip(path)
+}
+
+// model loads an encoder and checks the width of its soft rows against the
+// text model's hidden size before it ever runs (multimodal doc §4).
+func (e *Encoders) model(l *coreml.Lazy, name string, rank int) (coreml.Model, coreml.TensorSpec, error) {
+	m, err := l.Model()
+	if err != nil {
+		return nil, coreml.TensorSpec{}, fmt.Errorf("%s: %w", name, err)
+	}
+	out, ok := m.Description().Outputs["soft_tokens"]
+	if !ok {
+		return nil, out, fmt.Errorf("%s declares no soft_tokens output", name)
+	}
+	if len(out.Shape) != rank {
+		return nil, out, fmt.Errorf("%s: soft_tokens has shape %v, want rank %d", name, out.Shape, rank)
+	}
+	if w := out.Shape[rank-1]; w != e.hidden {
+		return nil, out, fmt.Errorf("the %s encoder emits %d-wide soft tokens but this bundle's hidden size is %d — %s does not belong to this model", name, w, e.hidden, name)
+	}
+	if out.DType != coreml.Float16 && out.DType != coreml.Float32 {
+		return nil, out, fmt.Errorf("%s: soft_tokens are %s; orchard reads fp16 or fp32", name, out.DType)
+	}
+	return m, out, nil
+}
+
+func (e *Encoders) image(path string) (*Encoded, error) {
+	const name = bundle.VisionEncoder
+	m, _, err := e.model(e.vision, name, 2)
+	if err != nil {
+		return nil, err
+	}
+	in, ok := m.Description().Inputs["patches"]
+	if !ok {
+		return nil, fmt.Errorf("%s declares no patches input", name)
+	}
+	grid, err := media.VisionGrid(name+".mlmodelc", in.Shape)
+	if err != nil {
+		return nil, err
+	}
+	prep := time.Now()
+	img, err := media.LoadImage(path, e.opts)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	patches, err := img.Patches(grid)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	start := time.Now()
+	t := e.rt.Alloc(in.Shape, coreml.Float16)
+	copy(t.U16(), patches)
+	var kept []map[string]*coreml.Tensor
+	if e.KeepInputs {
+		kept = append(kept, map[string]*coreml.Tensor{"patches": cloneTensor(t)})
+	}
+	out, err := m.Predict(coreml.Features{"patches": t}, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	rows, err := softRows(out["soft_tokens"], e.hidden, -1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	thumb, _ := img.Thumbnail(thumbSide)
+	sum := img.Summary(len(rows) / e.hidden)
+	a := Attachment{Kind: MediaImage, Name: sum.Name, Path: path, SHA256: sum.SHA256, Bytes: sum.Bytes, Format: sum.Format,
+		Width: sum.Width, Height: sum.Height, Spans: []int{len(rows) / e.hidden}, Thumbnail: thumb}
+	return &Encoded{Attachment: a, Rows: [][]uint16{rows}, Prep: start.Sub(prep), Took: time.Since(start), Inputs: kept}, nil
+}
+
+func cloneTensor(t *coreml.Tensor) *coreml.Tensor {
+	return &coreml.Tensor{Shape: slices.Clone(t.Shape), DType: t.DType, Data: slices.Clone(t.Data)}
+}
+
+func (e *Encoders) clip(path string) (*Encoded, error) {
+	const name = bundle.AudioEncoder
+	m, _, err := e.model(e.audio, name, 3)
+	if err != nil {
+		return nil, err
+	}
+	d := m.Description()
+	melSpec, mok := d.Inputs["mel"]
+	maskSpec, kok := d.Inputs["mask"]
+	if !mok || !kok {
+		return nil, fmt.Errorf("%s declares no mel and mask inputs", name)
+	}
+	if !slices.Equal(melSpec.Shape, []int{1, media.MelFrames, media.MelBins}) || !slices.Equal(maskSpec.Shape, []int{1, media.MelFrames}) {
+		return nil, fmt.Errorf("%s takes mel %v and mask %v; orchard feeds [1 %d %d] and [1 %d] (30 s)", name, melSpec.Shape, maskSpec.Shape, media.MelFrames, media.MelBins, media.MelFrames)
+	}
+	prep := time.Now()
+	clip, err := media.LoadAudio(path, e.opts)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if e.mel == nil {
+		e.mel = media.NewMelExtractor()
+	}
+	segs := clip.Split() // ≤ 30 s each; a longer clip becomes several spans, never a cut
+	enc := &Encoded{}
+	melT := e.rt.Alloc(melSpec.Shape, coreml.Float16)
+	maskT := e.rt.Alloc(maskSpec.Shape, coreml.Float16)
+	for _, sg := range segs {
+		in, err := e.mel.Compute(sg.Samples)
+		if err != nil {
+			return nil, fileError(path, fmt.Errorf("%s: %w", clip.Info.Name, err))
+		}
+		copy(melT.U16(), in.Mel)
+		copy(maskT.U16(), in.Mask)
+		if e.KeepInputs {
+			enc.Inputs = append(enc.Inputs, map[string]*coreml.Tensor{"mel": cloneTensor(melT), "mask": cloneTensor(maskT)})
+		}
+		t1 := time.Now()
+		out, err := m.Predict(coreml.Features{"mel": melT, "mask": maskT}, nil, nil)
+		enc.Took += time.Since(t1)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rows, err := softRows(out["soft_tokens"], e.hidden, in.Tokens)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		enc.Rows = append(enc.Rows, rows)
+		enc.Attachment.Spans = append(enc.Attachment.Spans, in.Tokens)
+	}
+	enc.Prep = time.Since(prep) - enc.Took // decoding, resampling and the log-mels
+	sum := clip.Summary()
+	a := &enc.Attachment
+	a.Kind, a.Name, a.Path, a.SHA256, a.Bytes, a.Format, a.Seconds = MediaAudio, sum.Name, path, sum.SHA256, sum.Bytes, sum.Format, sum.Seconds
+	return enc, nil
+}
+
+// softRows copies the first want rows (all when want < 0) of an encoder's
+// soft_tokens output, fp16 or fp32, as fp16, honouring the row count the
+// output declares.
+func softRows(t *coreml.Tensor, hidden, want int) ([]uint16, error) {
+	if t == nil || t.InBackend() {
+		return nil, errors.New("no soft_tokens output")
+	}
+	if len(t.Shape) == 0 || t.Shape[len(t.Shape)-1] != hidden {
+		return nil, fmt.Errorf("soft_tokens shape %v, rows of %d wanted", t.Shape, hidden)
+	}
+	have := t.Len() / hidden
+	if want < 0 {
+		want = have
+	}
+	if want == 0 || want > have {
+		return nil, fmt.Errorf("%d soft tokens wanted, the encoder gave %d", want, have)
+	}
+	out := make([]uint16, want*hidden)
+	if t.DType == coreml.Float16 {
+		copy(out, t.U16())
+		return out, nil
+	}
+	for i := range out {
+		out[i] = coreml.F32ToF16(t.F32(i))
+	}
+	return out, nil
+}
+
+// spanRef names the media rows at a run of prompt positions: which file
+// (by hash) and which of its spans.
+type spanRef struct {
+	Start  int    `json:"start"`
+	Rows   int    `json:"rows"`
+	SHA256 string `json:"sha256"`
+	Span   int    `json:"span"`
+}
+
+// mediaFor converts a message's attachments into the template's spans, in
+// the order the template lays them out (images, then audio).
+func mediaFor(atts []Attachment) []tokenizer.Media {
+	var out []tokenizer.Media
+	for _, a := range atts {
+		for _, n := range a.Spans {
+			out = append(out, tokenizer.Media{Kind: tokenizer.MediaKind(a.Kind), Rows: n})
+		}
+	}
+	return out
+}
+
+// layout lists a conversation's attachment spans in prompt order.
+func layout(msgs []Message) []spanRef {
+	var refs []spanRef
+	for _, m := range msgs {
+		for _, kind := range []string{MediaImage, MediaAudio} {
+			for _, a := range m.Attachments {
+				if a.Kind != kind {
+					continue
+				}
+				for i, n := range a.Spans {
+					refs = append(refs, spanRef{Rows: n, SHA256: a.SHA256, Span: i})
+				}
+			}
+		}
+	}
+	return refs
+}
+
+// placeSpans finds where each attachment span of msgs sits in the prompt
+// ids: the runs of placeholder tokens, in order.
+func (s *Session) placeSpans(msgs []Message, ids []int) ([]spanRef, error) {
+	refs := layout(msgs)
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	ph := map[int]bool{}
+	for _, k := range []tokenizer.MediaKind{tokenizer.MediaImage, tokenizer.MediaAudio} {
+		if mt, err := s.tok.MediaTokens(k); err == nil {
+			ph[mt.Placeholder] = true
+		}
+	}
+	i := 0
+	for p := 0; p < len(ids); {
+		if !ph[ids[p]] {
+			p++
+			continue
+		}
+		run := p
+		for run < len(ids) && ids[run] == ids[p] {
+			run++
+		}
+		if i >= len(refs) || refs[i].Rows != run-p {
+			return nil, fmt.Errorf("the prompt's media spans do not match the attachments (span %d at %d holds %d tokens)", i, p, run-p)
+		}
+		refs[i].Start = p
+		i, p = i+1, run
+	}
+	if i != len(refs) {
+		return nil, fmt.Errorf("the prompt holds %d of %d media spans", i, len(refs))
+	}
+	return refs, nil
+}
+
+// softSpans gathers the rows of the placed spans that reach past from (the
+// reused prefix): from the session's cache of encoded files, else by
+// encoding the file again if it is still there and unchanged (after a
+// checkpoint load, say).
+func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]SoftSpan, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	byHash := map[string]Attachment{}
+	for _, m := range msgs {
+		for _, a := range m.Attachments {
+			byHash[a.SHA256] = a
+		}
+	}
+	var out []SoftSpan
+	for _, r := range refs {
+		if r.Start+r.Rows <= from {
+			continue
+		}
+		rows, ok := s.encoded[r.SHA256]
+		if !ok {
+			a := byHash[r.SHA256]
+			enc, err := s.reencode(a)
+			if err != nil {
+				return nil, err
+			}
+			rows = enc.Rows
+		}
+		if r.Span >= len(rows) || len(rows[r.Span]) != r.Rows*s.b.Geometry.Hidden {
+			return nil, fmt.Errorf("%s: the encoded rows do not fit the prompt's span", byHash[r.SHA256].Name)
+		}
+		out = append(out, SoftSpan{Start: r.Start, Rows: rows[r.Span]})
+	}
+	return out, nil
+}
+
+// reencode encodes an attachment's file again, when the cache must be
+// rebuilt and its rows are not in memory.
+func (s *Session) reencode(a Attachment) (*Encoded, error) {
+	if a.Path == "" {
+		return nil, fmt.Errorf("the %s %s must be encoded again to rebuild the cache, and its path is unknown: attach it again or /clear", a.Kind, a.Name)
+	}
+	if _, err := os.Stat(a.Path); err != nil {
+		return nil, fmt.Errorf("the %s %s must be encoded again to rebuild the cache, but %s is gone: attach it again or /clear", a.Kind, a.Name, a.Path)
+	}
+	enc, err := s.Media.Encode(a.Kind, a.Path)
+	if err != nil {
+		return nil, err
+	}
+	if enc.Attachment.SHA256 != a.SHA256 {
+		return nil, fmt.Errorf("%s has changed since it was attached (sha256 %.12s…, now %.12s…): attach it again or /clear", a.Path, a.SHA256, enc.Attachment.SHA256)
+	}
+	if s.encoded == nil {
+		s.encoded = map[string][][]uint16{}
+	}
+	s.encoded[a.SHA256] = enc.Rows
+	return enc, nil
+}
+
+// mediaPrefix cuts a reusable prefix at the first span whose rows differ
+// from those the cache holds: placeholder ids alone do not tell two images
+// apart.
+func mediaPrefix(lcp int, held, now []spanRef) int {
+	for _, n := range now {
+		if n.Start >= lcp {
+			break
+		}
+		same := slices.ContainsFunc(held, func(h spanRef) bool { return h == n })
+		if !same {
+			return n.Start
+		}
+	}
+	return lcp
+}
+
+// userMessage is a message to send: a clip sent without words carries the
+// published app's transcription instruction (multimodal doc §3.4).
+func userMessage(text string, atts []Attachment) Message {
+	m := Message{Role: "user", Content: text, Attachments: atts}
+	if strings.TrimSpace(text) == "" && slices.ContainsFunc(atts, func(a Attachment) bool { return a.Kind == MediaAudio }) {
+		m.Content = TranscriptionInstruction
+	}
+	return m
+}
+
+// attach encodes the files of a message being sent.
+func (s *Session) attach(files []MediaFile, emit func(Event)) ([]Attachment, error) {
+	var atts []Attachment
+	for _, f := range files {
+		emit(Notice{Text: fmt.Sprintf("encoding %s (%s)…", filepath.Base(f.Path), f.Kind)})
+		enc, err := s.Media.Encode(f.Kind, f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if s.encoded == nil {
+			s.encoded = map[string][][]uint16{}
+		}
+		s.encoded[enc.Attachment.SHA256] = enc.Rows
+		atts = append(atts, enc.Attachment)
+	}
+	return atts, nil
+}

@@ -1,0 +1,324 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/reference"
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// writePNG writes a w×h picture whose pattern depends on seed.
+func writePNG(t testing.TB, dir string, seed, w, h int) string {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.NRGBA{uint8(x*7 + seed*40), uint8(y*5 + seed*13), uint8((x+y)*3 + seed), 255})
+		}
+	}
+	p := filepath.Join(dir, fmt.Sprintf("picture-%d.png", seed))
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeWAV writes a 16 kHz mono 16-bit clip of a tone.
+func writeWAV(t testing.TB, dir string, seconds, hz float64) string {
+	t.Helper()
+	n := int(seconds * 16000)
+	data := make([]byte, 44+2*n)
+	copy(data, "RIFF")
+	binary.LittleEndian.PutUint32(data[4:], uint32(36+2*n))
+	copy(data[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(data[16:], 16)
+	binary.LittleEndian.PutUint16(data[20:], 1) // PCM
+	binary.LittleEndian.PutUint16(data[22:], 1) // mono
+	binary.LittleEndian.PutUint32(data[24:], 16000)
+	binary.LittleEndian.PutUint32(data[28:], 32000)
+	binary.LittleEndian.PutUint16(data[32:], 2)
+	binary.LittleEndian.PutUint16(data[34:], 16)
+	copy(data[36:], "data")
+	binary.LittleEndian.PutUint32(data[40:], uint32(2*n))
+	for i := range n {
+		v := int16(8000 * math.Sin(2*math.Pi*hz*float64(i)/16000))
+		binary.LittleEndian.PutUint16(data[44+2*i:], uint16(v))
+	}
+	p := filepath.Join(dir, fmt.Sprintf("tone-%.0f.wav", hz))
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mediaSession is a session on a tiny bundle with its encoders.
+func mediaSession(t testing.TB, b *bundle.Bundle, set Settings) *Session {
+	t.Helper()
+	s := newSession(t, b, set)
+	s.Media = NewEncoders(b, reference.New(), coreml.CPUAndGPU)
+	return s
+}
+
+// oracleMedia feeds a prompt to the oracle with the soft rows at its media
+// spans and returns n greedy tokens after it.
+func oracleMedia(t testing.TB, b *bundle.Bundle, ids []int, spans []SoftSpan, n int) []int {
+	t.Helper()
+	o, host, err := NewOracle(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	host.SetSoft(spans)
+	var next int
+	for p, tok := range ids {
+		if r := host.softRow(p); r != nil {
+			_, next, err = o.FeedRow(r)
+		} else {
+			_, next, err = o.Feed(tok)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := []int{next}
+	for len(out) < n {
+		if _, next, err = o.Feed(next); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, next)
+	}
+	return out
+}
+
+// sendMedia runs a turn with attachments and returns its tokens and the
+// Started event.
+func sendMedia(t testing.TB, s *Session, text string, files ...MediaFile) ([]int, Started) {
+	t.Helper()
+	var ids []int
+	var st Started
+	err := s.Send(text, func(e Event) {
+		switch e := e.(type) {
+		case Delta:
+			ids = append(ids, e.Tokens...)
+		case Started:
+			st = e
+		}
+	}, files...)
+	if err != nil {
+		t.Fatalf("send %q: %v", text, err)
+	}
+	return ids, st
+}
+
+// TestMediaTurnsMatchOracle: a first turn with an image (r1, v2) or a clip
+// (r1) gives the oracle's tokens for the published layout with the
+// encoder's rows at the span, with speculation off and on alike.
+func TestMediaTurnsMatchOracle(t *testing.T) {
+	dir := t.TempDir()
+	pic, clip := writePNG(t, dir, 1, 40, 30), writeWAV(t, dir, 0.6, 440)
+	for _, tt := range []struct {
+		family, kind, path, text string
+	}{
+		{"r1", MediaImage, pic, "What is this?"},
+		{"v2", MediaImage, pic, "What is this?"},
+		{"r1", MediaAudio, clip, "Transcribe."},
+	} {
+		t.Run(tt.family+"-"+tt.kind, func(t *testing.T) {
+			b := tinyBundle(t, tt.family)
+			set := Settings{MaxTokens: 12, Speculation: SpecModeOff}
+			s := mediaSession(t, b, set)
+			got, _ := sendMedia(t, s, tt.text, MediaFile{Kind: tt.kind, Path: tt.path})
+			prompt := s.LastPrompt()
+
+			// The layout: the span right after "user\n" for an image, the
+			// transcription instruction before the clip.
+			mt, _ := s.tok.MediaTokens(tokenizer.MediaKind(tt.kind))
+			open := slices.Index(prompt, mt.Open)
+			msgs := s.Messages()
+			if tt.kind == MediaAudio {
+				if close := slices.Index(prompt, mt.Close); prompt[close+1] != 106 {
+					t.Errorf("<audio|> is followed by %d, want <turn|>", prompt[close+1])
+				}
+			} else if !slices.Equal(prompt[:open], s.tok.Encode("<bos><|turn>user\n")) {
+				t.Errorf("the image span does not follow \"user\\n\": %v", prompt[:open+1])
+			}
+			att := msgs[0].Attachments
+			if len(att) != 1 || att[0].SHA256 == "" || att[0].Tokens() != count(prompt, mt.Placeholder) {
+				t.Fatalf("attachment %+v, %d placeholders", att, count(prompt, mt.Placeholder))
+			}
+
+			enc, err := NewEncoders(b, reference.New(), coreml.CPUAndGPU).Encode(tt.kind, tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := oracleMedia(t, b, prompt, []SoftSpan{{Start: open + 1, Rows: enc.Rows[0]}}, 12)
+			if !slices.Equal(got[:min(len(got), len(want))], want[:min(len(got), len(want))]) || len(got) == 0 {
+				t.Fatalf("tokens %v, oracle %v", got, want)
+			}
+			if b.Family == bundle.R1 {
+				on := mediaSession(t, b, specOn(b, set))
+				spec, _ := sendMedia(t, on, tt.text, MediaFile{Kind: tt.kind, Path: tt.path})
+				if !slices.Equal(spec, got) {
+					t.Errorf("speculation on: %v, off: %v", spec, got)
+				}
+			}
+		})
+	}
+}
+
+func count(ids []int, id int) int {
+	n := 0
+	for _, x := range ids {
+		if x == id {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMediaFollowUpAndCheckpoint: a follow-up question prefills only its
+// own words (the image stays in the cache), and after a checkpoint round
+// trip — with the picture file gone — the follow-up is token for token
+// what an uninterrupted session gives.
+func TestMediaFollowUpAndCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	pic := writePNG(t, dir, 2, 24, 24)
+	b := tinyBundle(t, "r1")
+	set := Settings{MaxTokens: 8, Speculation: SpecModeOff}
+
+	s := mediaSession(t, b, set)
+	sendMedia(t, s, "Describe it.", MediaFile{Kind: MediaImage, Path: pic})
+	first := len(s.LastPrompt())
+	want, st := sendMedia(t, s, "What colour?")
+	if fed := st.PromptTokens - st.ReusedTokens; st.ReusedTokens < first || fed > 30 {
+		t.Errorf("the follow-up fed %d of %d prompt tokens (reused %d; the first turn was %d)", fed, st.PromptTokens, st.ReusedTokens, first)
+	}
+
+	a := mediaSession(t, b, set)
+	sendMedia(t, a, "Describe it.", MediaFile{Kind: MediaImage, Path: pic})
+	cp, err := a.Checkpoint("pic", coreml.CPUOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := pic + ".gone"
+	if err := os.Rename(pic, moved); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Rename(moved, pic)
+	r := mediaSession(t, b, set)
+	if err := r.Restore(cp); err != nil {
+		t.Fatal(err)
+	}
+	if att := r.Messages()[0].Attachments; len(att) != 1 || att[0].Name != filepath.Base(pic) || len(att[0].Thumbnail) == 0 {
+		t.Fatalf("restored attachments %+v", att)
+	}
+	got, _ := sendMedia(t, r, "What colour?")
+	if !slices.Equal(got, want) {
+		t.Errorf("after restore %v, uninterrupted %v", got, want)
+	}
+
+	// A rebuild of the cache (a new system prompt re-renders everything)
+	// needs the file again: without it the message says which file; with
+	// it the picture is encoded again and checked against its hash.
+	sys := r.Settings()
+	sys.System = "Be brief."
+	if err := r.SetSettings(sys); err != nil {
+		t.Fatal(err)
+	}
+	err = r.Send("More?", func(Event) {})
+	if err == nil || !strings.Contains(err.Error(), filepath.Base(pic)) || !strings.Contains(err.Error(), "gone") {
+		t.Errorf("rebuild without the file: %v", err)
+	}
+	os.Rename(moved, pic)
+	if _, st := sendMedia(t, r, "More?"); st.ReusedTokens > 3 {
+		t.Errorf("the rebuild reused %d tokens after a new system prompt", st.ReusedTokens)
+	}
+}
+
+// TestClipWithoutWords: a clip sent without text carries the published
+// transcription instruction.
+func TestClipWithoutWords(t *testing.T) {
+	u := userMessage("", []Attachment{{Kind: MediaAudio, Spans: []int{25}}})
+	if u.Content != TranscriptionInstruction {
+		t.Errorf("content %q", u.Content)
+	}
+	if u := userMessage("", []Attachment{{Kind: MediaImage, Spans: []int{16}}}); u.Content != "" {
+		t.Errorf("an image without words got %q", u.Content)
+	}
+	if u := userMessage("Say it in French.", []Attachment{{Kind: MediaAudio, Spans: []int{25}}}); u.Content != "Say it in French." {
+		t.Errorf("typed instruction replaced: %q", u.Content)
+	}
+}
+
+// TestMediaPrefix: two different images at the same place share
+// placeholder ids, not rows; the cache is reused only up to the span.
+func TestMediaPrefix(t *testing.T) {
+	held := []spanRef{{Start: 4, Rows: 16, SHA256: "a"}, {Start: 30, Rows: 16, SHA256: "b"}}
+	for _, tt := range []struct {
+		now  []spanRef
+		lcp  int
+		want int
+	}{
+		{held, 60, 60},
+		{[]spanRef{{Start: 4, Rows: 16, SHA256: "a"}, {Start: 30, Rows: 16, SHA256: "c"}}, 60, 30},
+		{[]spanRef{{Start: 4, Rows: 16, SHA256: "z"}}, 60, 4},
+		{[]spanRef{{Start: 4, Rows: 16, SHA256: "z"}}, 3, 3},
+		{nil, 60, 60},
+	} {
+		if got := mediaPrefix(tt.lcp, held, tt.now); got != tt.want {
+			t.Errorf("mediaPrefix(%d, %v) = %d, want %d", tt.lcp, tt.now, got, tt.want)
+		}
+	}
+}
+
+// TestMediaRefusals: a bundle without an encoder refuses the kind naming
+// the missing file; an encoder whose rows are not the model's width is
+// refused before it runs.
+func TestMediaRefusals(t *testing.T) {
+	if err := NewEncoders(tinyBundle(t, "stateful3"), reference.New(), coreml.CPUAndGPU).Can(MediaImage); !errors.Is(err, ErrNoEncoder) || !strings.Contains(err.Error(), "vision_fp16.mlmodelc") {
+		t.Errorf("stateful3 image: %v", err)
+	}
+	if err := NewEncoders(tinyBundle(t, "v2"), reference.New(), coreml.CPUAndGPU).Can(MediaAudio); !errors.Is(err, ErrNoEncoder) || !strings.Contains(err.Error(), "audio_fp16.mlmodelc") {
+		t.Errorf("v2 audio: %v", err)
+	}
+	s := newSession(t, tinyBundle(t, "stateful3"), Settings{MaxTokens: 4, Speculation: SpecModeOff})
+	if err := s.Send("x", func(Event) {}, MediaFile{Kind: MediaImage, Path: "/nonexistent.png"}); !errors.Is(err, ErrNoEncoder) {
+		t.Errorf("a session without encoders: %v", err)
+	}
+
+	src := tinyBundle(t, "r1")
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(src.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	twin := filepath.Join(root, bundle.VisionEncoder+".mlmodelc", reference.TwinFile)
+	data, _ := os.ReadFile(twin)
+	data = []byte(strings.Replace(string(data), `"hidden": 32`, `"hidden": 7`, 1))
+	os.WriteFile(twin, data, 0o600)
+	b, err := bundle.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewEncoders(b, reference.New(), coreml.CPUAndGPU).Encode(MediaImage, writePNG(t, root, 3, 8, 8))
+	if err == nil || !strings.Contains(err.Error(), "7-wide") || !strings.Contains(err.Error(), "hidden size is 32") {
+		t.Errorf("width mismatch: %v", err)
+	}
+}

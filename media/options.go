@@ -1,0 +1,77 @@
+package media
+
+import (
+	"errors"
+	"image"
+)
+
+// Limits applied when Options leaves a field zero.
+const (
+	DefaultMaxBytes   = 256 << 20   // largest file read
+	DefaultMaxPixels  = 100_000_000 // largest decoded image (width × height)
+	DefaultMaxSide    = 30_000      // longest decoded image side
+	DefaultMaxSeconds = 600         // longest audio decoded (the context holds far less)
+)
+
+// Options are the limits and platform decoders LoadImage and LoadAudio use.
+// The zero value is ready to use.
+type Options struct {
+	MaxBytes   int64   // refuse larger files
+	MaxPixels  int     // refuse images with more pixels, before decoding them
+	MaxSide    int     // refuse images with a longer side, before decoding them
+	MaxSeconds float64 // refuse longer audio
+
+	// Images decodes what the pure-Go decoders cannot (HEIC through ImageIO
+	// on macOS); nil elsewhere.
+	Images ImageDecoder
+	// Audio decodes what the pure-Go decoders cannot (m4a, caf and the rest
+	// of what AVFoundation reads on macOS); nil elsewhere.
+	Audio AudioDecoder
+}
+
+// ImageDecoder is the seam for a platform's image decoder. DecodeImage
+// returns the first frame of data as sRGB pixels, already upright, and must
+// refuse images over maxPixels before decoding them. It returns
+// ErrUnsupportedFormat for data it cannot read.
+type ImageDecoder interface {
+	DecodeImage(path string, data []byte, maxPixels int) (image.Image, error)
+}
+
+// AudioDecoder is the seam for a platform's audio decoder. DecodeAudio
+// returns the clip's samples, channels averaged, at the file's own rate;
+// LoadAudio resamples them. It returns ErrUnsupportedFormat for data it
+// cannot read.
+type AudioDecoder interface {
+	DecodeAudio(path string, data []byte) (*PCM, error)
+}
+
+// ErrUnsupportedFormat is returned for a file no decoder reads.
+var ErrUnsupportedFormat = errors.New("unsupported format")
+
+func (o Options) maxBytes() int64 {
+	if o.MaxBytes > 0 {
+		return o.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+func (o Options) maxPixels() int {
+	if o.MaxPixels > 0 {
+		return o.MaxPixels
+	}
+	return DefaultMaxPixels
+}
+
+func (o Options) maxSide() int {
+	if o.MaxSide > 0 {
+		return o.MaxSide
+	}
+	return DefaultMaxSide
+}
+
+func (o Options) maxSeconds() float64 {
+	if o.MaxSeconds > 0 {
+		return o.MaxSeconds
+	}
+	return DefaultMaxSeconds
+}

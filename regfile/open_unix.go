@@ -1,0 +1,14 @@
+//go:build unix
+
+package regfile
+
+import (
+	"os"
+	"syscall"
+)
+
+// openNonBlocking opens with O_NONBLOCK so that a FIFO without a writer
+// does not block the open; for a regular file the flag changes nothing.
+func openNonBlocking(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}

@@ -1,0 +1,413 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// Client is the chat screen's engine when it runs over a server: it
+// implements the TUI's Engine interface with orchard's own endpoints and
+// the live event stream. Closing it detaches; the server, and a reply it
+// is generating, go on.
+type Client struct {
+	addr   string
+	base   string
+	key    string
+	origin string
+	hc     *http.Client
+
+	events chan engine.Event
+	box    *mailbox[engine.Event]
+	stop   context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+
+	mu       sync.Mutex
+	info     engine.ModelInfo
+	settings engine.Settings
+	msgs     []engine.Message
+}
+
+// transport returns the base URL and the HTTP transport for an address:
+// "unix:/path", an absolute socket path, "host:port", ":port" or an
+// http:// URL.
+func transport(addr string) (string, *http.Transport, error) {
+	tr := &http.Transport{MaxIdleConns: 4, IdleConnTimeout: time.Minute}
+	switch {
+	case strings.HasPrefix(addr, "unix:") || strings.HasPrefix(addr, "/"):
+		path := strings.TrimPrefix(addr, "unix:")
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}
+		return "http://orchard", tr, nil
+	case strings.HasPrefix(addr, "http://"):
+		return strings.TrimSuffix(addr, "/"), tr, nil
+	case strings.HasPrefix(addr, "https://"):
+		return "", nil, fmt.Errorf("server address %q: orchard serve speaks plain HTTP; reach a remote one through ssh -L", addr)
+	}
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", nil, fmt.Errorf("server address %q: want host:port, unix:/path/to/socket or http://host:port", addr)
+	}
+	return "http://" + addr, tr, nil
+}
+
+// Health is what GET /health says about a server.
+type Health struct {
+	Status    string `json:"status"`
+	Model     string `json:"model"`
+	BundleDir string `json:"bundle_dir"`
+	BundleID  string `json:"bundle_id"`
+}
+
+// Probe asks a server for its health; it fails fast when nothing listens.
+func Probe(ctx context.Context, addr, key string) (Health, error) {
+	base, tr, err := transport(addr)
+	if err != nil {
+		return Health{}, err
+	}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 3 * time.Second}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/health", nil)
+	if err != nil {
+		return Health{}, err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return Health{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Health{}, responseError(resp)
+	}
+	var h Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		return Health{}, fmt.Errorf("server %s: /health: %w", addr, err)
+	}
+	return h, nil
+}
+
+// responseError turns an error response into an error with its message.
+func responseError(resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var e apiErrorBody
+	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+		return fmt.Errorf("%s (HTTP %d)", e.Error.Message, resp.StatusCode)
+	}
+	return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+}
+
+// Attach connects to a server's live events and returns the client once
+// it has the model, settings and conversation; events follow, the reply
+// in flight first if there is one.
+func Attach(ctx context.Context, addr, key string) (*Client, error) {
+	base, tr, err := transport(addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{addr: addr, base: base, key: key, origin: newID("screen-"), hc: &http.Client{Transport: tr},
+		events: make(chan engine.Event), box: newMailbox(0, mergeDelta), done: make(chan struct{})}
+	sctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	req, err := http.NewRequestWithContext(sctx, http.MethodGet, base+"/orchard/v1/events", nil)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	c.auth(req)
+	req.Header.Set("Accept", "text/event-stream")
+	connected := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-connected:
+		}
+	}()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("attach to %s: %w", addr, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		stop()
+		return nil, fmt.Errorf("attach to %s: %w", addr, responseError(resp))
+	}
+	rd := bufio.NewReaderSize(resp.Body, 64<<10)
+	first, err := readSSE(rd)
+	close(connected)
+	if err != nil || first.Type != "state" || first.Info == nil || first.Settings == nil {
+		resp.Body.Close()
+		stop()
+		if err == nil {
+			err = errors.New("the first event is not the state")
+		}
+		return nil, fmt.Errorf("attach to %s: %w", addr, err)
+	}
+	c.info = first.Info.info()
+	c.info.Attached = addr
+	c.settings = first.Settings.settings()
+	c.msgs = fromWireMessages(first.Messages)
+	if cur := first.Current; cur != nil {
+		// A reply is being generated: show its message and what came so
+		// far, then the rest as it streams.
+		if cur.User != "" { // a regenerate or an edit has its message in the state already
+			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: cur.User})
+		}
+		c.box.push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens})
+		if cur.Text != "" {
+			c.box.push(engine.Delta{Text: cur.Text, Live: cur.Live.live()})
+		}
+	}
+	go c.read(resp.Body, rd)
+	go c.forward()
+	return c, nil
+}
+
+func (c *Client) auth(r *http.Request) {
+	if c.key != "" {
+		r.Header.Set("Authorization", "Bearer "+c.key)
+	}
+}
+
+// readSSE reads one event's data line(s) as a wireEvent.
+func readSSE(rd *bufio.Reader) (wireEvent, error) {
+	var data []byte
+	for {
+		line, err := rd.ReadBytes('\n')
+		if err != nil {
+			return wireEvent{}, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0:
+			if len(data) == 0 {
+				continue
+			}
+			var w wireEvent
+			if err := json.Unmarshal(data, &w); err != nil {
+				return wireEvent{}, fmt.Errorf("event stream: %w", err)
+			}
+			return w, nil
+		case bytes.HasPrefix(line, []byte("data:")):
+			data = append(data, bytes.TrimSpace(line[5:])...)
+		}
+	}
+}
+
+// read turns the stream into engine events until it ends.
+func (c *Client) read(body io.ReadCloser, rd *bufio.Reader) {
+	defer body.Close()
+	defer c.box.close()
+	for {
+		w, err := readSSE(rd)
+		if err != nil {
+			return
+		}
+		if w.Request != "" || w.Type == "request" || w.Type == "state" {
+			continue // an API request's traffic, not the chat's
+		}
+		c.mu.Lock()
+		if w.Messages != nil {
+			c.msgs = fromWireMessages(w.Messages)
+		}
+		if (w.Type == "settings" || w.Type == "cleared") && w.Settings != nil {
+			c.settings = w.Settings.settings()
+		}
+		var shown []engine.Message
+		if w.Type == "started" && w.Origin != c.origin && w.User != "" {
+			// Another screen (or a script) sent this message: show it.
+			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: w.User})
+			shown = slices.Clone(c.msgs)
+		}
+		c.mu.Unlock()
+		if shown != nil {
+			c.box.push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: c.Settings()})
+		}
+		if ev, ok := fromWire(w); ok {
+			c.box.push(ev)
+		}
+	}
+}
+
+// forward hands events to the screen, blocking only itself.
+func (c *Client) forward() {
+	defer close(c.events)
+	defer close(c.done)
+	for {
+		evs, open := c.box.take()
+		for _, ev := range evs {
+			c.events <- ev
+		}
+		if !open {
+			return
+		}
+		if len(evs) == 0 {
+			<-c.box.wake
+		}
+	}
+}
+
+// call sends a command; a failure becomes a Failed event for op.
+func (c *Client) call(op, method, path string, body any) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			c.box.push(engine.Failed{Op: op, Err: err})
+			return
+		}
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		c.box.push(engine.Failed{Op: op, Err: err})
+		return
+	}
+	c.auth(req)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "respond-async")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.box.push(engine.Failed{Op: op, Err: fmt.Errorf("the server at %s: %w", c.addr, err)})
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		c.box.push(engine.Failed{Op: op, Err: responseError(resp)})
+		return
+	}
+	io.Copy(io.Discard, resp.Body)
+}
+
+// errAttachedMedia refuses images and clips on an attached screen.
+var errAttachedMedia = errors.New("images and audio cannot be sent through orchard serve yet: images are not supported by this build over the server; send text, or run orchard on the model directly")
+
+// Events delivers the chat's events; closed when the stream ends.
+func (c *Client) Events() <-chan engine.Event { return c.events }
+
+// Info describes the served model; Attached names the server.
+func (c *Client) Info() engine.ModelInfo { return c.info }
+
+func (c *Client) Settings() engine.Settings {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.settings
+}
+
+func (c *Client) Messages() []engine.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.msgs)
+}
+
+// Send sends a chat message. Attachments are refused for now: the files
+// are on this machine, the encoders on the server's.
+func (c *Client) Send(text string, media ...engine.MediaFile) {
+	if len(media) > 0 {
+		c.box.push(engine.Failed{Op: "send", Err: errAttachedMedia})
+		return
+	}
+	c.call("send", http.MethodPost, "/orchard/v1/session/messages", map[string]string{"text": text, "origin": c.origin})
+}
+
+func (c *Client) Cancel() { c.call("cancel", http.MethodPost, "/orchard/v1/session/cancel", nil) }
+
+func (c *Client) SetSettings(s engine.Settings) {
+	c.call("settings", http.MethodPut, "/orchard/v1/settings", toWireSettings(s))
+}
+
+func (c *Client) Clear() { c.call("clear", http.MethodPost, "/orchard/v1/session/clear", nil) }
+
+func (c *Client) SaveCheckpoint(name string) {
+	c.call("save", http.MethodPost, "/orchard/v1/checkpoints", map[string]string{"name": name})
+}
+
+func (c *Client) LoadCheckpoint(name string) {
+	c.call("load", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/load", nil)
+}
+
+func (c *Client) ForkCheckpoint(name string) {
+	c.call("fork", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/fork", nil)
+}
+
+func (c *Client) DeleteCheckpoint(name string) {
+	c.call("delete", http.MethodDelete, "/orchard/v1/checkpoints/"+url.PathEscape(name), nil)
+}
+
+func (c *Client) RenameCheckpoint(oldName, newName string) {
+	c.call("rename", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(oldName)+"/rename", map[string]string{"name": newName})
+}
+
+func (c *Client) ListCheckpoints() { c.call("list", http.MethodGet, "/orchard/v1/checkpoints", nil) }
+
+func (c *Client) Autosave() { c.call("autosave", http.MethodPost, "/orchard/v1/session/autosave", nil) }
+
+// Regenerate asks for a new reply to the last message (Branched and the
+// turn's events follow on the stream).
+func (c *Client) Regenerate() {
+	c.call("regenerate", http.MethodPost, "/orchard/v1/session/regenerate", map[string]string{"origin": c.origin})
+}
+
+// Edit replaces the last user message and sends it again.
+func (c *Client) Edit(text string) {
+	c.call("edit", http.MethodPost, "/orchard/v1/session/edit", map[string]string{"text": text, "origin": c.origin})
+}
+
+// SelectVersion shows another version of message index.
+func (c *Client) SelectVersion(index, version int) {
+	c.call("version", http.MethodPost, "/orchard/v1/session/version", map[string]int{"index": index, "version": version})
+}
+
+// ListHistory asks for the history (the list arrives as an event).
+func (c *Client) ListHistory(query string) {
+	c.call("history", http.MethodGet, "/orchard/v1/history?q="+url.QueryEscape(query), nil)
+}
+
+// ResumeHistory brings a conversation of the history back on the server.
+func (c *Client) ResumeHistory(id string) {
+	c.call("resume", http.MethodPost, "/orchard/v1/history/"+url.PathEscape(id)+"/resume", nil)
+}
+
+// DeleteHistory removes a conversation from the server's history.
+func (c *Client) DeleteHistory(id string) {
+	c.call("history-delete", http.MethodDelete, "/orchard/v1/history/"+url.PathEscape(id), nil)
+}
+
+// Close detaches: the event stream ends; the server goes on.
+func (c *Client) Close() error {
+	c.once.Do(func() {
+		c.stop()
+		// Drain what the screen did not read, so forward can finish.
+		go func() {
+			for range c.events {
+			}
+		}()
+		<-c.done
+		c.hc.CloseIdleConnections()
+	})
+	return nil
+}

@@ -1,0 +1,191 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/reference"
+	"github.com/orchard-llm/orchard/tokenizer"
+)
+
+// synthetic bundles, one per preset per test binary run, in temp
+// folders removed after the tests.
+var (
+	synthMu    sync.Mutex
+	synthDirs  = map[string]string{}
+	synthRoots []string
+)
+
+// tinyBundle is the tiny r1 bundle the tests run on.
+func tinyBundle(t testing.TB) *bundle.Bundle { return presetBundle(t, "tiny") }
+
+func presetBundle(t testing.TB, preset string) *bundle.Bundle {
+	t.Helper()
+	synthMu.Lock()
+	defer synthMu.Unlock()
+	dir, ok := synthDirs[preset]
+	if !ok {
+		root, err := os.MkdirTemp("", "orchard-server-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		synthRoots = append(synthRoots, root)
+		if dir, err = reference.Synthesize(reference.SynthOptions{Family: "r1", Preset: preset, Seed: 7, Out: root}); err != nil {
+			t.Fatal(err)
+		}
+		synthDirs[preset] = dir
+	}
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, root := range synthRoots {
+		os.RemoveAll(root)
+	}
+	os.Exit(code)
+}
+
+// slowChain paces decoding, so a test can act while a reply streams.
+type slowChain struct {
+	engine.Chain
+	delay time.Duration
+}
+
+func (c slowChain) Decode(t int) (int, error) {
+	time.Sleep(c.delay)
+	return c.Chain.Decode(t)
+}
+
+func (c slowChain) Verify(t []int) ([]int, error) {
+	time.Sleep(c.delay)
+	return c.Chain.Verify(t)
+}
+
+// newSession opens a session on the tiny bundle; delay paces it.
+func newSession(t testing.TB, b *bundle.Bundle, set engine.Settings, delay time.Duration) *engine.Session {
+	t.Helper()
+	c, err := engine.Open(b, reference.New(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chain engine.Chain = c
+	if delay > 0 {
+		chain = slowChain{Chain: c, delay: delay}
+	}
+	tok, err := tokenizer.Load(b.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.NewSession(b, chain, tok, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Memory = nil
+	return s
+}
+
+// testServer is a server over the tiny bundle, on 127.0.0.1:0 and a unix
+// socket.
+type testServer struct {
+	*Server
+	eng    *engine.Engine
+	url    string
+	sock   string
+	store  *checkpoints.Store
+	closed bool
+}
+
+type serverOpts struct {
+	delay   time.Duration
+	key     string
+	queue   int
+	grace   time.Duration
+	metrics func(engine.TurnMetrics) error
+	preset  string // "" is tiny
+}
+
+func startServer(t testing.TB, o serverOpts) *testServer {
+	t.Helper()
+	if o.preset == "" {
+		o.preset = "tiny"
+	}
+	b := presetBundle(t, o.preset)
+	sess := newSession(t, b, engine.DefaultSettings(), o.delay)
+	sess.Metrics = o.metrics
+	caps := sess.Capabilities()
+	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: caps.Context, VerifyWidths: caps.VerifyWidths,
+		Logits: caps.Logits, Runtime: "reference"}
+	eng := engine.Start(sess, info)
+	dir := t.TempDir()
+	store, err := checkpoints.Open(filepath.Join(dir, "checkpoints"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.UseStore(store, 0)
+	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
+		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "s.sock")
+	ul, err := ListenUnix(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	go srv.Serve(ul)
+	ts := &testServer{Server: srv, eng: eng, url: "http://" + l.Addr().String(), sock: sock, store: store}
+	t.Cleanup(func() { ts.stop(t) })
+	return ts
+}
+
+func (ts *testServer) stop(t testing.TB) {
+	if ts.closed {
+		return
+	}
+	ts.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ts.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	ts.eng.Close()
+}
+
+// engineReply is the reply of the engine alone: a fresh session, one
+// turn per message, greedy.
+func engineReply(t testing.TB, set engine.Settings, msgs ...string) []string {
+	t.Helper()
+	s := newSession(t, tinyBundle(t), set, 0)
+	defer s.Close()
+	var out []string
+	for _, m := range msgs {
+		var reply string
+		if err := s.Send(m, func(ev engine.Event) {
+			if f, ok := ev.(engine.Finished); ok {
+				reply = f.Reply
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, reply)
+	}
+	return out
+}
+
+var httpClient = &http.Client{Timeout: 60 * time.Second}

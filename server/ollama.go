@@ -1,0 +1,227 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// ollama's /api/chat and /api/tags, which many tools speak.
+
+type ollamaRequest struct {
+	Model    string          `json:"model"`
+	Messages []ollamaMessage `json:"messages"`
+	Stream   *bool           `json:"stream"` // default true
+	Options  struct {
+		Temperature   *float64 `json:"temperature"`
+		TopP          *float64 `json:"top_p"`
+		TopK          *int     `json:"top_k"`
+		MinP          *float64 `json:"min_p"`
+		RepeatPenalty *float64 `json:"repeat_penalty"`
+		Seed          *int64   `json:"seed"`
+		NumPredict    *int     `json:"num_predict"`
+		Stop          []string `json:"stop"`
+	} `json:"options"`
+	Format json.RawMessage `json:"format"`
+	Tools  json.RawMessage `json:"tools"`
+}
+
+type ollamaMessage struct {
+	Role    string   `json:"role"`
+	Content string   `json:"content"`
+	Images  []string `json:"images,omitempty"`
+}
+
+type ollamaChunk struct {
+	Model              string        `json:"model"`
+	CreatedAt          string        `json:"created_at"`
+	Message            ollamaMessage `json:"message"`
+	Done               bool          `json:"done"`
+	DoneReason         string        `json:"done_reason,omitempty"`
+	TotalDuration      int64         `json:"total_duration,omitempty"`
+	PromptEvalCount    int           `json:"prompt_eval_count,omitempty"`
+	PromptEvalDuration int64         `json:"prompt_eval_duration,omitempty"`
+	EvalCount          int           `json:"eval_count,omitempty"`
+	EvalDuration       int64         `json:"eval_duration,omitempty"`
+}
+
+// ollamaError writes ollama's error shape.
+func ollamaError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func (s *Server) ollamaFailure(w http.ResponseWriter, err error) {
+	var br *badRequest
+	var re *engine.RequestError
+	switch {
+	case errors.As(err, &br) && br.code == "model_not_found":
+		ollamaError(w, http.StatusNotFound, br.msg)
+	case errors.As(err, &br), errors.As(err, &re), errors.Is(err, engine.ErrContextFull):
+		ollamaError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, errQueueFull), errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed):
+		w.Header().Set("Retry-After", fmt.Sprint(s.q.retryAfter()))
+		ollamaError(w, http.StatusServiceUnavailable, err.Error())
+	default:
+		ollamaError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+func (s *Server) ollamaModelOK(name string) bool {
+	return s.modelOK(name) || s.modelOK(strings.TrimSuffix(name, ":latest"))
+}
+
+// ollamaRequestOf maps an ollama chat request to an engine request.
+func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
+	if !s.ollamaModelOK(or.Model) {
+		return engine.Request{}, bad("model_not_found", "model", fmt.Sprintf("model %q not found; this server serves %q", or.Model, s.info.Name))
+	}
+	if f := bytes.TrimSpace(or.Format); len(f) > 0 && string(f) != "null" && string(f) != `""` {
+		return engine.Request{}, bad("unsupported_value", "format", "structured output (format) is not supported")
+	}
+	if t := bytes.TrimSpace(or.Tools); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
+		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
+	}
+	var in []chatMessage
+	for i, m := range or.Messages {
+		if len(m.Images) > 0 {
+			return engine.Request{}, errImages(i, 0)
+		}
+		c, _ := json.Marshal(m.Content)
+		in = append(in, chatMessage{Role: m.Role, Content: c})
+	}
+	system, msgs, err := conversation(in)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	set := s.o.Defaults
+	set.System, set.Thinking, set.MaxTokens = system, false, 0
+	o := or.Options
+	if o.NumPredict != nil && *o.NumPredict > 0 {
+		set.MaxTokens = *o.NumPredict
+	}
+	if o.Temperature != nil {
+		set.Sampling.Temperature = *o.Temperature
+	}
+	if o.TopP != nil {
+		set.Sampling.TopP = *o.TopP
+	}
+	if o.TopK != nil {
+		set.Sampling.TopK = *o.TopK
+	}
+	if o.MinP != nil {
+		set.Sampling.MinP = *o.MinP
+	}
+	if o.RepeatPenalty != nil {
+		set.Sampling.RepetitionPenalty = *o.RepeatPenalty
+	}
+	if o.Seed != nil {
+		set.Sampling.Seed = uint64(*o.Seed)
+	}
+	if err := s.checkSettings(set); err != nil {
+		return engine.Request{}, bad("unsupported_value", "options", err.Error())
+	}
+	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop}, nil
+}
+
+// ollamaChat is POST /api/chat: NDJSON chunks by default, one object
+// with "stream": false.
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	var or ollamaRequest
+	if err := decodeJSON(w, r, &or); err != nil {
+		s.ollamaFailure(w, err)
+		return
+	}
+	req, err := s.ollamaRequestOf(&or)
+	if err != nil {
+		s.ollamaFailure(w, err)
+		return
+	}
+	stream := or.Stream == nil || *or.Stream
+	g := generation{api: "ollama", id: newID("ollama-"), client: clientKey(r, ""), req: req}
+	t0 := time.Now()
+	chunk := func(content string) ollamaChunk {
+		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Message: ollamaMessage{Role: "assistant", Content: content}}
+	}
+	started := false
+	enc := json.NewEncoder(w)
+	start := func() {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.WriteHeader(http.StatusOK)
+		}
+	}
+	var text strings.Builder
+	end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
+		d, ok := ev.(engine.Delta)
+		if !ok {
+			return nil
+		}
+		if !stream {
+			text.WriteString(d.Text)
+			return nil
+		}
+		start()
+		if err := enc.Encode(chunk(d.Text)); err != nil {
+			return err
+		}
+		return flush(w)
+	})
+	if err != nil {
+		s.ollamaFailure(w, err)
+		return
+	}
+	switch e := end.(type) {
+	case engine.Failed:
+		if !started {
+			s.ollamaFailure(w, e.Err)
+			return
+		}
+		enc.Encode(map[string]string{"error": e.Err.Error()})
+	case engine.Cancelled:
+		if r.Context().Err() != nil {
+			return
+		}
+		if !started {
+			s.ollamaFailure(w, errShuttingDown)
+			return
+		}
+		enc.Encode(map[string]string{"error": errShuttingDown.Error()})
+	case engine.Finished:
+		m := e.Metrics
+		last := chunk("")
+		if !stream {
+			last = chunk(e.Reply)
+		}
+		last.Done, last.DoneReason = true, finishReason(m.FinishReason)
+		last.TotalDuration = time.Since(t0).Nanoseconds()
+		last.PromptEvalCount, last.PromptEvalDuration = m.PromptTokens-m.ReusedTokens, int64(m.PrefillSeconds*1e9)
+		last.EvalCount = m.GeneratedTokens
+		if m.DecodeTokPerSec > 0 {
+			last.EvalDuration = int64(float64(m.GeneratedTokens) / m.DecodeTokPerSec * 1e9)
+		}
+		if !stream {
+			writeJSON(w, http.StatusOK, last)
+			return
+		}
+		start()
+		enc.Encode(last)
+	}
+	flush(w)
+}
+
+// ollamaTags is GET /api/tags: the one model served.
+func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"models": []any{map[string]any{
+		"name": s.info.Name, "model": s.info.Name, "modified_at": s.started.UTC().Format(time.RFC3339),
+		"size": 0, "digest": s.o.BundleID,
+		"details": map[string]any{"format": "coreml", "family": "gemma4", "families": []string{"gemma4"},
+			"parameter_size": "", "quantization_level": s.info.Family},
+	}}})
+}

@@ -1,0 +1,468 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// maxBody bounds a request body (a long conversation is a few MB).
+const maxBody = 32 << 20
+
+// chatRequest is OpenAI's chat completion request; fields orchard does
+// not know are ignored, and the ones it cannot honour are refused.
+type chatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	Seed                *int64          `json:"seed"`
+	Stop                json.RawMessage `json:"stop"`
+	N                   *int            `json:"n"`
+	User                string          `json:"user"`
+	FrequencyPenalty    *float64        `json:"frequency_penalty"`
+	PresencePenalty     *float64        `json:"presence_penalty"`
+	Logprobs            *bool           `json:"logprobs"`
+	Tools               json.RawMessage `json:"tools"`
+	ResponseFormat      *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	// orchard's extensions, as llama.cpp and vLLM name them.
+	TopK              *int     `json:"top_k"`
+	MinP              *float64 `json:"min_p"`
+	RepetitionPenalty *float64 `json:"repetition_penalty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessage is one message. Content is a string or an array of parts
+// (text; image_url and other kinds are refused until images exist).
+type chatMessage struct {
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls json.RawMessage `json:"tool_calls"`
+}
+
+type contentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+// errImages is the refusal of image content until images are supported.
+func errImages(i, j int) error {
+	return bad("unsupported_content", fmt.Sprintf("messages[%d].content[%d]", i, j),
+		"images are not supported by this bundle/this build of orchard: send text content only")
+}
+
+// messageText returns a message's text.
+func messageText(i int, raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", bad("invalid_value", fmt.Sprintf("messages[%d].content", i), err.Error())
+		}
+		return s, nil
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", bad("invalid_value", fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of content parts")
+	}
+	var texts []string
+	for j, p := range parts {
+		switch p.Type {
+		case "text":
+			texts = append(texts, p.Text)
+		case "image_url", "input_image", "image":
+			return "", errImages(i, j)
+		default:
+			return "", bad("unsupported_content", fmt.Sprintf("messages[%d].content[%d]", i, j), fmt.Sprintf("content parts of type %q are not supported: send text", p.Type))
+		}
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// conversation maps OpenAI messages to the engine's: leading system (and
+// developer) messages become the system prompt, assistant is model.
+func conversation(in []chatMessage) (system string, out []engine.Message, err error) {
+	var sys []string
+	for i, m := range in {
+		text, err := messageText(i, m.Content)
+		if err != nil {
+			return "", nil, err
+		}
+		switch m.Role {
+		case "system", "developer":
+			if len(out) > 0 {
+				return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), "system messages are supported only at the start of the conversation")
+			}
+			sys = append(sys, text)
+		case "user":
+			out = append(out, engine.Message{Role: "user", Content: text})
+		case "assistant":
+			if len(bytes.TrimSpace(m.ToolCalls)) > 0 && string(bytes.TrimSpace(m.ToolCalls)) != "null" && string(bytes.TrimSpace(m.ToolCalls)) != "[]" {
+				return "", nil, bad("unsupported_value", fmt.Sprintf("messages[%d].tool_calls", i), "tool calls are not supported")
+			}
+			out = append(out, engine.Message{Role: "model", Content: text})
+		case "tool", "function":
+			return "", nil, bad("unsupported_value", fmt.Sprintf("messages[%d].role", i), "tool messages are not supported")
+		default:
+			return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q: want system, user or assistant", m.Role))
+		}
+	}
+	if len(out) == 0 || out[len(out)-1].Role != "user" {
+		return "", nil, bad("invalid_value", "messages", "the conversation must end with a user message")
+	}
+	return strings.Join(sys, "\n\n"), out, nil
+}
+
+// stopList reads "stop": a string or an array of strings.
+func stopList(raw json.RawMessage) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, bad("invalid_value", "stop", "stop must be a string or an array of strings")
+	}
+	return many, nil
+}
+
+// modelOK reports whether name asks for the served model: its name, or
+// "orchard" for whatever is served.
+func (s *Server) modelOK(name string) bool {
+	return name == s.info.Name || name == "orchard"
+}
+
+// decodeJSON reads a JSON body into v; a malformed body is a 400.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return bad("invalid_request", "", "reading the body: "+err.Error())
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return bad("invalid_json", "", "the body is not valid JSON for this endpoint: "+err.Error())
+	}
+	return nil
+}
+
+// openAIRequest turns a chat completion request into an engine request.
+func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
+	if !s.modelOK(cr.Model) {
+		return engine.Request{}, bad("model_not_found", "model", fmt.Sprintf("the model %q is not served here; this server serves %q (GET /v1/models)", cr.Model, s.info.Name))
+	}
+	switch {
+	case cr.N != nil && *cr.N != 1:
+		return engine.Request{}, bad("unsupported_value", "n", "n must be 1: one engine generates one reply at a time")
+	case cr.Logprobs != nil && *cr.Logprobs:
+		return engine.Request{}, bad("unsupported_value", "logprobs", "logprobs are not supported")
+	case len(bytes.TrimSpace(cr.Tools)) > 0 && string(bytes.TrimSpace(cr.Tools)) != "null" && string(bytes.TrimSpace(cr.Tools)) != "[]":
+		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
+	case cr.ResponseFormat != nil && cr.ResponseFormat.Type != "" && cr.ResponseFormat.Type != "text":
+		return engine.Request{}, bad("unsupported_value", "response_format", "only the text response format is supported")
+	case cr.FrequencyPenalty != nil && *cr.FrequencyPenalty != 0:
+		return engine.Request{}, bad("unsupported_value", "frequency_penalty", "frequency_penalty is not supported; repetition_penalty is (bundles with logits)")
+	case cr.PresencePenalty != nil && *cr.PresencePenalty != 0:
+		return engine.Request{}, bad("unsupported_value", "presence_penalty", "presence_penalty is not supported; repetition_penalty is (bundles with logits)")
+	}
+	system, msgs, err := conversation(cr.Messages)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	set := s.o.Defaults
+	set.System, set.Thinking, set.MaxTokens = system, false, 0
+	switch {
+	case cr.MaxCompletionTokens != nil:
+		set.MaxTokens = *cr.MaxCompletionTokens
+	case cr.MaxTokens != nil:
+		set.MaxTokens = *cr.MaxTokens
+	}
+	if set.MaxTokens < 0 || (cr.MaxCompletionTokens != nil || cr.MaxTokens != nil) && set.MaxTokens == 0 {
+		return engine.Request{}, bad("invalid_value", "max_tokens", "max_tokens must be at least 1")
+	}
+	if cr.Temperature != nil {
+		set.Sampling.Temperature = *cr.Temperature
+	}
+	if cr.TopP != nil {
+		set.Sampling.TopP = *cr.TopP
+	}
+	if cr.Seed != nil {
+		set.Sampling.Seed = uint64(*cr.Seed)
+	}
+	if cr.TopK != nil {
+		set.Sampling.TopK = *cr.TopK
+	}
+	if cr.MinP != nil {
+		set.Sampling.MinP = *cr.MinP
+	}
+	if cr.RepetitionPenalty != nil {
+		set.Sampling.RepetitionPenalty = *cr.RepetitionPenalty
+	}
+	stop, err := stopList(cr.Stop)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	if err := s.checkSettings(set); err != nil {
+		return engine.Request{}, bad("unsupported_value", settingParam(err), err.Error())
+	}
+	return engine.Request{Messages: msgs, Settings: set, Stop: stop}, nil
+}
+
+// settingParam names the request parameter a refused setting came from.
+func settingParam(err error) string {
+	var se *engine.SettingError
+	if !errors.As(err, &se) {
+		return ""
+	}
+	switch se.Setting {
+	case "temperature", "seed":
+		return se.Setting
+	case "top-p":
+		return "top_p"
+	case "top-k":
+		return "top_k"
+	case "min-p":
+		return "min_p"
+	case "repetition penalty":
+		return "repetition_penalty"
+	case "max tokens":
+		return "max_tokens"
+	}
+	return ""
+}
+
+// OpenAI response shapes.
+type chatCompletion struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []chatChoice `json:"choices"`
+	Usage             *chatUsage   `json:"usage,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int       `json:"index"`
+	Message      *chatOut  `json:"message,omitempty"`
+	Delta        *chatOut  `json:"delta,omitempty"`
+	FinishReason *string   `json:"finish_reason"`
+	Logprobs     *struct{} `json:"logprobs"`
+}
+
+type chatOut struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+	Refusal *string `json:"refusal,omitempty"`
+}
+
+type chatUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func usageOf(m engine.TurnMetrics) *chatUsage {
+	u := &chatUsage{PromptTokens: m.PromptTokens, CompletionTokens: m.GeneratedTokens, TotalTokens: m.PromptTokens + m.GeneratedTokens}
+	u.PromptTokensDetails.CachedTokens = m.ReusedTokens
+	return u
+}
+
+// finishReason maps the engine's reason to OpenAI's.
+func finishReason(r string) string {
+	switch r {
+	case "cap", "contextFull":
+		return "length"
+	}
+	return "stop"
+}
+
+func (s *Server) fingerprint() string {
+	id := s.o.BundleID
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return "orchard-" + id
+}
+
+// chatCompletions is POST /v1/chat/completions.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	var cr chatRequest
+	if err := decodeJSON(w, r, &cr); err != nil {
+		s.failure(w, err)
+		return
+	}
+	req, err := s.openAIRequest(&cr)
+	if err != nil {
+		s.failure(w, err)
+		return
+	}
+	g := generation{api: "openai", id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
+	base := chatCompletion{ID: g.id, Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
+	if !cr.Stream {
+		var text strings.Builder
+		end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
+			if d, ok := ev.(engine.Delta); ok {
+				text.WriteString(d.Text)
+			}
+			return nil
+		})
+		if err != nil {
+			s.failure(w, err)
+			return
+		}
+		switch e := end.(type) {
+		case engine.Failed:
+			s.failure(w, e.Err)
+		case engine.Cancelled:
+			if r.Context().Err() == nil {
+				s.failure(w, errShuttingDown)
+			}
+		case engine.Finished:
+			reason := finishReason(e.Metrics.FinishReason)
+			content := e.Reply
+			base.Object = "chat.completion"
+			base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: &content}, FinishReason: &reason}}
+			base.Usage = usageOf(e.Metrics)
+			writeJSON(w, http.StatusOK, base)
+		}
+		return
+	}
+
+	base.Object = "chat.completion.chunk"
+	started := false
+	start := func() error {
+		if started {
+			return nil
+		}
+		started = true
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+		empty := ""
+		c := base
+		c.Choices = []chatChoice{{Delta: &chatOut{Role: "assistant", Content: &empty}}}
+		return writeChunk(w, c)
+	}
+	end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
+		switch e := ev.(type) {
+		case engine.Started:
+			return start()
+		case engine.Delta:
+			if err := start(); err != nil {
+				return err
+			}
+			if e.Text == "" {
+				return nil
+			}
+			text := e.Text
+			c := base
+			c.Choices = []chatChoice{{Delta: &chatOut{Content: &text}}}
+			return writeChunk(w, c)
+		}
+		return nil
+	})
+	if err != nil {
+		s.failure(w, err)
+		return
+	}
+	if f, ok := end.(engine.Failed); ok && !started {
+		s.failure(w, f.Err)
+		return
+	}
+	if start() != nil || r.Context().Err() != nil {
+		return
+	}
+	switch e := end.(type) {
+	case engine.Finished:
+		reason := finishReason(e.Metrics.FinishReason)
+		c := base
+		c.Choices = []chatChoice{{Delta: &chatOut{}, FinishReason: &reason}}
+		writeChunk(w, c)
+		if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
+			c := base
+			c.Choices = []chatChoice{}
+			c.Usage = usageOf(e.Metrics)
+			writeChunk(w, c)
+		}
+	case engine.Failed:
+		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: e.Err.Error(), Type: "server_error"}})
+	case engine.Cancelled:
+		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: errShuttingDown.Error() + ": the reply was cut short", Type: "server_error"}})
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+	flush(w)
+}
+
+func writeChunk(w http.ResponseWriter, c chatCompletion) error {
+	return writeSSE(w, "", c)
+}
+
+// writeSSE writes one server-sent event and flushes it.
+func writeSSE(w http.ResponseWriter, event string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if event != "" {
+		buf.WriteString("event: ")
+		buf.WriteString(event)
+		buf.WriteByte('\n')
+	}
+	buf.WriteString("data: ")
+	buf.Write(b)
+	buf.WriteString("\n\n")
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return flush(w)
+}
+
+// models is GET /v1/models.
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.modelObject()}})
+}
+
+// model is GET /v1/models/{id}.
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	if !s.modelOK(r.PathValue("id")) {
+		apiError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", "model", fmt.Sprintf("the model %q is not served here", r.PathValue("id")))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelObject())
+}
+
+func (s *Server) modelObject() map[string]any {
+	return map[string]any{"id": s.info.Name, "object": "model", "created": s.started.Unix(), "owned_by": "orchard",
+		"family": s.info.Family, "context_length": s.info.Context}
+}

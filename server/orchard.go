@@ -1,0 +1,305 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// orchard's own endpoints: the chat's conversation (the one attached
+// screens show), its settings and checkpoints, live events, health.
+
+// health is GET /health.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	running, waiting := s.q.status()
+	status := "ok"
+	if s.closing.Load() {
+		status = "shutting down"
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	cs := s.eng.ConversationStats()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status": status, "model": s.info.Name, "family": s.info.Family, "runtime": s.info.Runtime,
+		"bundle_dir": s.o.BundleDir, "bundle_id": s.o.BundleID, "version": s.o.Version,
+		"uptime_seconds": time.Since(s.started).Seconds(), "running": running, "waiting": waiting,
+		"queue_limit": s.o.QueueLimit, "heap_bytes": ms.HeapAlloc,
+		"conversations": map[string]any{"kept": cs.Kept, "bytes": cs.Bytes, "on_disk": cs.OnDisk, "disk_bytes": cs.DiskBytes,
+			"restores": cs.Restores, "evictions": cs.Evictions},
+	})
+}
+
+// events is GET /orchard/v1/events: server-sent events, the state first.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	if s.closing.Load() {
+		s.failure(w, errShuttingDown)
+		return
+	}
+	sub := s.subscribe()
+	defer s.unsubscribe(sub)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flush(w)
+	ping := time.NewTicker(15 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ping.C:
+			// A comment keeps proxies and ssh -L from idling the stream out.
+			if _, err := w.Write([]byte(": ping\n\n")); err != nil || flush(w) != nil {
+				return
+			}
+			continue
+		case <-sub.wake:
+		}
+		evs, open := sub.take()
+		for _, ev := range evs {
+			if writeSSE(w, ev.Type, ev) != nil {
+				return
+			}
+		}
+		if !open {
+			return
+		}
+	}
+}
+
+// async reports whether the caller wants 202 at once rather than the
+// result (the attached chat screen: results reach it as events).
+func async(r *http.Request) bool {
+	return r.URL.Query().Get("async") == "1" || r.Header.Get("Prefer") == "respond-async"
+}
+
+// run issues a chat command and answers with its outcome: the first
+// Failed as an error, else ok with what the command reported.
+func (s *Server) run(w http.ResponseWriter, r *http.Request, fn func(Engine)) {
+	if s.closing.Load() {
+		s.failure(w, errShuttingDown)
+		return
+	}
+	if async(r) {
+		s.issue(fn)
+		writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+		return
+	}
+	out := map[string]any{"status": "ok"}
+	for _, ev := range s.command(fn) {
+		switch e := ev.(type) {
+		case engine.Failed:
+			s.commandFailure(w, e)
+			return
+		case engine.Checkpoints:
+			out["checkpoints"] = toWireList(e.List)
+		case engine.SettingsChanged:
+			out["settings"] = toWireSettings(e.Settings)
+		case engine.Cleared:
+			out["messages"] = toWireMessages(e.Messages)
+		case engine.Branched:
+			out["messages"] = toWireMessages(e.Messages)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// commandFailure: the engine refused or failed a chat command. A name
+// or setting it refused is the caller's to fix (400); the store failing
+// is ours (500).
+func (s *Server) commandFailure(w http.ResponseWriter, f engine.Failed) {
+	status := http.StatusBadRequest
+	if errors.Is(f.Err, engine.ErrClosed) {
+		s.failure(w, f.Err)
+		return
+	}
+	if f.Op == "autosave" || f.Op == "list" {
+		status = http.StatusInternalServerError
+	}
+	apiError(w, status, "invalid_request_error", f.Op+"_failed", "", f.Err.Error())
+}
+
+// session is GET /orchard/v1/session.
+func (s *Server) session(w http.ResponseWriter, r *http.Request) {
+	running, waiting := s.q.status()
+	s.hubMu.Lock()
+	cur := s.current
+	s.hubMu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"info": toWireInfo(s.info), "settings": toWireSettings(s.eng.Settings()),
+		"messages": toWireMessages(s.eng.Messages()), "current": cur, "running": running, "waiting": waiting})
+}
+
+// sessionSend is POST /orchard/v1/session/messages {"text": "..."}: a
+// chat turn, queued; its events go to every subscriber.
+func (s *Server) sessionSend(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Text   string `json:"text"`
+		Origin string `json:"origin"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	if body.Text == "" {
+		s.failure(w, bad("invalid_value", "text", "text is empty"))
+		return
+	}
+	if err := s.startChatTurn(body.Text, body.Origin); err != nil {
+		s.failure(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+}
+
+// sessionCancel is POST /orchard/v1/session/cancel.
+func (s *Server) sessionCancel(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"cancelled": s.cancelChatTurn()})
+}
+
+func (s *Server) sessionClear(w http.ResponseWriter, r *http.Request) {
+	s.run(w, r, func(e Engine) { e.Clear() })
+}
+
+func (s *Server) sessionAutosave(w http.ResponseWriter, r *http.Request) {
+	s.run(w, r, func(e Engine) { e.Autosave() })
+}
+
+func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, toWireSettings(s.eng.Settings()))
+}
+
+// putSettings is PUT /orchard/v1/settings: the fields given replace the
+// chat's settings; the bundle may refuse them (400, naming the reason).
+func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
+	ws := toWireSettings(s.eng.Settings())
+	if err := decodeJSON(w, r, ws); err != nil {
+		s.failure(w, err)
+		return
+	}
+	set := ws.settings()
+	s.run(w, r, func(e Engine) { e.SetSettings(set) })
+}
+
+func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
+	s.run(w, r, func(e Engine) { e.ListCheckpoints() })
+}
+
+// saveCheckpoint is POST /orchard/v1/checkpoints {"name": "..."}.
+func (s *Server) saveCheckpoint(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name string `json:"name"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	s.run(w, r, func(e Engine) { e.SaveCheckpoint(body.Name) })
+}
+
+func (s *Server) loadCheckpoint(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.run(w, r, func(e Engine) { e.LoadCheckpoint(name) })
+}
+
+func (s *Server) forkCheckpoint(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.run(w, r, func(e Engine) { e.ForkCheckpoint(name) })
+}
+
+func (s *Server) deleteCheckpoint(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.run(w, r, func(e Engine) { e.DeleteCheckpoint(name) })
+}
+
+// renameCheckpoint is POST /orchard/v1/checkpoints/{name}/rename {"name": "new"}.
+func (s *Server) renameCheckpoint(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name string `json:"name"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	old := r.PathValue("name")
+	s.run(w, r, func(e Engine) { e.RenameCheckpoint(old, body.Name) })
+}
+
+// sessionRegenerate is POST /orchard/v1/session/regenerate: a new reply
+// to the last message, a chat turn; the old reply stays as a version.
+func (s *Server) sessionRegenerate(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Origin string `json:"origin"`
+	}
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, &body); err != nil {
+			s.failure(w, err)
+			return
+		}
+	}
+	if err := s.startTurn("", body.Origin, func(e Engine) { e.Regenerate() }); err != nil {
+		s.failure(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+}
+
+// sessionEdit is POST /orchard/v1/session/edit {"text": "..."}: the last
+// user message replaced and sent again, a chat turn; the old one stays
+// as a version.
+func (s *Server) sessionEdit(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Text   string `json:"text"`
+		Origin string `json:"origin"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	if body.Text == "" {
+		s.failure(w, bad("invalid_value", "text", "text is empty"))
+		return
+	}
+	if err := s.startTurn("", body.Origin, func(e Engine) { e.Edit(body.Text) }); err != nil {
+		s.failure(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+}
+
+// sessionVersion is POST /orchard/v1/session/version {"index": i,
+// "version": v}: another version of message i (both from 0).
+func (s *Server) sessionVersion(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Index   int `json:"index"`
+		Version int `json:"version"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	s.run(w, r, func(e Engine) { e.SelectVersion(body.Index, body.Version) })
+}
+
+// listHistory is GET /orchard/v1/history?q=TEXT: the engine lists the
+// conversation history beside its turns, so the list always arrives as a
+// "history" event on the event stream; this answers 202.
+func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	s.eng.ListHistory(q)
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+}
+
+func (s *Server) resumeHistory(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.run(w, r, func(e Engine) { e.ResumeHistory(id) })
+}
+
+func (s *Server) deleteHistory(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.run(w, r, func(e Engine) { e.DeleteHistory(id) })
+}

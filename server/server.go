@@ -1,0 +1,520 @@
+// Package server is `orchard serve`: one loaded model behind an HTTP API
+// — OpenAI's chat completions, ollama's chat, and orchard's own endpoints
+// for the chat's conversation, checkpoints, settings and live events —
+// and the client (client.go) through which the chat screen runs over a
+// server. One engine generates one reply at a time; requests wait in a
+// bounded, fair line.
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// Engine is what the server needs of the engine goroutine
+// (*engine.Engine).
+type Engine interface {
+	Events() <-chan engine.Event
+	Info() engine.ModelInfo
+	Settings() engine.Settings
+	Messages() []engine.Message
+	Send(text string, media ...engine.MediaFile)
+	Cancel()
+	SetSettings(s engine.Settings)
+	Clear()
+	SaveCheckpoint(name string)
+	LoadCheckpoint(name string)
+	DeleteCheckpoint(name string)
+	RenameCheckpoint(oldName, newName string)
+	ForkCheckpoint(name string)
+	ListCheckpoints()
+	Autosave()
+	Regenerate()
+	Edit(text string)
+	SelectVersion(index, version int)
+	ListHistory(query string)
+	ResumeHistory(id string)
+	DeleteHistory(id string)
+	Mark(id uint64)
+	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
+	ConversationStats() engine.ConversationStats
+}
+
+// Options configure a Server.
+type Options struct {
+	Engine Engine
+	// BundleDir and BundleID identify the bundle served; the chat
+	// attaches only to a server of the bundle it was asked to open.
+	BundleDir string
+	BundleID  string
+	// Defaults are the settings a request starts from (its own system
+	// prompt, sampling and token cap replace theirs).
+	Defaults engine.Settings
+	// APIKey, when set, is required as "Authorization: Bearer KEY" on
+	// every request that does not come through the unix socket.
+	APIKey string
+	// QueueLimit is how many requests may wait while one generates;
+	// 0 means 16.
+	QueueLimit int
+	// ShutdownGrace is how long in-flight replies may take to finish at
+	// shutdown before they are cancelled; 0 means 30 s.
+	ShutdownGrace time.Duration
+	Logger        *slog.Logger
+	Version       string
+}
+
+// Server serves one engine.
+type Server struct {
+	o       Options
+	eng     Engine
+	info    engine.ModelInfo
+	q       *scheduler
+	http    *http.Server
+	started time.Time
+	log     *slog.Logger
+	closing atomic.Bool
+
+	cmdMu   sync.Mutex // a command and its marker are queued together
+	markID  uint64
+	waitMu  sync.Mutex
+	waiters map[uint64]chan []engine.Event
+	pending []engine.Event // the pump's events since the last marker
+
+	hubMu   sync.Mutex
+	subs    map[*mailbox[wireEvent]]struct{}
+	current *wireEvent // the chat turn in flight: started, then the reply so far
+	user    string     // the message of the chat turn about to start, and its sender
+	origin  string
+
+	turnMu   sync.Mutex
+	chatTurn *chatTurn
+
+	jobsMu sync.Mutex
+	jobs   map[*engine.Job]struct{}
+
+	flightMu sync.Mutex // closing and inflight.Add move together
+	inflight sync.WaitGroup
+	pumpDone chan struct{}
+}
+
+// chatTurn is the chat's turn, queued or running.
+type chatTurn struct {
+	text, origin string
+	// run starts the turn on the engine: Send, Regenerate or Edit. A
+	// regenerate or an edit shows its message through Branched, so text
+	// (the message other screens add) is empty for them.
+	run     func(Engine)
+	cancel  context.CancelFunc
+	ctx     context.Context
+	running bool
+}
+
+// New starts a server's event pump over o.Engine; Serve listens.
+func New(o Options) *Server {
+	if o.QueueLimit <= 0 {
+		o.QueueLimit = 16
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
+		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
+		pumpDone: make(chan struct{})}
+	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if _, ok := c.(*net.UnixConn); ok {
+				return context.WithValue(ctx, unixConnKey{}, true)
+			}
+			return ctx
+		}}
+	go s.pump()
+	return s
+}
+
+type unixConnKey struct{}
+
+// Serve accepts connections on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	err := s.http.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Handler routes every endpoint, behind the API key check.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", s.health)
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /v1/models/{id}", s.model)
+	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	mux.HandleFunc("GET /api/tags", s.ollamaTags)
+	mux.HandleFunc("POST /api/chat", s.ollamaChat)
+	mux.HandleFunc("GET /orchard/v1/events", s.events)
+	mux.HandleFunc("GET /orchard/v1/session", s.session)
+	mux.HandleFunc("POST /orchard/v1/session/messages", s.sessionSend)
+	mux.HandleFunc("POST /orchard/v1/session/cancel", s.sessionCancel)
+	mux.HandleFunc("POST /orchard/v1/session/clear", s.sessionClear)
+	mux.HandleFunc("POST /orchard/v1/session/autosave", s.sessionAutosave)
+	mux.HandleFunc("GET /orchard/v1/settings", s.getSettings)
+	mux.HandleFunc("PUT /orchard/v1/settings", s.putSettings)
+	mux.HandleFunc("GET /orchard/v1/checkpoints", s.listCheckpoints)
+	mux.HandleFunc("POST /orchard/v1/checkpoints", s.saveCheckpoint)
+	mux.HandleFunc("POST /orchard/v1/checkpoints/{name}/load", s.loadCheckpoint)
+	mux.HandleFunc("POST /orchard/v1/checkpoints/{name}/fork", s.forkCheckpoint)
+	mux.HandleFunc("POST /orchard/v1/checkpoints/{name}/rename", s.renameCheckpoint)
+	mux.HandleFunc("DELETE /orchard/v1/checkpoints/{name}", s.deleteCheckpoint)
+	mux.HandleFunc("POST /orchard/v1/session/regenerate", s.sessionRegenerate)
+	mux.HandleFunc("POST /orchard/v1/session/edit", s.sessionEdit)
+	mux.HandleFunc("POST /orchard/v1/session/version", s.sessionVersion)
+	mux.HandleFunc("GET /orchard/v1/history", s.listHistory)
+	mux.HandleFunc("POST /orchard/v1/history/{id}/resume", s.resumeHistory)
+	mux.HandleFunc("DELETE /orchard/v1/history/{id}", s.deleteHistory)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		apiError(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "no endpoint "+r.Method+" "+r.URL.Path+" (see the README, section orchard serve)")
+	})
+	return s.authorize(mux)
+}
+
+// authorize checks the API key on every request but those through the
+// unix socket, whose file mode (0600) already limits it to its owner.
+func (s *Server) authorize(next http.Handler) http.Handler {
+	want := []byte("Bearer " + s.o.APIKey)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.o.APIKey != "" && r.Context().Value(unixConnKey{}) == nil {
+			got := []byte(r.Header.Get("Authorization"))
+			if subtle.ConstantTimeCompare(got, want) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="orchard"`)
+				msg := "missing API key: send Authorization: Bearer KEY (the key orchard serve was started with)"
+				if len(got) > 0 {
+					msg = "wrong API key"
+				}
+				apiError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "", msg)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// pump reads the engine's events: it answers command waiters at their
+// markers and passes the chat's events to every subscriber.
+func (s *Server) pump() {
+	defer close(s.pumpDone)
+	for ev := range s.eng.Events() {
+		if m, ok := ev.(engine.Marker); ok {
+			s.waitMu.Lock()
+			ch := s.waiters[m.ID]
+			delete(s.waiters, m.ID)
+			s.waitMu.Unlock()
+			if ch != nil {
+				ch <- s.pending
+			}
+			s.pending = nil
+			continue
+		}
+		if _, ok := ev.(engine.Delta); !ok {
+			s.pending = append(s.pending, ev)
+		}
+		s.publishChat(ev)
+	}
+	s.hubMu.Lock()
+	for sub := range s.subs {
+		sub.close()
+	}
+	s.hubMu.Unlock()
+}
+
+// issue queues a command on the engine followed by a marker; the channel
+// receives the events the command produced (deltas left out).
+func (s *Server) issue(fn func(Engine)) chan []engine.Event {
+	ch := make(chan []engine.Event, 1)
+	s.cmdMu.Lock()
+	defer s.cmdMu.Unlock()
+	s.markID++
+	id := s.markID
+	s.waitMu.Lock()
+	s.waiters[id] = ch
+	s.waitMu.Unlock()
+	fn(s.eng)
+	s.eng.Mark(id)
+	return ch
+}
+
+// command runs a command and waits for its events.
+func (s *Server) command(fn func(Engine)) []engine.Event {
+	select {
+	case evs := <-s.issue(fn):
+		return evs
+	case <-s.pumpDone:
+		return []engine.Event{engine.Failed{Op: "command", Err: engine.ErrClosed}}
+	}
+}
+
+// publishChat passes a chat event to the subscribers and keeps the turn
+// in flight up to date for screens that attach during it.
+func (s *Server) publishChat(ev engine.Event) {
+	w, ok := toWire(ev)
+	if !ok {
+		return
+	}
+	s.hubMu.Lock()
+	defer s.hubMu.Unlock()
+	switch e := ev.(type) {
+	case engine.Started:
+		w.User, w.Origin = s.user, s.origin
+		cur := w
+		s.current = &cur
+	case engine.Delta:
+		if s.current != nil {
+			s.current.Text += e.Text
+			s.current.Live = w.Live
+		}
+	case engine.Finished, engine.Cancelled, engine.Cleared:
+		s.current = nil
+		w.Messages = toWireMessages(s.eng.Messages())
+	case engine.Failed:
+		if e.Op == "send" || e.Op == "regenerate" || e.Op == "edit" {
+			s.current = nil
+			w.Messages = toWireMessages(s.eng.Messages())
+		}
+	}
+	s.broadcastLocked(w)
+}
+
+// publish passes an event of an API request to the subscribers.
+func (s *Server) publish(w wireEvent) {
+	s.hubMu.Lock()
+	defer s.hubMu.Unlock()
+	s.broadcastLocked(w)
+}
+
+func (s *Server) broadcastLocked(w wireEvent) {
+	for sub := range s.subs {
+		if !sub.push(w) {
+			delete(s.subs, sub) // a reader that fell too far behind
+		}
+	}
+}
+
+// subscribe adds a subscriber; its first event is the state: the model,
+// the settings, the conversation and the chat turn in flight.
+func (s *Server) subscribe() *mailbox[wireEvent] {
+	sub := newMailbox(4096, mergeWireDelta)
+	s.hubMu.Lock()
+	defer s.hubMu.Unlock()
+	if s.closing.Load() {
+		sub.close()
+		return sub
+	}
+	st := wireEvent{Type: "state", Info: toWireInfo(s.info), Settings: toWireSettings(s.eng.Settings()),
+		Messages: toWireMessages(s.eng.Messages())}
+	if s.current != nil {
+		cur := *s.current
+		st.Current = &cur
+	}
+	sub.push(st)
+	s.subs[sub] = struct{}{}
+	return sub
+}
+
+func (s *Server) unsubscribe(sub *mailbox[wireEvent]) {
+	s.hubMu.Lock()
+	delete(s.subs, sub)
+	s.hubMu.Unlock()
+	sub.close()
+}
+
+// errChatBusy refuses a chat message while another is queued or running.
+var errChatBusy = errors.New("a reply is already being generated for this conversation; wait for it or cancel it")
+
+// startChatTurn queues a chat turn; it runs when the engine is free. It
+// goes on if the sender goes away: the reply is there when it attaches
+// again.
+func (s *Server) startChatTurn(text, origin string) error {
+	return s.startTurn(text, origin, func(e Engine) { e.Send(text) })
+}
+
+// startTurn queues a chat turn that run starts on the engine.
+func (s *Server) startTurn(text, origin string, run func(Engine)) error {
+	s.turnMu.Lock()
+	defer s.turnMu.Unlock()
+	if s.chatTurn != nil {
+		return errChatBusy
+	}
+	if !s.enter() {
+		return errShuttingDown
+	}
+	t, err := s.q.enqueue("chat", "chat")
+	if err != nil {
+		s.inflight.Done()
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ct := &chatTurn{text: text, origin: origin, cancel: cancel, ctx: ctx, run: run}
+	s.chatTurn = ct
+	go s.runChatTurn(ct, t)
+	return nil
+}
+
+func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
+	defer s.inflight.Done()
+	defer func() {
+		s.turnMu.Lock()
+		s.chatTurn = nil
+		s.turnMu.Unlock()
+		ct.cancel()
+	}()
+	if err := s.q.wait(ct.ctx, t); err != nil {
+		s.publishChat(engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}})
+		return
+	}
+	defer s.q.release(t)
+	s.turnMu.Lock()
+	if ct.ctx.Err() != nil {
+		s.turnMu.Unlock()
+		s.publishChat(engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}})
+		return
+	}
+	ct.running = true
+	s.hubMu.Lock()
+	s.user, s.origin = ct.text, ct.origin
+	s.hubMu.Unlock()
+	ch := s.issue(ct.run)
+	s.turnMu.Unlock()
+	select {
+	case <-ch:
+	case <-s.pumpDone:
+	}
+}
+
+// cancelChatTurn stops the chat turn, queued or running.
+func (s *Server) cancelChatTurn() bool {
+	s.turnMu.Lock()
+	defer s.turnMu.Unlock()
+	ct := s.chatTurn
+	if ct == nil {
+		return false
+	}
+	ct.cancel()
+	if ct.running {
+		// Only the chat turn runs now (one generation at a time), so
+		// the engine's cancel reaches it and nothing else.
+		s.eng.Cancel()
+	}
+	return true
+}
+
+// track remembers a running job so shutdown can cancel it.
+func (s *Server) track(j *engine.Job) func() {
+	s.jobsMu.Lock()
+	s.jobs[j] = struct{}{}
+	s.jobsMu.Unlock()
+	return func() {
+		s.jobsMu.Lock()
+		delete(s.jobs, j)
+		s.jobsMu.Unlock()
+	}
+}
+
+var errShuttingDown = errors.New("the server is shutting down")
+
+// enter counts a request in flight, unless the server is shutting down;
+// inflight.Done ends it.
+func (s *Server) enter() bool {
+	s.flightMu.Lock()
+	defer s.flightMu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.inflight.Add(1)
+	return true
+}
+
+// Shutdown stops accepting requests, lets replies in flight finish for
+// the grace period (then cancels them), and autosaves the chat's
+// conversation. The caller closes the engine afterwards.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.flightMu.Lock()
+	s.hubMu.Lock()
+	s.closing.Store(true)
+	s.hubMu.Unlock()
+	s.flightMu.Unlock()
+	s.q.close()
+	s.hubMu.Lock()
+	for sub := range s.subs {
+		sub.close() // event streams end, so their handlers return
+	}
+	s.subs = map[*mailbox[wireEvent]]struct{}{}
+	s.hubMu.Unlock()
+	grace, cancel := context.WithTimeout(ctx, s.o.ShutdownGrace)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		s.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-grace.Done():
+		s.log.Warn("shutdown: cancelling replies in flight")
+		s.jobsMu.Lock()
+		for j := range s.jobs {
+			j.Cancel()
+		}
+		s.jobsMu.Unlock()
+		s.cancelChatTurn()
+		<-done
+	}
+	err := s.http.Shutdown(ctx)
+	for _, ev := range s.command(func(e Engine) { e.Autosave() }) {
+		if f, ok := ev.(engine.Failed); ok {
+			s.log.Warn("shutdown: autosave", "err", f.Err)
+			if err == nil {
+				err = f.Err
+			}
+		}
+	}
+	return err
+}
+
+// checkSettings judges a request's settings against the bundle, as the
+// engine will, from the defaults requests start from.
+func (s *Server) checkSettings(set engine.Settings) error {
+	_, err := engine.CheckSettings(s.info, s.o.Defaults, set)
+	return err
+}
+
+// clientKey names the client a request comes from, for fair queueing:
+// the OpenAI "user" field, else the X-Orchard-Client header, else the
+// remote address.
+func clientKey(r *http.Request, user string) string {
+	if user != "" {
+		return "user:" + user
+	}
+	if c := r.Header.Get("X-Orchard-Client"); c != "" {
+		return "client:" + c
+	}
+	if r.Context().Value(unixConnKey{}) != nil {
+		return "unix"
+	}
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		host = h
+	}
+	return "addr:" + strings.ToLower(host)
+}
