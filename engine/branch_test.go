@@ -278,3 +278,87 @@ func TestVersionsSurviveCheckpoint(t *testing.T) {
 		t.Fatalf("version 1 after restore: %+v", m)
 	}
 }
+
+// TestVersionsSurviveARequest: an API request's conversation passing
+// through the session neither takes the chat's versions nor leaves its
+// own: afterwards the chat's regenerate and version switch act on the
+// chat's conversation, and a request's conversation starts without them.
+func TestVersionsSurviveARequest(t *testing.T) {
+	b := tinyBundle(t, "r1")
+	set := greedyOff(8)
+	s := newSession(t, b, set)
+	e := Start(s, ModelInfo{})
+	defer e.Close()
+	e.Send("hello there")
+	collect(t, e, isEnd)
+	e.Regenerate()
+	collect(t, e, isEnd)
+	if m := e.Messages(); len(m) != 2 || m[1].Versions != 2 {
+		t.Fatalf("before the request: %+v", m)
+	}
+	other := run(t, e, Request{Messages: []Message{{Role: "user", Content: "a"}, {Role: "model", Content: "b"},
+		{Role: "user", Content: "something else entirely"}}, Settings: set})
+	finished(t, other)
+	if m := e.Messages(); len(m) != 2 || m[1].Versions != 2 {
+		t.Fatalf("the chat during a request's conversation: %+v", m)
+	}
+	e.SelectVersion(1, 0)
+	evs := collect(t, e, func(ev Event) bool { _, ok := ev.(Branched); return ok || isEnd(ev) })
+	if br, ok := evs[len(evs)-1].(Branched); !ok || len(br.Messages) != 2 || br.Messages[1].Version != 0 {
+		t.Fatalf("selecting the chat's version: %#v", evs[len(evs)-1])
+	}
+	// The request's conversation (4 messages after its reply) carries no
+	// version of the chat's.
+	again := run(t, e, Request{Messages: []Message{{Role: "user", Content: "a"}, {Role: "model", Content: "b"},
+		{Role: "user", Content: "something else entirely"}, {Role: "model", Content: other.text}, {Role: "user", Content: "more"}}, Settings: set})
+	finished(t, again)
+	// Looked at on the engine goroutine, without bringing the chat back.
+	held := make(chan string, 1)
+	e.do("list", func() { held <- fmt.Sprintf("foreign %v, versions %d", e.convs.foreign, len(e.sess.versions)) })
+	if got := <-held; got != "foreign true, versions 0" {
+		t.Fatalf("a request's conversation in the session: %s", got)
+	}
+}
+
+// TestRegenerateAndEditKeepAttachments: a message with an image is
+// regenerated from the cache (its rows are not encoded or fed again)
+// into the same reply; an edit keeps the image and gives the reply a
+// fresh conversation with the edited text and the image gives; switching
+// back to the first version after both is exact.
+func TestRegenerateAndEditKeepAttachments(t *testing.T) {
+	dir := t.TempDir()
+	pic := writePNG(t, dir, 3, 24, 24)
+	b := tinyBundle(t, "r1")
+	set := Settings{MaxTokens: 8, Speculation: SpecModeOff}
+	img := MediaFile{Kind: MediaImage, Path: pic}
+
+	s := mediaSession(t, b, set)
+	want, _ := sendMedia(t, s, "Describe it.", img)
+	got, evs := turnOf(t, s.Regenerate)
+	st := started(t, evs)
+	if fmt.Sprint(got) != fmt.Sprint(want) || st.ReusedTokens != st.PromptTokens-1 {
+		t.Fatalf("regenerate %v (reused %d of %d), first %v", got, st.ReusedTokens, st.PromptTokens, want)
+	}
+	if len(st.Attachments) != 1 || s.Messages()[0].Attachments[0].SHA256 != st.Attachments[0].SHA256 {
+		t.Fatalf("the regenerated turn's attachments %+v", st.Attachments)
+	}
+
+	edited, _ := turnOf(t, func(emit func(Event)) error { return s.Edit("Describe it briefly.", emit) })
+	f := mediaSession(t, b, set)
+	if fresh, _ := sendMedia(t, f, "Describe it briefly.", img); fmt.Sprint(edited) != fmt.Sprint(fresh) {
+		t.Fatalf("edited %v, fresh %v", edited, fresh)
+	}
+	if m := s.Messages()[0]; len(m.Attachments) != 1 || m.Versions != 2 {
+		t.Fatalf("the edited message %+v", m)
+	}
+
+	if err := s.SelectVersion(0, 0, func(Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	next, _ := sendMedia(t, s, "What colour?")
+	u := mediaSession(t, b, set)
+	sendMedia(t, u, "Describe it.", img)
+	if wantNext, _ := sendMedia(t, u, "What colour?"); fmt.Sprint(next) != fmt.Sprint(wantNext) {
+		t.Fatalf("after switching back %v, uninterrupted %v", next, wantNext)
+	}
+}

@@ -116,6 +116,7 @@ type serverOpts struct {
 	grace   time.Duration
 	metrics func(engine.TurnMetrics) error
 	preset  string // "" is tiny
+	history bool   // keep a conversation history
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -136,6 +137,13 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 		t.Fatal(err)
 	}
 	eng.UseStore(store, 0)
+	if o.history {
+		hist, err := checkpoints.Open(filepath.Join(dir, "history"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: 2, KVBudget: 1 << 30})
+	}
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
