@@ -272,6 +272,15 @@ func (s *Server) publishChat(ev engine.Event) {
 	if !ok {
 		return
 	}
+	if turnOver(ev) {
+		// The screens may start the next turn as soon as they see this
+		// one end (ctrl+g right after a reply): it is over for them.
+		s.turnMu.Lock()
+		if ct := s.chatTurn; ct != nil && ct.running {
+			s.chatTurn = nil
+		}
+		s.turnMu.Unlock()
+	}
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
 	switch e := ev.(type) {
@@ -294,6 +303,17 @@ func (s *Server) publishChat(ev engine.Event) {
 		}
 	}
 	s.broadcastLocked(w)
+}
+
+// turnOver reports whether a chat event ends the chat's turn.
+func turnOver(ev engine.Event) bool {
+	switch e := ev.(type) {
+	case engine.Finished, engine.Cancelled:
+		return true
+	case engine.Failed:
+		return e.Op == "send" || e.Op == "regenerate" || e.Op == "edit"
+	}
+	return false
 }
 
 // publish passes an event of an API request to the subscribers.
@@ -375,7 +395,9 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 	defer s.inflight.Done()
 	defer func() {
 		s.turnMu.Lock()
-		s.chatTurn = nil
+		if s.chatTurn == ct {
+			s.chatTurn = nil
+		}
 		s.turnMu.Unlock()
 		ct.cancel()
 	}()
