@@ -77,8 +77,40 @@ type Conversation struct {
 
 // Message is one turn; its fields match engine.Message.
 type Message struct {
-	Role    string `json:"role"` // "user" or "model"
-	Content string `json:"content"`
+	Role    string  `json:"role"` // "user" or "model"
+	Content string  `json:"content"`
+	Media   []Media `json:"media,omitempty"` // a user message's images and clips
+}
+
+// Media is a file attached to a message: its identity, not its contents
+// (the cache holds what the model made of it), and a small thumbnail of
+// an image for lists.
+type Media struct {
+	Kind      string  `json:"kind"` // "image" or "audio"
+	Name      string  `json:"name"`
+	Path      string  `json:"path,omitempty"`
+	SHA256    string  `json:"sha256"`
+	Bytes     int64   `json:"bytes"`
+	Format    string  `json:"format,omitempty"`
+	Width     int     `json:"width,omitempty"`
+	Height    int     `json:"height,omitempty"`
+	Seconds   float64 `json:"seconds,omitempty"`
+	Spans     []int   `json:"spans"`               // soft tokens of each span in the prompt
+	Thumbnail []byte  `json:"thumbnail,omitempty"` // PNG
+}
+
+// MediaCount is the attachments of the conversation and the first image's
+// thumbnail, for lists.
+func (c *Conversation) MediaCount() (n int, thumb []byte) {
+	for _, m := range c.Messages {
+		for _, a := range m.Media {
+			n++
+			if thumb == nil && len(a.Thumbnail) > 0 {
+				thumb = a.Thumbnail
+			}
+		}
+	}
+	return n, thumb
 }
 
 // Turns counts the user messages.

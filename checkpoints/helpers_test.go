@@ -141,7 +141,7 @@ func v2Checkpoint(name string, layers, kvHeads, pos int, seed uint64) *Checkpoin
 
 func conversation() Conversation {
 	return Conversation{System: "You are terse.", Thinking: true,
-		Messages: []Message{{"user", "hello <there> & \"you\"\n"}, {"model", "hi"}, {"user", "again"}, {"model", "ok 👍"}},
+		Messages: []Message{{Role: "user", Content: "hello <there> & \"you\"\n"}, {Role: "model", Content: "hi"}, {Role: "user", Content: "again"}, {Role: "model", Content: "ok 👍"}},
 		Settings: json.RawMessage(`{"MaxTokens":256,"Speculation":"auto"}`)}
 }
 

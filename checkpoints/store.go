@@ -69,6 +69,10 @@ type Info struct {
 	Bundle   string        `json:"bundle"`
 	BundleID string        `json:"bundle_id"`
 	Family   bundle.Family `json:"family"`
+	// Media counts the images and clips of the conversation; Thumbnail is
+	// the first image's (PNG), for the chat's panel.
+	Media     int    `json:"media,omitempty"`
+	Thumbnail []byte `json:"-"`
 	// Problem is set, and the figures are zero, when orchard.json cannot
 	// be read; the checkpoint can still be deleted or renamed.
 	Problem string `json:"problem,omitempty"`
@@ -299,6 +303,7 @@ func (s *Store) List() ([]Info, error) {
 		}
 		cp := rec.cp
 		info.Created, info.Turns, info.Tokens, info.Bytes = cp.Meta.Created, cp.Conversation.Turns(), len(cp.Tokens), cp.Meta.Bytes
+		info.Media, info.Thumbnail = cp.Conversation.MediaCount()
 		info.Bundle, info.BundleID, info.Family = cp.Meta.BundleName, cp.Meta.Identity.ID, cp.Cache.Family
 		out = append(out, info)
 	}

@@ -291,6 +291,9 @@ func ckptShow(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "messages:")
 			for _, msg := range cp.Conversation.Messages {
 				fmt.Fprintf(stdout, "  %-6s %s\n", q(msg.Role)+":", ckptLine(msg.Content, 72))
+				for _, a := range msg.Media {
+					fmt.Fprintf(stdout, "         %s %s, %s, sha256 %s\n", q(a.Kind), q(a.Name), ckptSize(a.Bytes), ckptShort(a.SHA256))
+				}
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/orchard-llm/orchard/internal/crosscheck"
 )
 
 // TestHFTokenizersBackendTypechecks type-checks the tokenizer package
@@ -12,13 +14,13 @@ import (
 // library, which cannot link here) with cgo faked, over the real source of
 // github.com/daulet/tokenizers — as the darwin files are checked.
 func TestHFTokenizersBackendTypechecks(t *testing.T) {
-	if _, err := requireModule("github.com/daulet/tokenizers"); err != nil {
+	if _, err := crosscheck.RequireModule("github.com/daulet/tokenizers"); err != nil {
 		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
 			t.Fatalf("CI=%s: the tokenizers module is needed to type-check the hftokenizers backend: %v", ci, err)
 		}
 		t.Skipf("skipping: github.com/daulet/tokenizers cannot be downloaded: %v", err)
 	}
-	res, err := crossCheck("..", crossTarget{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Tags: []string{"hftokenizers"}, Tests: true}, "./tokenizer")
+	res, err := crosscheck.Check("..", crosscheck.Target{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Tags: []string{"hftokenizers"}, Tests: true}, "./tokenizer")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,9 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"slices"
 	"strings"
+
+	"github.com/orchard-llm/orchard/internal/crosscheck"
 )
 
 // objc.Call sends any selector with any arguments (params ...any), so the
@@ -77,7 +78,7 @@ const objcPath = "github.com/progrium/darwinkit/objc"
 
 // checkSelectors returns one message per misuse of objc.Sel or objc.Call in
 // the matched packages of res.
-func checkSelectors(res *crossResult, known map[string]selectorSig) []string {
+func checkSelectors(res *crosscheck.Result, known map[string]selectorSig) []string {
 	var problems []string
 	seen := make(map[string]bool)
 	report := func(pos token.Pos, format string, args ...any) {
@@ -309,74 +310,6 @@ func describeType(t types.Type) string {
 		s += " (" + strings.Join(rs, ", ") + ")"
 	}
 	return s
-}
-
-// checkCgoNames returns one message per C.name that a cgo file uses but its
-// preamble never mentions, unless name is one of the standard C names the
-// darwin files rely on. FakeImportC accepts any C.name, so without this a
-// misspelled helper would only fail on a Mac.
-func checkCgoNames(res *crossResult, std []string) []string {
-	var problems []string
-	seen := make(map[string]bool)
-	for _, p := range res.Packages {
-		for _, f := range p.Files {
-			preamble, isCgo := cgoPreamble(f)
-			if !isCgo {
-				continue
-			}
-			words := make(map[string]bool)
-			for _, w := range strings.FieldsFunc(preamble, func(r rune) bool {
-				return !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-			}) {
-				words[w] = true
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "C" {
-					return true
-				}
-				name := sel.Sel.Name
-				if words[name] || slices.Contains(std, name) {
-					return true
-				}
-				msg := fmt.Sprintf("%s: C.%s is not declared in the cgo preamble", res.Fset.Position(sel.Pos()), name)
-				if !seen[msg] {
-					seen[msg] = true
-					problems = append(problems, msg)
-				}
-				return true
-			})
-		}
-	}
-	return problems
-}
-
-// cgoPreamble returns the comment above import "C", and whether f has one.
-func cgoPreamble(f *ast.File) (string, bool) {
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.IMPORT {
-			continue
-		}
-		for _, spec := range g.Specs {
-			is := spec.(*ast.ImportSpec)
-			if is.Path.Value != `"C"` {
-				continue
-			}
-			doc := is.Doc
-			if doc == nil {
-				doc = g.Doc
-			}
-			if doc == nil {
-				return "", true
-			}
-			return doc.Text(), true
-		}
-	}
-	return "", false
 }
 
 // cgoStdNames are the C names from system headers the darwin files use.

@@ -1,22 +1,25 @@
 package coreml
 
 import (
-	"go/build"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orchard-llm/orchard/internal/crosscheck"
 )
 
 // darwinARM64 is an Apple silicon Mac, with the test files.
-func darwinARM64() crossTarget { return crossTarget{GOOS: "darwin", GOARCH: "arm64", Tests: true} }
+func darwinARM64() crosscheck.Target {
+	return crosscheck.Target{GOOS: "darwin", GOARCH: "arm64", Tests: true}
+}
 
 // needDarwinkit skips the test when darwinkit's source cannot be had, unless
 // CI is set: in CI a missing module cache is a failure.
 func needDarwinkit(t *testing.T) {
 	t.Helper()
-	if _, err := requireModule("github.com/progrium/darwinkit"); err != nil {
+	if _, err := crosscheck.RequireModule("github.com/progrium/darwinkit"); err != nil {
 		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
 			t.Fatalf("CI=%s: darwinkit's source is needed to type-check the darwin backend: %v", ci, err)
 		}
@@ -29,7 +32,7 @@ func needDarwinkit(t *testing.T) {
 // objc.Call the darwin files make.
 func TestDarwinFilesTypecheck(t *testing.T) {
 	needDarwinkit(t)
-	res, err := crossCheck(".", darwinARM64(), ".")
+	res, err := crosscheck.Check(".", darwinARM64(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +42,7 @@ func TestDarwinFilesTypecheck(t *testing.T) {
 	for _, p := range checkSelectors(res, knownSelectors()) {
 		t.Error(p)
 	}
-	for _, p := range checkCgoNames(res, cgoStdNames()) {
+	for _, p := range crosscheck.CgoNames(res, cgoStdNames()) {
 		t.Error(p)
 	}
 
@@ -50,7 +53,10 @@ func TestDarwinFilesTypecheck(t *testing.T) {
 			checked[filepath.Base(f)] = true
 		}
 	}
-	only := darwinOnlyFiles(t, ".")
+	only, err := crosscheck.OnlyFiles(".", darwinARM64(), crosscheck.Target{GOOS: "linux", GOARCH: "amd64", Tests: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"runtime_darwin.go", "model_darwin.go", "state_darwin.go", "memory_darwin.go"} {
 		if !slices.Contains(only, want) {
 			t.Errorf("%s is not among the darwin-only files %q", want, only)
@@ -69,7 +75,7 @@ func TestDarwinFilesTypecheck(t *testing.T) {
 // wrong number of arguments and an unknown selector fails on each.
 func TestCrossCheckRejectsBrokenSample(t *testing.T) {
 	needDarwinkit(t)
-	res, err := crossCheck(filepath.Join("testdata", "brokendarwin"), darwinARM64(), ".")
+	res, err := crosscheck.Check(filepath.Join("testdata", "brokendarwin"), darwinARM64(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +84,7 @@ func TestCrossCheckRejectsBrokenSample(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	got = append(got, checkSelectors(res, knownSelectors())...)
-	got = append(got, checkCgoNames(res, cgoStdNames())...)
+	got = append(got, crosscheck.CgoNames(res, cgoStdNames())...)
 	want := []string{
 		"cfg.SetComputeUnit undefined",
 		`cannot use "all" (untyped string constant) as coreml.ComputeUnits value`,
@@ -95,39 +101,4 @@ func TestCrossCheckRejectsBrokenSample(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("got %d errors, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
 	}
-}
-
-// darwinOnlyFiles lists the Go files of dir that an Apple silicon Mac builds
-// (with cgo) and linux/amd64 does not.
-func darwinOnlyFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	ctx := func(goos, goarch string) build.Context {
-		c := build.Default
-		c.GOOS, c.GOARCH, c.CgoEnabled = goos, goarch, true
-		return c
-	}
-	mac, linux := ctx("darwin", "arm64"), ctx("linux", "amd64")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") {
-			continue
-		}
-		onMac, err := mac.MatchFile(dir, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		onLinux, err := linux.MatchFile(dir, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if onMac && !onLinux {
-			out = append(out, name)
-		}
-	}
-	return out
 }

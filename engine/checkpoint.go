@@ -33,11 +33,10 @@ type sessionState struct {
 	Versions []versionJSON `json:"versions,omitempty"`
 	// HistoryID names the conversation in the history.
 	HistoryID string `json:"historyID,omitempty"`
-	// Attachments of the messages (by index) and the media spans the
-	// cache holds: a loaded conversation continues from the cached rows,
-	// and only a rebuild of the cache encodes the files again.
-	Attachments map[int][]Attachment `json:"attachments,omitempty"`
-	Spans       []spanRef            `json:"spans,omitempty"`
+	// Spans are the media spans the cache holds (the attachments travel
+	// with their messages): a loaded conversation continues from the
+	// cached rows, and only a rebuild of the cache encodes the files again.
+	Spans []spanRef `json:"spans,omitempty"`
 }
 
 // Checkpoint captures the conversation, the committed tokens, the pending
@@ -57,12 +56,6 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 		if m.Interrupted {
 			state.Interrupted = append(state.Interrupted, i)
 		}
-		if len(m.Attachments) > 0 {
-			if state.Attachments == nil {
-				state.Attachments = map[int][]Attachment{}
-			}
-			state.Attachments[i] = m.Attachments
-		}
 	}
 	state.Spans = s.spans
 	st, err := json.Marshal(state)
@@ -76,7 +69,11 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 		Cache:        checkpoints.Cache{Family: cache.Family, Position: cache.Position},
 	}
 	for _, m := range s.msgs {
-		cp.Conversation.Messages = append(cp.Conversation.Messages, checkpoints.Message{Role: m.Role, Content: m.Content})
+		cm := checkpoints.Message{Role: m.Role, Content: m.Content}
+		for _, a := range m.Attachments {
+			cm.Media = append(cm.Media, checkpoints.Media(a))
+		}
+		cp.Conversation.Messages = append(cp.Conversation.Messages, cm)
 	}
 	for _, b := range cache.Buffers {
 		cp.Cache.Buffers = append(cp.Cache.Buffers, checkpoints.Buffer(b))
@@ -135,16 +132,15 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	}
 	s.msgs = s.msgs[:0]
 	for _, m := range cp.Conversation.Messages {
-		s.msgs = append(s.msgs, Message{Role: m.Role, Content: m.Content})
+		msg := Message{Role: m.Role, Content: m.Content}
+		for _, a := range m.Media {
+			msg.Attachments = append(msg.Attachments, Attachment(a))
+		}
+		s.msgs = append(s.msgs, msg)
 	}
 	for _, i := range st.Interrupted {
 		if i >= 0 && i < len(s.msgs) {
 			s.msgs[i].Interrupted = true
-		}
-	}
-	for i, atts := range st.Attachments {
-		if i >= 0 && i < len(s.msgs) {
-			s.msgs[i].Attachments = atts
 		}
 	}
 	s.spans, s.encoded = st.Spans, nil
@@ -205,7 +201,8 @@ func (e *Engine) emitList(op, name string) {
 	ev := Checkpoints{Op: op, Name: name}
 	for _, in := range infos {
 		ev.List = append(ev.List, CheckpointInfo{Name: in.Name, Created: in.Created, Turns: in.Turns, Tokens: in.Tokens,
-			Bytes: in.Bytes, Bundle: in.Bundle, BundleID: in.BundleID, Compatible: in.BundleID == e.sess.b.Identity.ID})
+			Bytes: in.Bytes, Bundle: in.Bundle, BundleID: in.BundleID, Compatible: in.BundleID == e.sess.b.Identity.ID,
+			Media: in.Media, Thumbnail: in.Thumbnail})
 	}
 	e.emit(ev)
 }

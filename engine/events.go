@@ -166,7 +166,9 @@ type CheckpointInfo struct {
 	Bytes      int64
 	Bundle     string // bundle name it was made with
 	BundleID   string
-	Compatible bool // made for the bundle now loaded
+	Compatible bool   // made for the bundle now loaded
+	Media      int    // images and clips in the conversation
+	Thumbnail  []byte // the first image's (PNG)
 }
 
 // SpecState is the speculation state a user sees.

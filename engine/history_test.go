@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orchard-llm/orchard/checkpoints"
 )
@@ -64,10 +65,30 @@ func sendWait(t *testing.T, e *Engine, text string) ([]int, TurnMetrics) {
 	return ids, m
 }
 
-func listHistory(t *testing.T, e *Engine, q string) []HistoryInfo {
+// listHistory asks for the history and waits for a list for q that ok
+// accepts: a list the engine sent for an earlier change may come first.
+func listHistory(t *testing.T, e *Engine, q string, ok func([]HistoryInfo) bool) []HistoryInfo {
 	t.Helper()
 	e.ListHistory(q)
-	return until(t, e, func(h History) bool { return h.Op == "list" && h.Query == q }).List
+	var last []HistoryInfo
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-e.Events():
+			switch h := ev.(type) {
+			case History:
+				if h.Op == "list" && h.Query == q {
+					if last = h.List; ok(last) {
+						return last
+					}
+				}
+			case Failed:
+				t.Fatalf("failed: %s: %v", h.Op, h.Err)
+			}
+		case <-deadline:
+			t.Fatalf("no list for %q as wanted; the last was %+v", q, last)
+		}
+	}
 }
 
 // TestHistoryResumeEqualsUninterrupted: /new keeps the conversation in
@@ -92,10 +113,9 @@ func TestHistoryResumeEqualsUninterrupted(t *testing.T) {
 				until(t, e, anyOf[Cleared])
 				sendWait(t, e, "Another conversation.")
 
-				list := listHistory(t, e, "")
-				if len(list) != 2 || !list[0].Current || list[0].ID != "" || list[1].ID != kept.ID || list[1].KV != (keep > 0) {
-					t.Fatalf("history list %+v", list)
-				}
+				listHistory(t, e, "", func(list []HistoryInfo) bool {
+					return len(list) == 2 && list[0].Current && list[0].ID == "" && list[1].ID == kept.ID && list[1].KV == (keep > 0)
+				})
 				e.ResumeHistory(kept.ID)
 				cl := until(t, e, anyOf[Cleared])
 				if len(cl.Messages) != 2 || cl.Messages[0].Content != first || cl.ContextUsed != held {
@@ -119,10 +139,9 @@ func TestHistoryResumeEqualsUninterrupted(t *testing.T) {
 				}
 				// The conversation it replaced was kept (it is the newest); the
 				// resumed one is marked as the one on screen.
-				list = listHistory(t, e, "")
-				if len(list) != 2 || list[0].Title != "Another conversation." || list[0].Current || !list[1].Current || list[1].ID != kept.ID {
-					t.Fatalf("after resuming, the history holds %+v", list)
-				}
+				listHistory(t, e, "", func(list []HistoryInfo) bool {
+					return len(list) == 2 && list[0].Title == "Another conversation." && !list[0].Current && list[1].Current && list[1].ID == kept.ID
+				})
 			})
 		}
 	}
@@ -185,18 +204,13 @@ func TestHistorySearchAndDelete(t *testing.T) {
 		e.Clear()
 		until(t, e, anyOf[Cleared])
 	}
-	got := listHistory(t, e, "pears")
-	if len(got) != 1 || !strings.Contains(got[0].Snippet, "PEARS in the orchard") {
-		t.Fatalf("search: %+v", got)
-	}
-	if got := listHistory(t, e, "quince"); len(got) != 0 {
-		t.Fatalf("search for text nowhere: %+v", got)
-	}
+	got := listHistory(t, e, "pears", func(l []HistoryInfo) bool {
+		return len(l) == 1 && strings.Contains(l[0].Snippet, "PEARS in the orchard")
+	})
+	listHistory(t, e, "quince", func(l []HistoryInfo) bool { return len(l) == 0 })
 	e.DeleteHistory(got[0].ID)
 	until(t, e, func(h History) bool { return h.Op == "delete" })
-	if got := listHistory(t, e, ""); len(got) != 1 || got[0].Title != "About plums." {
-		t.Fatalf("after delete: %+v", got)
-	}
+	listHistory(t, e, "", func(l []HistoryInfo) bool { return len(l) == 1 && l[0].Title == "About plums." })
 
 	// The conversation on screen: kept by the autosave, deleted, not
 	// kept again until it changes.
@@ -210,9 +224,7 @@ func TestHistorySearchAndDelete(t *testing.T) {
 	e.DeleteHistory(cur.ID)
 	until(t, e, func(h History) bool { return h.Op == "delete" })
 	e.Autosave()
-	if got := listHistory(t, e, "cherries"); len(got) != 1 || got[0].ID != "" {
-		t.Fatalf("an unchanged conversation came back after its delete: %+v", got)
-	}
+	listHistory(t, e, "cherries", func(l []HistoryInfo) bool { return len(l) == 1 && l[0].ID == "" })
 	sendWait(t, e, "And figs?")
 	e.Autosave()
 	until(t, e, func(h History) bool {

@@ -104,7 +104,7 @@ type Encoders struct {
 // NewEncoders prepares the encoders of b, if it has any; units are the
 // chain's.
 func NewEncoders(b *bundle.Bundle, rt coreml.Runtime, units coreml.ComputeUnits) *Encoders {
-	e := &Encoders{b: b, rt: rt, units: units, hidden: b.Geometry.Hidden}
+	e := &Encoders{b: b, rt: rt, units: units, hidden: b.Geometry.Hidden, opts: media.DefaultOptions()}
 	if c, ok := b.Encoder(bundle.VisionEncoder); ok {
 		e.vision = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: units})
 	}

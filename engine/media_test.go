@@ -218,6 +218,9 @@ func TestMediaFollowUpAndCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n, thumb := cp.Conversation.MediaCount(); n != 1 || len(thumb) == 0 || cp.Conversation.Messages[0].Media[0].SHA256 == "" {
+		t.Fatalf("the checkpoint keeps %d attachments (thumbnail %d bytes): %+v", n, len(thumb), cp.Conversation.Messages[0].Media)
+	}
 	moved := pic + ".gone"
 	if err := os.Rename(pic, moved); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,10 @@
 // Clips over 30 s are refused (Audio.CheckLength) or split (Audio.Split),
 // never truncated.
 //
-// Formats only the operating system reads (HEIC through ImageIO, m4a and caf
-// through AVFoundation on macOS) come in through Options.Images and
-// Options.Audio; this package has no cgo.
+// Formats only the operating system reads come in through Options.Images
+// and Options.Audio; DefaultOptions sets them to the platform's decoders.
+// On macOS (with cgo) those are ImageIO for HEIC, HEIF and AVIF and
+// AudioToolbox's ExtAudioFile for m4a, aac, caf, aiff and the rest of what
+// AVFoundation reads (decode_darwin.go, the package's only cgo); elsewhere
+// there are none.
 package media

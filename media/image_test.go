@@ -447,6 +447,16 @@ func tiffWithOrientation(o int) []byte {
 	return append(t, 0, 0, 0, 0)
 }
 
+// exifJPEG encodes m as a JPEG whose APP1 Exif segment declares
+// orientation o.
+func exifJPEG(m image.Image, o int) []byte {
+	var b bytes.Buffer
+	jpeg.Encode(&b, m, &jpeg.Options{Quality: 95})
+	app1 := append([]byte("Exif\x00\x00"), tiffWithOrientation(o)...)
+	seg := append([]byte{0xff, 0xe1}, binary.BigEndian.AppendUint16(nil, uint16(len(app1)+2))...)
+	return append(append([]byte{0xff, 0xd8}, append(seg, app1...)...), b.Bytes()[2:]...)
+}
+
 // TestEXIFOrientation: for orientations 1–8, a PNG (eXIf chunk, checked
 // pixel for pixel) and a JPEG (APP1 Exif, checked by quadrant colour) of
 // the stored picture come out upright.
@@ -483,12 +493,7 @@ func TestEXIFOrientation(t *testing.T) {
 
 		// JPEG: 64×48 upright, checked at the centre of each quadrant.
 		up = uprightQuadrants(64, 48)
-		b.Reset()
-		jpeg.Encode(&b, storedFor(up, o), &jpeg.Options{Quality: 95})
-		app1 := append([]byte("Exif\x00\x00"), exif...)
-		seg := append([]byte{0xff, 0xe1}, binary.BigEndian.AppendUint16(nil, uint16(len(app1)+2))...)
-		raw = append(append([]byte{0xff, 0xd8}, append(seg, app1...)...), b.Bytes()[2:]...)
-		im, err = LoadImage(writeFile(t, dir, "o.jpg", raw), Options{})
+		im, err = LoadImage(writeFile(t, dir, "o.jpg", exifJPEG(storedFor(up, o), o)), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

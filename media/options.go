@@ -14,7 +14,8 @@ const (
 )
 
 // Options are the limits and platform decoders LoadImage and LoadAudio use.
-// The zero value is ready to use.
+// The zero value is ready to use and reads what the pure-Go decoders read;
+// DefaultOptions adds the platform's decoders.
 type Options struct {
 	MaxBytes   int64   // refuse larger files
 	MaxPixels  int     // refuse images with more pixels, before decoding them
@@ -25,8 +26,18 @@ type Options struct {
 	// on macOS); nil elsewhere.
 	Images ImageDecoder
 	// Audio decodes what the pure-Go decoders cannot (m4a, caf and the rest
-	// of what AVFoundation reads on macOS); nil elsewhere.
+	// of what AVFoundation reads, through AudioToolbox on macOS); nil
+	// elsewhere.
 	Audio AudioDecoder
+}
+
+// DefaultOptions are the default limits with the platform's decoders: on
+// macOS built with cgo, ImageIO for images and AudioToolbox for audio;
+// elsewhere none, so it equals the zero Options.
+func DefaultOptions() Options {
+	var o Options
+	o.Images, o.Audio = platformDecoders()
+	return o
 }
 
 // ImageDecoder is the seam for a platform's image decoder. DecodeImage

@@ -181,7 +181,15 @@ func (c *checkpoints) scroll() {
 // Height is the rows View takes.
 func (c *checkpoints) Height() int {
 	rows := max(1, min(len(c.list), ckptRows))
-	return 2 + rows + 1 + c.st.PanelBorder.GetVerticalFrameSize() // title, header, rows, footer
+	return 2 + rows + c.thumbRows() + 1 + c.st.PanelBorder.GetVerticalFrameSize() // title, header, rows, thumbnail, footer
+}
+
+// thumbRows is the room the selected checkpoint's picture takes.
+func (c *checkpoints) thumbRows() int {
+	if cp, ok := c.selected(); ok && c.focused && len(cp.Thumbnail) > 0 && !c.st.NoColor {
+		return thumbRows
+	}
+	return 0
 }
 
 func (c *checkpoints) View() string {
@@ -216,7 +224,11 @@ func (c *checkpoints) View() string {
 		}
 		// Columns by display width: a name with wide characters (CJK,
 		// emoji) takes two cells per character.
-		line := padRight(xansi.Truncate(safeLine(cp.Name), nameW, "…"), nameW) + fmt.Sprintf("  %-12s  %5s  %7s  %8s  %s",
+		name := safeLine(cp.Name)
+		if cp.Media > 0 {
+			name = fmt.Sprintf("▣%d %s", cp.Media, name) // it holds images or clips
+		}
+		line := padRight(xansi.Truncate(name, nameW, "…"), nameW) + fmt.Sprintf("  %-12s  %5s  %7s  %8s  %s",
 			cp.Created.Format("Jan 02 15:04"),
 			commas(cp.Turns), commas(cp.Tokens), humanBytes(uint64(max(cp.Bytes, 0))),
 			xansi.Truncate(bundle, bundleW, "…"))
@@ -228,6 +240,14 @@ func (c *checkpoints) View() string {
 			line = st.Incompatible.Render(line)
 		}
 		lines = append(lines, line)
+	}
+	if c.thumbRows() > 0 {
+		cp, _ := c.selected()
+		thumb := halfBlocks(cp.Thumbnail, min(thumbCols, inner))
+		for len(thumb) < thumbRows {
+			thumb = append(thumb, "")
+		}
+		lines = append(lines, thumb[:thumbRows]...)
 	}
 	lines = append(lines, c.footer(inner))
 	return border.Width(c.width).Render(strings.Join(lines, "\n"))

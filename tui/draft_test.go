@@ -44,7 +44,9 @@ func TestUnsentMessageSurvivesQuit(t *testing.T) {
 	}
 	// The next run starts with it in the input: enter sends it, and the
 	// emptied input at quit removes the stale draft.
-	opts.Input = &slowReader{chunks: []string{"\r", "\x03", "\x03"}}
+	// Quit from the palette: ctrl+c would first stop the reply if it is
+	// still streaming (as on a busy machine), and never quit.
+	opts.Input = &slowReader{chunks: []string{"\r", "\x10", "quit", "\r"}}
 	if err := Run(ctx, eng, opts); err != nil {
 		t.Fatal(err)
 	}

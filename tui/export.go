@@ -86,6 +86,9 @@ func transcriptMarkdown(info engine.ModelInfo, set engine.Settings, msgs []engin
 	for _, m := range msgs {
 		if m.Role == "user" {
 			b.WriteString("## You\n\n")
+			for _, a := range m.Attachments {
+				fmt.Fprintf(&b, "_[%s: %s]_\n\n", a.Kind, a.Name)
+			}
 			b.WriteString(strings.TrimSpace(m.Content))
 			b.WriteString("\n\n")
 			continue

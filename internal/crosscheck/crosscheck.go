@@ -1,17 +1,18 @@
-package coreml
-
-// This file holds crossCheck, a type checker for files this machine cannot
-// compile: darwin-only cgo files on Linux, or files behind a build tag whose
-// C dependencies are not installed. go/packages lists the import graph for
+// Package crosscheck type-checks Go files this machine cannot compile:
+// darwin-only cgo files on Linux, or files behind a build tag whose C
+// dependencies are not installed. go/packages lists the import graph for
 // the target platform (no cgo preprocessing, so no C toolchain is needed)
 // and go/types checks every package of it from source with FakeImportC, so
 // cgo's C.x references pass unchecked while every Go identifier, method,
 // argument and assignment is checked exactly as the real compiler would.
+// CgoNames then checks that each C.x a cgo file uses is at least declared in
+// its preamble. Tests use it (coreml's darwin backend, media's macOS
+// decoders); nothing is built with it.
 //
-// Other packages can be checked from a test in this package, e.g. the
-// tokenizer's hftokenizers backend:
+// For example, the tokenizer's hftokenizers backend from the repository root:
 //
-//	crossCheck("..", crossTarget{GOOS: "linux", GOARCH: "amd64", Tags: []string{"hftokenizers"}}, "./tokenizer/...")
+//	crosscheck.Check(".", crosscheck.Target{GOOS: "linux", GOARCH: "amd64", Tags: []string{"hftokenizers"}}, "./tokenizer/...")
+package crosscheck
 
 import (
 	"context"
@@ -32,35 +33,42 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// crossTarget is the platform the packages are checked for.
-type crossTarget struct {
+// Target is the platform the packages are checked for.
+type Target struct {
 	GOOS, GOARCH string
 	Tags         []string // extra build tags
 	Tests        bool     // also check the _test.go files of the matched packages
+	// Cgo, if set, runs the real cgo tool on the matched packages' cgo
+	// files instead of faking import "C" (see Cgo).
+	Cgo *Cgo
 }
 
-// crossPackage is one package of the matched set, checked with function bodies.
-type crossPackage struct {
+// Package is one package of the matched set, checked with function bodies.
+type Package struct {
 	Pkg   *packages.Package
 	Types *types.Package
 	Info  *types.Info
 	Files []*ast.File
 }
 
-// crossResult is the outcome of crossCheck.
-type crossResult struct {
+// Result is the outcome of Check.
+type Result struct {
 	Fset     *token.FileSet
-	Packages []*crossPackage // the packages matched by the patterns (test variants included)
-	Errors   []types.Error   // type errors in the matched packages
-	Checked  int             // packages type-checked, dependencies included
+	Packages []*Package    // the packages matched by the patterns (test variants included)
+	Errors   []types.Error // type errors in the matched packages
+	Checked  int           // packages type-checked, dependencies included
+	// CgoErrors are what the cgo tool and the C compiler reported for the
+	// matched packages (Target.Cgo only); such a package is then checked
+	// with import "C" faked.
+	CgoErrors []error
 }
 
-// crossCheck loads patterns, relative to dir, for target and type-checks the
+// Check loads patterns, relative to dir, for target and type-checks the
 // whole import graph from source. Function bodies are checked only in the
 // matched packages; dependencies are checked for their declarations, which is
 // all their importers can see. Type errors in matched packages are returned in
 // the result; a load failure or a type error in a dependency is an error.
-func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResult, error) {
+func Check(dir string, target Target, patterns ...string) (*Result, error) {
 	env := append(os.Environ(),
 		"GOOS="+target.GOOS, "GOARCH="+target.GOARCH,
 		"CGO_ENABLED=1", // keep the cgo files; go list does not run cgo without -compiled
@@ -77,7 +85,12 @@ func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResul
 		Tests:      target.Tests,
 		Context:    context.Background(),
 	}
-	roots, err := packages.Load(cfg, patterns...)
+	load := patterns
+	if target.Cgo != nil {
+		// The files cgo generates import these; list them with the rest.
+		load = append(slices.Clone(patterns), cgoImports...)
+	}
+	roots, err := packages.Load(cfg, load...)
 	if err != nil {
 		return nil, fmt.Errorf("listing %v for %s/%s: %w", patterns, target.GOOS, target.GOARCH, err)
 	}
@@ -92,9 +105,14 @@ func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResul
 	}
 
 	matched := make(map[string]bool)
+	extra := make(map[string]*packages.Package)
 	for _, p := range roots {
 		if strings.HasSuffix(p.ID, ".test") && p.Name == "main" {
 			continue // the generated test main holds nothing of ours
+		}
+		if target.Cgo != nil && slices.Contains(cgoImports, p.ID) {
+			extra[p.ID] = p
+			continue
 		}
 		matched[p.ID] = true
 	}
@@ -112,9 +130,18 @@ func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResul
 		fset:    token.NewFileSet(),
 		sizes:   sizes,
 		matched: matched,
+		extra:   extra,
 		done:    make(map[string]chan struct{}),
-		out:     make(map[string]*crossPackage),
+		out:     make(map[string]*Package),
 		sem:     make(chan struct{}, runtime.GOMAXPROCS(0)),
+	}
+	if target.Cgo != nil {
+		run, cleanup, err := newCgoRunner(target)
+		if err != nil {
+			return nil, err
+		}
+		defer cleanup()
+		c.cgo = run
 	}
 	var all []*packages.Package
 	packages.Visit(roots, nil, func(p *packages.Package) {
@@ -131,7 +158,7 @@ func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResul
 	}
 	wg.Wait()
 
-	res := &crossResult{Fset: c.fset, Checked: len(all)}
+	res := &Result{Fset: c.fset, Checked: len(all), CgoErrors: c.cgoErrs}
 	var depErrs []error
 	for _, p := range all {
 		cp := c.out[p.ID]
@@ -153,7 +180,7 @@ func crossCheck(dir string, target crossTarget, patterns ...string) (*crossResul
 			}
 		}
 	}
-	slices.SortFunc(res.Packages, func(a, b *crossPackage) int { return strings.Compare(a.Pkg.ID, b.Pkg.ID) })
+	slices.SortFunc(res.Packages, func(a, b *Package) int { return strings.Compare(a.Pkg.ID, b.Pkg.ID) })
 	if len(depErrs) > 0 {
 		return res, errors.Join(depErrs...)
 	}
@@ -167,16 +194,25 @@ type checker struct {
 	matched map[string]bool
 	done    map[string]chan struct{} // closed when the package is checked; read-only after setup
 	sem     chan struct{}            // bounds the parallelism
+	// With Target.Cgo: the runner, and the packages cgo's output imports.
+	cgo   *cgoRunner
+	extra map[string]*packages.Package
 
-	mu   sync.Mutex
-	out  map[string]*crossPackage
-	errs map[string][]error
+	mu      sync.Mutex
+	out     map[string]*Package
+	errs    map[string][]error
+	cgoErrs []error
 }
 
 func (c *checker) check(p *packages.Package) {
 	defer close(c.done[p.ID])
 	for _, imp := range p.Imports {
 		<-c.done[imp.ID]
+	}
+	if c.cgo != nil && c.matched[p.ID] {
+		for _, e := range c.extra {
+			<-c.done[e.ID]
+		}
 	}
 	c.sem <- struct{}{}
 	defer func() { <-c.sem }()
@@ -192,6 +228,14 @@ func (c *checker) check(p *packages.Package) {
 			continue
 		}
 		files = append(files, f)
+	}
+	if full && c.cgo != nil && len(errs) == 0 {
+		var err error
+		if files, err = c.cgo.replace(c.fset, p, files); err != nil {
+			c.mu.Lock()
+			c.cgoErrs = append(c.cgoErrs, fmt.Errorf("%s: %w", p.ID, err))
+			c.mu.Unlock()
+		}
 	}
 	conf := types.Config{
 		Importer:         importerFor(c, p),
@@ -215,7 +259,7 @@ func (c *checker) check(p *packages.Package) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.out[p.ID] = &crossPackage{Pkg: p, Types: tp, Info: info, Files: files}
+	c.out[p.ID] = &Package{Pkg: p, Types: tp, Info: info, Files: files}
 	if len(errs) > 0 {
 		if c.errs == nil {
 			c.errs = make(map[string][]error)
@@ -231,6 +275,9 @@ func importerFor(c *checker, p *packages.Package) types.Importer {
 			return types.Unsafe, nil
 		}
 		imp, ok := p.Imports[path]
+		if !ok && c.matched[p.ID] {
+			imp, ok = c.extra[path] // imported by cgo's output
+		}
 		if !ok {
 			return nil, fmt.Errorf("%s does not import %q", p.ID, path)
 		}
@@ -248,10 +295,10 @@ type importerFunc func(path string) (*types.Package, error)
 
 func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
 
-// requireModule makes sure module path, at the version the build list
+// RequireModule makes sure module path, at the version the build list
 // selects, is in the module cache, downloading it if need be, and returns
 // its directory.
-func requireModule(path string) (dir string, err error) {
+func RequireModule(path string) (dir string, err error) {
 	out, err := exec.Command("go", "mod", "download", "-json", path).Output()
 	var m struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &m); jerr != nil && err == nil {
