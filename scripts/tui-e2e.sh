@@ -161,7 +161,9 @@ quit() {
 	local i
 	for i in 1 2 3 4 5 6; do
 		tm has-session -t "$session" 2>/dev/null || return 0
-		key C-c
+		# orchard may exit between the check and the key (saving the
+		# conversation and its history takes a moment).
+		tm send-keys -t "$session" C-c 2>/dev/null || return 0
 		sleep 0.3
 	done
 	gone "orchard did not quit on ctrl+c"
