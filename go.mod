@@ -16,6 +16,7 @@ require (
 	github.com/daulet/tokenizers v1.24.0
 	github.com/hajimehoshi/go-mp3 v0.3.4
 	github.com/mewkiz/flac v1.0.14
+	github.com/openai/openai-go/v3 v3.102.0
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/progrium/darwinkit v0.5.0
 	github.com/yuin/goldmark v1.7.8
@@ -46,7 +47,6 @@ require (
 	github.com/mewpkg/term v0.0.0-20241026122259-37a80af23985 // indirect
 	github.com/microcosm-cc/bluemonday v1.0.27 // indirect
 	github.com/muesli/cancelreader v0.2.2 // indirect
-	github.com/openai/openai-go/v3 v3.102.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect

@@ -1,6 +1,9 @@
 package termimg
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Detector decides the protocol from the environment and the terminal's
 // replies. Use it from one goroutine (a Bubble Tea Update).
@@ -101,4 +104,31 @@ func (d *Detector) Protocol() Protocol {
 func (d *Detector) Tmux() bool {
 	p := d.Protocol()
 	return d.env.InTmux() && (p == Kitty || p == ITerm2)
+}
+
+// Version is the terminal's XTVERSION reply ("kitty(0.35.2)", "ghostty
+// 1.1.3"), "" when it sent none.
+func (d *Detector) Version() string { return d.version }
+
+// Placeholders reports whether the terminal draws kitty virtual placements
+// over Unicode placeholder cells (U=1): kitty from 0.28.0, Ghostty. Other
+// kitty-protocol terminals, and older kittys, reject U=1 — and would show
+// the placeholder cells as boxes — so support is read from the version,
+// never assumed from the graphics query alone.
+func (d *Detector) Placeholders() bool {
+	if d.Protocol() != Kitty {
+		return false
+	}
+	v := strings.ToLower(d.version)
+	switch {
+	case strings.HasPrefix(v, "ghostty"):
+		return true
+	case strings.HasPrefix(v, "kitty("):
+		var major, minor int
+		if _, err := fmt.Sscanf(v, "kitty(%d.%d", &major, &minor); err != nil {
+			return false
+		}
+		return major > 0 || minor >= 28
+	}
+	return false
 }

@@ -6,6 +6,10 @@ type Options struct {
 	KeepCursor bool // leave the cursor where it was (kitty C=1, iTerm2/WezTerm doNotMoveCursor)
 	Tmux       bool // wrap for tmux passthrough
 	ID         int  // kitty image id, to delete or re-place it later (0: none)
+	// Virtual makes kitty keep the picture as a virtual placement (U=1)
+	// drawn wherever KittyPlaceholder text with its id is printed: the way
+	// a cell-based interface shows a picture it redraws and scrolls.
+	Virtual bool
 }
 
 func (o Options) wrap(seq string) string {

@@ -302,3 +302,41 @@ func TestParseProtocol(t *testing.T) {
 		t.Error("jpeg accepted")
 	}
 }
+
+func TestKittyPlaceholder(t *testing.T) {
+	lines := KittyPlaceholder(0x0a0b0c, 2, 3)
+	want0 := "\x1b[38;2;10;11;12m" + "\U0010EEEE\u0305\u0305" + "\U0010EEEE\u0305\u030D" + "\U0010EEEE\u0305\u030E" + "\x1b[39m"
+	if len(lines) != 2 || lines[0] != want0 {
+		t.Fatalf("%q", lines)
+	}
+	if !strings.Contains(lines[1], "\U0010EEEE\u030D\u030E") {
+		t.Errorf("row 1: %q", lines[1])
+	}
+	if got := KittyImage([]byte{1, 2, 3}, Options{ID: 7, Cols: 3, Rows: 2, Virtual: true}); !strings.Contains(got, "U=1") || !strings.Contains(got, "i=7") {
+		t.Errorf("virtual placement: %q", got)
+	}
+}
+
+func TestPlaceholderSupport(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		kittyOK bool
+		want    bool
+	}{
+		{"kitty(0.35.2)", true, true},
+		{"kitty(0.28.0)", true, true},
+		{"kitty(0.26.5)", true, false}, // Debian 12's kitty rejects U=1
+		{"ghostty 1.1.3", true, true},
+		{"WezTerm 20240203", true, false},
+		{"", true, false},
+		{"kitty(0.35.2)", false, false},
+	} {
+		d := NewDetector(Env{Term: "xterm-kitty"})
+		d.FeedKitty(KittyQueryID, map[bool]string{true: "OK", false: "ENOTSUPPORTED"}[tt.kittyOK])
+		d.FeedVersion(tt.version)
+		d.FeedDA1([]int{62, 22})
+		if got := d.Placeholders(); got != tt.want {
+			t.Errorf("%q (query ok %v): placeholders %v, want %v", tt.version, tt.kittyOK, got, tt.want)
+		}
+	}
+}

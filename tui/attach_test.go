@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -11,9 +12,12 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	uv "github.com/charmbracelet/ultraviolet"
 	xansi "github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/kitty"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/termimg"
 )
 
 func writeTestPNG(t *testing.T, path string) {
@@ -144,4 +148,50 @@ func runCmds(cmd tea.Cmd) []tea.Msg {
 		return out
 	}
 	return []tea.Msg{msg}
+}
+
+// TestKittyThumbnails: where the terminal answers the kitty graphics query
+// (and only then), a thumbnail is sent once as a virtual placement and the
+// conversation draws its placeholder cells instead of half blocks.
+func TestKittyThumbnails(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.png")
+	writeTestPNG(t, p)
+	thumb, _ := os.ReadFile(p)
+	att := engine.Attachment{Kind: engine.MediaImage, Name: "t.png", SHA256: "abc", Spans: []int{16}, Thumbnail: thumb}
+
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 100, 30, Options{Env: []string{"HOME=" + dir, "TERM=xterm-256color"}})
+	m.pics.enabled = true
+	if q := runCmds(m.pics.query()); len(q) != 1 || !strings.Contains(fmt.Sprint(q[0]), "a=q") {
+		t.Fatalf("query %v", q)
+	}
+	// Before any answer: half blocks.
+	m.conv.AddUser("look")
+	send(m, engine.Started{Turn: 0, Attachments: []engine.Attachment{att}})
+	if v := m.View().Content; strings.Contains(v, "\U0010EEEE") || !strings.Contains(v, "▀") {
+		t.Fatal("placeholders drawn before the terminal answered")
+	}
+	// The terminal answers: kitty OK, a kitty that draws placeholders, then DA1.
+	m.Update(uv.KittyGraphicsEvent{Options: kitty.Options{ID: termimg.KittyQueryID}, Payload: []byte("OK")})
+	m.Update(tea.TerminalVersionMsg{Name: "kitty(0.35.2)"})
+	_, cmd := m.Update(uv.PrimaryDeviceAttributesEvent{62, 22})
+	raws := runCmds(cmd)
+	sent := false
+	for _, r := range raws {
+		if rm, ok := r.(tea.RawMsg); ok && strings.Contains(fmt.Sprint(rm.Msg), "U=1") {
+			sent = true
+		}
+	}
+	if !sent {
+		t.Fatalf("no virtual placement sent: %v", raws)
+	}
+	m.Update(frameMsg{})
+	if v := m.View().Content; !strings.Contains(v, "\U0010EEEE") {
+		t.Error("no placeholder cells in the conversation")
+	}
+	// A second send of the same picture transmits nothing again.
+	if cmd := m.pics.send([]engine.Attachment{att}); len(runCmds(cmd)) != 0 {
+		t.Error("the picture was sent twice")
+	}
 }

@@ -47,6 +47,7 @@ type draftRun struct {
 type renderKey struct {
 	width             int
 	drafts, thinking  bool
+	pictures          bool // thumbnails are drawn by the terminal (kitty placeholders)
 	version, versions int
 	code              int // the number of its first code block
 }
@@ -74,6 +75,7 @@ type conversation struct {
 	// changes to the transcript, so its matches are found again.
 	find    finder
 	changes uint64
+	pics    *pictures // real thumbnails where the terminal draws them
 }
 
 func newConversation(st *Styles, md *markdown) *conversation {
@@ -401,7 +403,7 @@ func (c *conversation) render(m *chatMsg) []string {
 
 // renderAt is render with the number of m's first code block known.
 func (c *conversation) renderAt(m *chatMsg, code int) []string {
-	key := renderKey{width: c.width, drafts: c.showDrafts, thinking: c.showThinking,
+	key := renderKey{width: c.width, drafts: c.showDrafts, thinking: c.showThinking, pictures: c.pics != nil && c.pics.kitty,
 		version: m.version, versions: m.versions, code: code}
 	if m.lines != nil && m.key == key {
 		return m.lines

@@ -22,6 +22,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.stats.Started(e)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
+				cmds = append(cmds, m.pics.send(e.Attachments))
 			}
 			r := m.conv.streamingReply()
 			if e.Versions > 1 {
@@ -69,6 +70,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			cmds = append(cmds, m.onHistory(e))
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
+			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
 			m.stats.Cleared(e.ContextUsed)
 			if e.Settings != (engine.Settings{}) {
 				// A loaded checkpoint brings its own settings: show the

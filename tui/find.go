@@ -127,7 +127,8 @@ func (c *conversation) refind() {
 // the present width and flags (a resize or a toggle re-renders them).
 func (c *conversation) linesCurrent() bool {
 	for _, m := range c.msgs {
-		if m.lines == nil || m.key.width != c.width || m.key.drafts != c.showDrafts || m.key.thinking != c.showThinking || m.dirty {
+		if m.lines == nil || m.key.width != c.width || m.key.drafts != c.showDrafts || m.key.thinking != c.showThinking ||
+			m.key.pictures != (c.pics != nil && c.pics.kitty) || m.dirty {
 			return false
 		}
 	}

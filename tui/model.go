@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	uv "github.com/charmbracelet/ultraviolet"
 	xansi "github.com/charmbracelet/x/ansi"
 
 	"github.com/orchard-llm/orchard/engine"
@@ -117,6 +118,7 @@ type Model struct {
 	unsaved        bool               // the conversation changed since it was last saved or loaded by name
 	pendingSend    string             // a sent message the engine has not started yet
 	attached       []engine.MediaFile // files queued for the next message (/image, /audio)
+	pics           *pictures          // which picture protocol the terminal speaks
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
 	editing        bool               // the input holds the last message, to be sent in its place
@@ -181,6 +183,8 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	}
 	m.header = header{st: st, info: m.info}
 	m.conv = newConversation(st, md)
+	m.pics = newPictures(env, false)
+	m.conv.pics = m.pics
 	m.conv.SetMessages(eng.Messages())
 	m.input = newInput(st, keys)
 	m.stats = stats{st: st, info: m.info, settings: m.settings}
@@ -232,6 +236,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.theme == "auto" && !m.noColor {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
+	cmds = append(cmds, m.pics.query())
 	return tea.Batch(cmds...)
 }
 
@@ -337,6 +342,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case dirListedMsg:
 		m.paths.listed(msg)
 		m.updateCompletion()
+	case uv.KittyGraphicsEvent, tea.TerminalVersionMsg, uv.PrimaryDeviceAttributesEvent:
+		if m.pics.feed(msg) {
+			cmd = m.pics.sendAll(m.conv.msgs)
+		}
 	case tea.MouseWheelMsg:
 		switch msg.Button {
 		case tea.MouseWheelUp:

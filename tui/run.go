@@ -120,6 +120,9 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m.done = ctx.Done()
+	// Only a real terminal answers picture queries; a recording or a pipe
+	// gets none.
+	m.pics.enabled = opts.Output == nil && !m.noColor
 	m.calls = newCallQueue(eng)
 	defer m.calls.close()
 

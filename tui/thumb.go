@@ -41,7 +41,9 @@ func (c *conversation) chips(atts []engine.Attachment, w int) []string {
 		}
 		// The name and kind may come from a checkpoint imported from anywhere.
 		out = append(out, c.st.Chip.Render(xansi.Truncate(icon+" "+safeLine(text), w, "…")))
-		if len(a.Thumbnail) > 0 && !c.st.NoColor {
+		if ph := c.pics.placeholder(a); ph != nil && w >= thumbCols {
+			out = append(out, ph...) // the terminal draws the picture over these cells
+		} else if len(a.Thumbnail) > 0 && !c.st.NoColor {
 			out = append(out, halfBlocks(a.Thumbnail, min(thumbCols, w))...)
 		}
 	}
