@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -147,9 +148,10 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	eng := engine.Start(m.sess, m.info)
 	if storeErr == nil {
 		eng.UseStore(store, cfg.Model.ComputeUnits)
-		if *cont {
-			eng.LoadCheckpoint(checkpoints.Autosave)
-		}
+	}
+	useHistory(eng, cfg, logger)
+	if storeErr == nil && *cont {
+		eng.LoadCheckpoint(checkpoints.Autosave)
 	}
 	err = tui.Run(ctx, eng, opts)
 	if cerr := eng.Close(); cerr != nil {
@@ -220,4 +222,19 @@ func pickModel(ctx context.Context, cfg *config.Config, opts tui.Options, stderr
 		fmt.Fprintln(stderr, "orchard: could not remember the choice:", err)
 	}
 	return choice.Path, nil
+}
+
+// useHistory connects the conversation history (history.*): every
+// conversation is kept. Without its folder the chat goes on and says so
+// when the history is asked for.
+func useHistory(eng *engine.Engine, cfg *config.Config, logger *slog.Logger) {
+	if !cfg.History.Enabled {
+		return
+	}
+	hist, err := checkpoints.Open(cfg.HistoryDir())
+	if err != nil {
+		logger.Warn("history", "err", err)
+		return
+	}
+	eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: cfg.History.KeepKV, KVBudget: cfg.History.KVBudget})
 }

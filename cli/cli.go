@@ -18,13 +18,9 @@ usage:
   orchard [--model DIR] [--continue] [flags]   chat (no model: the remembered one, else a picker)
   orchard chat [--model DIR] [--continue]      the same
   orchard --demo [--family F]                  chat with the demo bundle (synthetic weights, made on first use)
-<<<<<<< HEAD
   orchard --attach [ADDR]                      the chat over a running orchard serve (automatic when it serves the bundle asked for)
   orchard serve (--model DIR | --demo) [--listen ADDR] [--api-key KEY] [--queue N]   the model behind an OpenAI/ollama API
-  orchard run (--model DIR | --demo [--family F]) [--prompt TEXT] [--max-tokens N] [--no-spec] [--stats] [--json] ...
-=======
   orchard run (--model DIR | --demo [--family F]) [--prompt TEXT] [--image F] [--audio F] [--max-tokens N] [--no-spec] [--stats] [--json] ...
->>>>>>> main
   orchard selftest (--model DIR | --demo [--family F]) [--steps N]   verification gates (exit 1 on a failure)
   orchard bench (--model DIR | --demo [--family F]) [--rounds N] [--json]   speculation off/on workload table
   orchard config show [--json] [--config FILE] [flags]   effective settings and where each came from

@@ -111,6 +111,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	eng := engine.Start(m.sess, m.info)
 	defer eng.Close()
+	useHistory(eng, cfg, logger)
 	if store, err := checkpoints.Open(cfg.CheckpointsDir()); err == nil {
 		eng.UseStore(store, cfg.Model.ComputeUnits)
 		if *cont {

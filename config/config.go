@@ -22,6 +22,7 @@ type Config struct {
 	Data        Data
 	Log         Log
 	UI          UI
+	History     History
 	Server      Server
 	// Keys maps a TUI action to the keys bound to it, overriding the TUI's
 	// defaults action by action; an empty list unbinds the action.
@@ -98,6 +99,15 @@ type Data struct {
 	Dir string // holds checkpoints/, metrics.jsonl, autosave, logs/, state.json
 }
 
+// History configures the conversation history: every conversation is
+// kept in <data.dir>/history, its text always, its cache for the most
+// recent KeepKV conversations within KVBudget bytes.
+type History struct {
+	Enabled  bool
+	KeepKV   int
+	KVBudget int64
+}
+
 // Log configures the log file.
 type Log struct {
 	Debug bool
@@ -124,6 +134,9 @@ func (c *Config) Source(key string) Source { return c.sources[key] }
 // CheckpointsDir is the folder of named checkpoints.
 func (c *Config) CheckpointsDir() string { return filepath.Join(c.Data.Dir, "checkpoints") }
 
+// HistoryDir is the folder of the conversation history.
+func (c *Config) HistoryDir() string { return filepath.Join(c.Data.Dir, "history") }
+
 // MetricsFile is the JSON-lines file of per-turn metrics.
 func (c *Config) MetricsFile() string { return filepath.Join(c.Data.Dir, "metrics.jsonl") }
 
@@ -149,9 +162,11 @@ func defaults(env func(string) string) *Config {
 		Sampling: Sampling{TopP: 1, RepetitionPenalty: 1},
 		Chat:     Chat{ContextFull: ContextStop},
 		UI:       UI{Theme: "auto"},
-		Server:   Server{Listen: "127.0.0.1:11535"},
-		Keys:     map[string][]string{},
-		sources:  map[string]Source{},
+		// Five E4B caches of a full 2K context take about 600 MB.
+		History: History{Enabled: true, KeepKV: 5, KVBudget: 2 << 30},
+		Server:  Server{Listen: "127.0.0.1:11535"},
+		Keys:    map[string][]string{},
+		sources: map[string]Source{},
 	}
 	if d, err := DataDir(env); err == nil {
 		c.Data.Dir = d

@@ -96,6 +96,12 @@ func TestPrecedence(t *testing.T) {
 			false, true, false, true},
 		{"ui.theme", `theme = "dark"`, [2]string{"ORCHARD_UI_THEME", "light"}, []string{"--theme", "auto"},
 			"auto", "dark", "light", "auto"},
+		{"history.enabled", `enabled = false`, [2]string{"ORCHARD_HISTORY_ENABLED", "true"}, []string{"--history=false"},
+			true, false, true, false},
+		{"history.keep_kv", `keep_kv = 0`, [2]string{"ORCHARD_HISTORY_KEEP_KV", "3"}, []string{"--history-keep-kv", "9"},
+			5, 0, 3, 9},
+		{"history.kv_budget", `kv_budget = "500MB"`, [2]string{"ORCHARD_HISTORY_KV_BUDGET", "1g"}, []string{"--history-kv-budget", "4096"},
+			"2GiB", "500000000B", "1GiB", "4KiB"},
 		{"keys.quit", `quit = ["ctrl+q"]`, [2]string{"ORCHARD_KEYS", "quit=ctrl+x"}, []string{"--key", "quit=ctrl+c,ctrl+d"},
 			nil, []string{"ctrl+q"}, []string{"ctrl+x"}, []string{"ctrl+c", "ctrl+d"}},
 	}
@@ -306,5 +312,36 @@ func TestKeyActions(t *testing.T) {
 	delete(env, "ORCHARD_KEYS")
 	if c, err := Load(Options{Env: mapEnv(env), Actions: actions}); err != nil || c.Keys["quit"][0] != "ctrl+q" {
 		t.Errorf("known action: %v", err)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"0", 0, false}, {"4096", 4096, false}, {"2GiB", 2 << 30, false}, {"2 gib", 2 << 30, false},
+		{"500MB", 500e6, false}, {"1.5G", 3 << 29, false}, {"64k", 64 << 10, false}, {"12 B", 12, false},
+		{"", 0, true}, {"lots", 0, true}, {"-1GB", 0, true}, {"1e30TB", 0, true}, {"NaN", 0, true},
+	} {
+		got, err := ParseSize(tt.in)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.err)
+		}
+		if err == nil {
+			if back, err := ParseSize(FormatSize(got)); err != nil || back != got {
+				t.Errorf("FormatSize(%d) = %q reads back as %d, %v", got, FormatSize(got), back, err)
+			}
+		}
+	}
+	_, err := load(t, "[history]\nkv_budget = true\n", nil)
+	if err == nil || !strings.Contains(err.Error(), "history.kv_budget") {
+		t.Fatalf("a boolean budget: %v", err)
+	}
+	_, err = load(t, "", map[string]string{"ORCHARD_HISTORY_KV_BUDGET": "lots"})
+	if err == nil || !strings.Contains(err.Error(), `"lots" is not a size`) {
+		t.Fatalf("a budget of lots: %v", err)
 	}
 }

@@ -112,6 +112,13 @@ func settings() []setting {
 			func(c *Config) *string { return &c.Server.APIKey }),
 		enumSetting("ui.theme", "theme", "colours: auto (from the terminal background), dark or light",
 			Themes(), func(c *Config) *string { return &c.UI.Theme }),
+
+		boolSetting("history.enabled", "history", "keep every conversation in the history (<data.dir>/history), to search and resume",
+			func(c *Config) *bool { return &c.History.Enabled }),
+		intSetting("history.keep_kv", "history-keep-kv", "the most recent conversations of the history that keep their cache and resume without a prefill; 0 keeps text only",
+			0, 10000, func(c *Config) *int { return &c.History.KeepKV }),
+		sizeSetting("history.kv_budget", "history-kv-budget", "disk space the caches of the history may take together, such as \"2GiB\" or \"500MB\"",
+			func(c *Config) *int64 { return &c.History.KVBudget }),
 	}
 }
 
@@ -296,6 +303,82 @@ func unitsSetting(key, flag, doc string, field func(*Config) *coreml.ComputeUnit
 		},
 		get: func(c *Config) any { return field(c).String() },
 	}
+}
+
+// sizeSetting holds a number of bytes: an integer, or a string with a
+// unit (B, KB/MB/GB/TB in powers of 1000, K/M/G/T or KiB/MiB/GiB/TiB in
+// powers of 1024).
+func sizeSetting(key, flag, doc string, field func(*Config) *int64) setting {
+	return setting{key: key, flag: flag, doc: doc,
+		set: func(c *Config, v any, _ pathCtx) error {
+			var n int64
+			switch v := v.(type) {
+			case int64:
+				n = v
+			case text, string:
+				s, _ := asString(v)
+				var err error
+				if n, err = ParseSize(s); err != nil {
+					return fmt.Errorf("%w: %v", ErrInvalid, err)
+				}
+			default:
+				return wrongType("a size such as \"2GiB\" or a number of bytes", v)
+			}
+			if n < 0 {
+				return invalid("%d is negative", n)
+			}
+			*field(c) = n
+			return nil
+		},
+		get: func(c *Config) any { return FormatSize(*field(c)) },
+	}
+}
+
+var sizeUnits = []struct {
+	name string
+	mult float64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
+	{"b", 1},
+}
+
+// ParseSize reads a size such as "2GiB", "500 MB", "1.5G" or "4096".
+func ParseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := 1.0
+	for _, u := range sizeUnits {
+		if rest, ok := strings.CutSuffix(t, u.name); ok {
+			t, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a size (such as 2GiB, 500MB or a number of bytes)", s)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	if f*mult > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return int64(f * mult), nil
+}
+
+// FormatSize spells a size as ParseSize reads it, in the largest binary
+// unit that divides it.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		mult int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.mult && n%u.mult == 0 {
+			return strconv.FormatInt(n/u.mult, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
 }
 
 func atLeast(v, lo float64) error {

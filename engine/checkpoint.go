@@ -25,6 +25,14 @@ type sessionState struct {
 	// first bytes of a character): a continuation decodes them with what
 	// follows, so a character is never broken across a turn boundary.
 	StreamPending []int `json:"streamPending,omitempty"`
+	// Base is what the last turn's prompt continued (its user message at
+	// BaseAt): a Regenerate or Edit after a restore is the same as before.
+	Base   *tailState `json:"base,omitempty"`
+	BaseAt int        `json:"baseAt,omitempty"`
+	// Versions are the other versions of messages (branch.go).
+	Versions []versionJSON `json:"versions,omitempty"`
+	// HistoryID names the conversation in the history.
+	HistoryID string `json:"historyID,omitempty"`
 	// Spans are the media spans the cache holds (the attachments travel
 	// with their messages): a loaded conversation continues from the
 	// cached rows, and only a rebuild of the cache encodes the files again.
@@ -42,7 +50,8 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 		return nil, fmt.Errorf("checkpoint: the cache holds %d positions, the session %d tokens", cache.Position, len(s.committed))
 	}
 	state := sessionState{Settings: s.set, ContOK: s.contOK, PrevPrompt: s.prevPrompt, Unfed: s.unfed,
-		StreamPending: s.streamPending}
+		StreamPending: s.streamPending, Base: s.base, BaseAt: s.baseAt, Versions: versionsToJSON(s.versions),
+		HistoryID: s.historyID}
 	for i, m := range s.msgs {
 		if m.Interrupted {
 			state.Interrupted = append(state.Interrupted, i)
@@ -111,7 +120,13 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 			return err
 		}
 	}
-	if err := s.chain.Restore(cache); err != nil {
+	restore := func() error { return s.chain.Restore(cache) }
+	if cache.Position == 0 {
+		// Nothing cached (a history entry kept as text): its tokens, if
+		// any, wait in Unfed and the next turn feeds them.
+		restore = s.chain.Reset
+	}
+	if err := restore(); err != nil {
 		s.SetSettings(old)
 		return fmt.Errorf("checkpoint %q: %w", cp.Meta.Name, err)
 	}
@@ -136,6 +151,13 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 		s.pending = *cp.Pending
 	}
 	s.contOK, s.prevPrompt, s.unfed, s.streamPending = st.ContOK, st.PrevPrompt, st.Unfed, st.StreamPending
+	s.base, s.baseAt = nil, 0
+	if st.Base != nil && validTail(*st.Base) && st.BaseAt >= 0 && st.BaseAt < len(s.msgs) {
+		s.base, s.baseAt = st.Base, st.BaseAt
+	}
+	s.versions = versionsFromJSON(st.Versions, len(s.msgs))
+	s.historyID = st.HistoryID
+	s.gen++
 	s.policy = adaptive{}
 	return nil
 }
@@ -200,6 +222,9 @@ func (e *Engine) SaveCheckpoint(name string) {
 // empty conversation is not saved.
 func (e *Engine) Autosave() {
 	e.do("autosave", func() {
+		if _, err := e.keep(); err != nil {
+			e.emit(Failed{Op: "history", Err: err})
+		}
 		if e.store == nil || len(e.sess.msgs) == 0 {
 			return
 		}
@@ -233,13 +258,19 @@ func (e *Engine) load(op, name string) {
 			}
 			return err
 		}
+		e.keepReplaced()
 		if err := e.sess.Restore(cp); err != nil {
 			return err
 		}
-		e.mu.Lock()
-		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
-		e.mu.Unlock()
-		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: len(e.sess.committed), Settings: e.sess.Settings()})
+		if name != checkpoints.Autosave || op == "fork" {
+			// A named checkpoint or a fork goes on as a new conversation
+			// of the history; the autosave (--continue) as the one it was.
+			e.sess.historyID = ""
+		}
+		e.archivedGen = e.sess.gen
+		e.refresh()
+		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: e.sess.contextUsed(), Settings: e.sess.Settings()})
+		e.refreshHistory()
 		return nil
 	})
 }

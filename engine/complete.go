@@ -212,6 +212,7 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 	}
 	if !sameMessages(s.msgs, history) {
 		s.msgs, s.contOK, s.streamPending = slices.Clone(history), false, nil
+		s.versions, s.base = nil, nil // another conversation: the chat's versions stay with it
 	}
 	// The sampler's stream depends on the seed and the turn, so the same
 	// request with the same seed samples the same reply.
@@ -239,7 +240,7 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 	}
 	s.cancelHook = func() bool { return st.hit || cancelled() }
 	last := len(req.Messages) - 1
-	s.send(req.Messages[last].Content, req.Media[last], func(ev Event) { st.pass(ev, sink) }, false)
+	s.send(turnReq{text: req.Messages[last].Content, files: req.Media[last], from: s.tail(), op: "send"}, func(ev Event) { st.pass(ev, sink) })
 	s.cancelHook, s.Metrics = nil, rec
 	if st.hit {
 		// The reply ends before the stop string; the cache may hold

@@ -69,10 +69,17 @@ type convState struct {
 	spans      []spanRef             // media spans the cache holds
 	encoded    map[string][][]uint16 // their soft rows, should they be prefilled again
 	turn       int
-	cache      *CacheState // nil: nothing cached, or on disk at path
-	path       string      // the cache's file while it is on disk
-	size       int64       // cache bytes, in memory or on disk
-	used       uint64
+	// The chat's versions, the base of its last turn and its place in
+	// the history (branch.go, history.go) go aside with it.
+	versions  map[int]*versionSet
+	base      *tailState
+	baseAt    int
+	historyID string
+	gen       uint64
+	cache     *CacheState // nil: nothing cached, or on disk at path
+	path      string      // the cache's file while it is on disk
+	size      int64       // cache bytes, in memory or on disk
+	used      uint64
 }
 
 func (c *convState) bytes() int64 { return int64(8*len(c.committed)) + c.size }
@@ -81,7 +88,8 @@ func (c *convState) bytes() int64 { return int64(8*len(c.committed)) + c.size }
 func (s *Session) capture() (*convState, error) {
 	c := &convState{msgs: slices.Clone(s.msgs), set: s.set, committed: slices.Clone(s.committed), pending: s.pending,
 		contOK: s.contOK, prevPrompt: s.prevPrompt, unfed: slices.Clone(s.unfed), streamPend: slices.Clone(s.streamPending), turn: s.turn,
-		spans: slices.Clone(s.spans), encoded: s.encoded}
+		spans: slices.Clone(s.spans), encoded: s.encoded,
+		versions: s.versions, base: s.base, baseAt: s.baseAt, historyID: s.historyID, gen: s.gen}
 	if len(s.committed) > 0 {
 		cache, err := s.chain.Snapshot()
 		if err != nil {
@@ -116,6 +124,7 @@ func (s *Session) restoreState(c *convState) error {
 	s.contOK, s.prevPrompt, s.unfed, s.turn = c.contOK, c.prevPrompt, slices.Clone(c.unfed), c.turn
 	s.streamPending = slices.Clone(c.streamPend)
 	s.spans, s.encoded = slices.Clone(c.spans), c.encoded
+	s.versions, s.base, s.baseAt, s.historyID, s.gen = c.versions, c.base, c.baseAt, c.historyID, c.gen
 	s.chain.SetSoft(nil)
 	return nil
 }
@@ -352,7 +361,7 @@ func (cs *conversations) toHome(s *Session) error {
 // view returns the chat's conversation and settings wherever they are.
 func (cs *conversations) view(s *Session) ([]Message, Settings) {
 	if cs.foreign {
-		return slices.Clone(cs.home.msgs), cs.home.set
+		return withVersions(cs.home.msgs, cs.home.versions), cs.home.set
 	}
 	return s.Messages(), s.Settings()
 }
@@ -367,7 +376,7 @@ func (cs *conversations) statsCopy() ConversationStats {
 // (the store's list, delete, rename; marks) run wherever the session is.
 func chatOp(op string) bool {
 	switch op {
-	case "list", "delete", "rename", "mark", "keep", "store":
+	case "list", "delete", "rename", "mark", "keep", "store", "history":
 		return false
 	}
 	return true

@@ -44,6 +44,16 @@ type Engine struct {
 	units    coreml.ComputeUnits
 	convs    conversations // request conversations kept aside (complete.go)
 	spillDir string        // their folder on disk, removed at Close
+
+	// The conversation history (history.go): written on the engine
+	// goroutine, listed and searched on a reader goroutine of its own so a
+	// search never waits for a reply.
+	hmu         sync.Mutex // guards hist, histID and the reader's request
+	hist        HistoryStore
+	histPolicy  HistoryPolicy
+	histID      string // the chat's history id, as of the last command
+	archivedGen uint64 // the chat's gen when it was last kept
+	reads       historyReader
 }
 
 // ErrClosed is reported for commands sent after Close.
@@ -56,6 +66,7 @@ func Start(sess *Session, info ModelInfo) *Engine {
 	e.loopWG.Add(1)
 	go e.loop()
 	go e.forward()
+	e.reads.start(e)
 	return e
 }
 
@@ -63,11 +74,24 @@ func (e *Engine) loop() {
 	defer e.loopWG.Done()
 	for cmd := range e.cmds {
 		cmd()
-		msgs, set := e.convs.view(e.sess)
-		e.mu.Lock()
-		e.msgs, e.set = msgs, set
-		e.mu.Unlock()
+		e.refresh()
 	}
+}
+
+// refresh updates the copies other goroutines read: the chat's
+// conversation, also while a request's is in the session.
+func (e *Engine) refresh() {
+	msgs, set := e.convs.view(e.sess)
+	e.mu.Lock()
+	e.msgs, e.set = msgs, set
+	e.mu.Unlock()
+	id := e.sess.historyID
+	if e.convs.foreign {
+		id = e.convs.home.historyID
+	}
+	e.hmu.Lock()
+	e.histID = id
+	e.hmu.Unlock()
 }
 
 // emit queues an event; a Delta merges into a Delta at the queue's tail.
@@ -97,10 +121,8 @@ func (e *Engine) emit(ev Event) {
 // Settings return — a consumer reading them on Finished sees the reply.
 func (e *Engine) emitTurn(ev Event) {
 	switch ev.(type) {
-	case Finished, Cancelled, Failed:
-		e.mu.Lock()
-		e.msgs, e.set = e.sess.Messages(), e.sess.Settings()
-		e.mu.Unlock()
+	case Finished, Cancelled, Failed, Branched:
+		e.refresh()
 	}
 	e.emit(ev)
 }
@@ -176,15 +198,45 @@ func (e *Engine) Messages() []Message {
 // Send starts a turn; media are files to attach to the message (encoded
 // on the engine goroutine, before the prefill).
 func (e *Engine) Send(text string, media ...MediaFile) {
+	e.startTurn("send", func(emit func(Event)) { e.sess.Send(text, emit, media...) })
+}
+
+// Regenerate replaces the last reply with a new one, keeping the old one
+// as another version; the cache is rewound to the end of the prompt, not
+// prefilled again.
+func (e *Engine) Regenerate() {
+	e.startTurn("regenerate", func(emit func(Event)) { e.sess.Regenerate(emit) })
+}
+
+// Edit replaces the last user message with text and sends it; the cache
+// is rewound to before the message, which stays as another version with
+// its reply.
+func (e *Engine) Edit(text string) {
+	e.startTurn("edit", func(emit func(Event)) { e.sess.Edit(text, emit) })
+}
+
+// SelectVersion shows version (0-based) of the message at index, with the
+// turns that followed it (Branched; Failed{Op: "version"} when there is
+// no such version).
+func (e *Engine) SelectVersion(index, version int) {
+	e.do("version", func() {
+		if err := e.sess.SelectVersion(index, version, e.emitTurn); err != nil {
+			e.emit(Failed{Op: "version", Err: err})
+		}
+	})
+}
+
+// startTurn queues a turn that Cancel can stop before or while it runs.
+func (e *Engine) startTurn(op string, run func(emit func(Event))) {
 	seq := e.sendSeq.Add(1)
-	e.do("send", func() {
+	e.do(op, func() {
 		cancelled := func() bool { return seq <= e.cancelTo.Load() }
 		if cancelled() {
 			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
 			return
 		}
 		e.sess.cancelHook = cancelled
-		e.sess.Send(text, e.emitTurn, media...)
+		run(e.emitTurn)
 		e.sess.cancelHook = nil
 	})
 }
@@ -207,9 +259,11 @@ func (e *Engine) SetSettings(s Settings) {
 	})
 }
 
-// Clear forgets the conversation.
+// Clear starts a new conversation; the one it replaces is kept in the
+// history (when there is one).
 func (e *Engine) Clear() {
 	e.do("clear", func() {
+		e.keepReplaced()
 		if err := e.sess.Clear(); err != nil {
 			e.emit(Failed{Op: "clear", Err: err})
 			return
@@ -228,6 +282,7 @@ func (e *Engine) Close() error {
 		close(e.cmds)
 		e.cmdMu.Unlock()
 		e.loopWG.Wait()
+		e.reads.stop()
 		if e.spillDir != "" {
 			os.RemoveAll(e.spillDir)
 		}

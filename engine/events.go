@@ -11,6 +11,9 @@ type Started struct {
 	Turn         int // index of the user message in the conversation
 	PromptTokens int // whole rendered conversation, reused tokens included
 	ReusedTokens int // longest common prefix kept from the cache
+	// Versions is how many versions the reply being started has, itself
+	// the last of them (after Regenerate); 0 when it is the only one.
+	Versions int
 	// Attachments are the user message's files as encoded (chips).
 	Attachments []Attachment
 }
@@ -87,6 +90,45 @@ type Cleared struct {
 	Settings    Settings  // the settings in force now
 }
 
+// Branched: the conversation took another path without a turn of its
+// own — a reply taken back for Regenerate, a message for Edit, another
+// version selected (SelectVersion) or put back after a failed turn. Messages
+// is the conversation now (with its version counts); a regenerated or
+// edited turn's events follow.
+type Branched struct {
+	Op          string // regenerate, edit, version
+	Messages    []Message
+	ContextUsed int // tokens of the conversation in the cache (or waiting to be fed back)
+}
+
+// History reports the conversation history. Op "list" carries the
+// entries that match Query, newest first; "kept" says the conversation
+// that was on screen went into the history (ID, Title) as another
+// replaced it; "resume" and "delete" report what happened to ID.
+type History struct {
+	Op    string
+	ID    string
+	Title string
+	Query string
+	List  []HistoryInfo
+}
+
+// HistoryInfo is one conversation of the history.
+type HistoryInfo struct {
+	ID      string
+	Title   string // the first message, on one line
+	Snippet string // with a query: the text around its first match
+	Updated time.Time
+	Turns   int
+	Tokens  int   // tokens of its kept cache; 0 when only the text is kept
+	Bytes   int64 // on disk
+	// KV says its cache is kept: it resumes without a prefill.
+	KV         bool
+	Bundle     string
+	Compatible bool // made with the bundle now loaded
+	Current    bool // the conversation on screen
+}
+
 func (Started) event()         {}
 func (PrefillProgress) event() {}
 func (Delta) event()           {}
@@ -97,6 +139,8 @@ func (Notice) event()          {}
 func (SettingsChanged) event() {}
 func (Checkpoints) event()     {}
 func (Cleared) event()         {}
+func (Branched) event()        {}
+func (History) event()         {}
 
 // Message is one turn of the conversation as the user sees it.
 type Message struct {
@@ -105,6 +149,10 @@ type Message struct {
 	// Interrupted marks a reply cut short before its end: stopped by the
 	// user, or by the engine closing (a dropped connection) mid-reply.
 	Interrupted bool
+	// Version is this message's place among Versions, the versions it
+	// has (regenerated replies, edited messages, each with the turns that
+	// followed it); Versions is 0 when it has no other.
+	Version, Versions int
 	// Attachments are the images and clips of a user message (media.go).
 	Attachments []Attachment
 }

@@ -40,6 +40,19 @@ type Session struct {
 	// (a character's first bytes), kept for a continuation.
 	streamPending []int
 
+	// base is what the last turn's prompt continued, for a Regenerate or
+	// Edit of that turn; baseAt is the index of its user message.
+	base   *tailState
+	baseAt int
+	// versions are the other versions of messages (see branch.go), by
+	// the index of the message in msgs.
+	versions map[int]*versionSet
+	// historyID names the conversation in the history; "" until kept.
+	historyID string
+	// gen counts changes to the conversation, so the history keeps it
+	// only when it changed.
+	gen uint64
+
 	// Drafter proposes tokens; PromptLookup by default. Tests swap it.
 	Drafter Drafter
 	policy  adaptive
@@ -142,8 +155,20 @@ func (s *Session) info() ModelInfo {
 		VerifyWidths: s.caps.VerifyWidths, Logits: s.caps.Logits}
 }
 
-// Messages returns a copy of the conversation.
-func (s *Session) Messages() []Message { return slices.Clone(s.msgs) }
+// Messages returns a copy of the conversation, each message with its
+// version counts.
+func (s *Session) Messages() []Message { return withVersions(s.msgs, s.versions) }
+
+// withVersions is a copy of msgs with their version counts.
+func withVersions(msgs []Message, versions map[int]*versionSet) []Message {
+	out := slices.Clone(msgs)
+	for i, set := range versions {
+		if i < len(out) && len(set.branches) > 1 {
+			out[i].Version, out[i].Versions = set.cur, len(set.branches)
+		}
+	}
+	return out
+}
 
 // Committed returns a copy of the tokens the cache holds.
 func (s *Session) Committed() []int { return slices.Clone(s.committed) }
@@ -162,6 +187,8 @@ func (s *Session) stopRequested() bool {
 // Clear forgets the conversation and the cache.
 func (s *Session) Clear() error {
 	s.msgs, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, nil, -1, false, nil, nil
+	s.base, s.versions, s.historyID = nil, nil, ""
+	s.gen++
 	s.spans, s.encoded = nil, nil
 	s.chain.SetSoft(nil)
 	s.policy = adaptive{}

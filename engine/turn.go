@@ -29,6 +29,7 @@ type turn struct {
 	emit               func(Event)
 	finish             string
 	lastFed            bool   // the last emitted token is in the cache (verify rounds)
+	op                 string // the Op of a Failed event
 	one                [1]int // a single emitted token, without allocating
 }
 
@@ -37,37 +38,55 @@ type turn struct {
 // the conversation and cache are as they were before it (or consistent
 // with what was fed), never half-updated.
 func (s *Session) Send(text string, emit func(Event), media ...MediaFile) error {
-	return s.send(text, media, emit, false)
+	return s.send(turnReq{text: text, files: media, from: s.tail(), op: "send"}, emit)
 }
 
 // PrefillOnly adds the user's message and prefills it without generating:
 // the prediction stays pending, as after corellm-chat's --kv-save prefill.
 func (s *Session) PrefillOnly(text string, emit func(Event), media ...MediaFile) error {
-	return s.send(text, media, emit, true)
+	return s.send(turnReq{text: text, files: media, from: s.tail(), op: "send", prefillOnly: true}, emit)
 }
 
-func (s *Session) send(text string, files []MediaFile, emit func(Event), prefillOnly bool) error {
+// turnReq is what a turn starts from.
+type turnReq struct {
+	text  string
+	files []MediaFile // to attach to the message
+	// msg, when set, is the message as it was (Regenerate; Edit with its
+	// new text): its attachments are already encoded.
+	msg         *Message
+	from        tailState // what its prompt continues (the session's tail, or a turn's base)
+	op          string    // the Op of its Failed event: send, regenerate, edit
+	prefillOnly bool
+}
+
+func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.cancel.Store(false)
 	s.turn++
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op}
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
-	var atts []Attachment
-	if len(files) > 0 {
-		var err error
-		if atts, err = s.attach(files, emit); err != nil {
-			emit(Failed{Op: "send", Err: err})
-			return err
+	var msg Message
+	if r.msg != nil {
+		msg = *r.msg
+	} else {
+		var atts []Attachment
+		if len(r.files) > 0 {
+			var err error
+			if atts, err = s.attach(r.files, emit); err != nil {
+				emit(Failed{Op: r.op, Err: err})
+				return err
+			}
 		}
+		msg = userMessage(r.text, atts)
 	}
-	msgs := append(slices.Clone(s.msgs), userMessage(text, atts))
-	ids, dropped, err := s.promptIDs(&msgs)
+	msgs := append(slices.Clone(s.msgs), msg)
+	ids, dropped, err := s.promptIDs(&msgs, r.from)
 	if err != nil {
-		emit(Failed{Op: "send", Err: err})
+		emit(Failed{Op: r.op, Err: err})
 		return err
 	}
 	refs, err := s.placeSpans(msgs, ids)
 	if err != nil {
-		emit(Failed{Op: "send", Err: err})
+		emit(Failed{Op: r.op, Err: err})
 		return err
 	}
 	t.prompt, t.dropped = ids, dropped
@@ -83,32 +102,42 @@ func (s *Session) send(text string, files []MediaFile, emit func(Event), prefill
 	// a media span whose rows differ from the cached ones ends it.
 	lcp := commonPrefix(ids, s.committed)
 	lcp = mediaPrefix(min(lcp, len(ids)-1), s.spans, refs)
+	// A wrapped sliding ring cannot go back that far: everything is fed.
+	rewind, reset := lcp < s.chain.Position(), false
+	if rewind && lcp < s.chain.Capabilities().MinRewind {
+		rewind, reset = false, true
+	}
+	keep := lcp
+	if reset {
+		keep = 0
+	}
 	// Rows are needed only for the spans still to be fed; the cache holds
 	// the others (a loaded checkpoint's images need not be encoded again).
-	soft, err := s.softSpans(msgs, refs, lcp)
+	soft, err := s.softSpans(msgs, refs, keep)
 	if err != nil {
-		emit(Failed{Op: "send", Err: err})
+		emit(Failed{Op: r.op, Err: err})
 		return err
 	}
-	if lcp < s.chain.Position() {
-		if lcp >= s.chain.Capabilities().MinRewind {
-			if err := s.chain.Rewind(lcp); err != nil {
-				return s.fail(t, err)
-			}
-		} else {
-			// A wrapped sliding ring cannot go back that far.
-			if err := s.chain.Reset(); err != nil {
-				return s.fail(t, err)
-			}
-			lcp = 0
+	switch {
+	case rewind:
+		if err := s.chain.Rewind(lcp); err != nil {
+			return s.fail(t, err)
 		}
+	case reset:
+		if err := s.chain.Reset(); err != nil {
+			return s.fail(t, err)
+		}
+		emit(Notice{Text: fmt.Sprintf("the cache cannot go back to position %s (its sliding window has moved on): the conversation is prefilled again", thousands(lcp))})
+		lcp = 0
 	}
 	s.committed, s.pending, s.contOK, s.unfed = ids[:lcp:lcp], -1, false, nil
 	t.reused = lcp
 	s.msgs = msgs
+	s.began(r.from, len(msgs)-1, dropped)
 	s.chain.SetSoft(soft)
 	s.spans = refs
-	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Attachments: msgs[len(msgs)-1].Attachments})
+	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Versions: s.versionCount(len(msgs)),
+		Attachments: msgs[len(msgs)-1].Attachments})
 
 	next, err := s.prefill(t, ids[lcp:])
 	if err != nil {
@@ -118,7 +147,7 @@ func (s *Session) send(text string, files []MediaFile, emit func(Event), prefill
 		return s.fail(t, err)
 	}
 	t.prefillSec = s.now().Sub(t.start).Seconds()
-	if prefillOnly {
+	if r.prefillOnly {
 		s.pending = next
 		m := s.metrics(t)
 		m.FinishReason = "prefill"
@@ -137,24 +166,24 @@ func (s *Session) send(text string, files []MediaFile, emit func(Event), prefill
 
 // promptIDs builds the prompt's ids and applies the context policy. It may
 // drop the oldest turns from *msgs.
-func (s *Session) promptIDs(msgs *[]Message) (ids []int, dropped int, err error) {
+func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped int, err error) {
 	// Continuation reuses the reply's generated ids as they are (re-tokenized
 	// text can differ from them); otherwise the conversation is rendered and
 	// encoded afresh and the longest common prefix is reused.
 	ctx := s.caps.Context
 	conv := s.conversation(*msgs)
-	if s.contOK && len(s.committed) == s.chain.Position() {
+	if from.ContOK {
 		full, err := s.tmpl.Render(conv)
 		if err != nil {
 			return nil, 0, err
 		}
-		if strings.HasPrefix(full, s.prevPrompt) { // history and system prompt unchanged
+		if strings.HasPrefix(full, from.PrevPrompt) { // history and system prompt unchanged
 			rest, ok, err := s.tmpl.EncodeAfterReply(conv)
 			if err != nil {
 				return nil, 0, err
 			}
 			if ok {
-				ids = append(append(slices.Clone(s.committed), s.unfed...), rest...)
+				ids = append(slices.Clone(from.IDs), rest...)
 			}
 		}
 	}
@@ -468,7 +497,11 @@ func (s *Session) fail(t *turn, err error) error {
 	}
 	s.contOK = false
 	s.resync()
-	t.emit(Failed{Op: "send", Err: err})
+	op := t.op
+	if op == "" {
+		op = "send"
+	}
+	t.emit(Failed{Op: op, Err: err})
 	return err
 }
 
@@ -591,14 +624,18 @@ func (s *Session) Continue(emit func(Event)) error {
 	s.lastPrompt = t.prompt
 	emit(Started{Turn: len(s.msgs), PromptTokens: len(t.prompt), ReusedTokens: t.reused})
 	next := s.pending
-	// A reply cut at its cap left its last token emitted but not fed.
-	for _, u := range s.unfed {
-		n, err := s.chain.Decode(u)
+	// A reply cut at its cap left its last token emitted but not fed; a
+	// conversation brought back without its cache (the history) or on
+	// another version holds more: they are fed as a prefill.
+	if len(s.unfed) > 0 {
+		n, err := s.prefill(t, s.unfed)
 		if err != nil {
+			if errors.Is(err, ErrCancelled) {
+				return s.cancelled(t)
+			}
 			return s.fail(t, err)
 		}
-		s.committed = append(s.committed, u)
-		next = s.choose(n)
+		next = n
 	}
 	s.pending, s.unfed, s.contOK = -1, nil, false
 	t.decodeStart = s.now()

@@ -17,6 +17,15 @@
 #     SSH connection would, a new screen attaches and sees the reply end,
 #     then sends a picture with /image and sees its chip come back;
 #     SIGTERM stops the server, which autosaves.
+#   - regenerate (ctrl+g): a second version "2/2" made from the cache (all
+#     but one prompt token reused), ← → between versions; edit (↑ on an
+#     empty input): the message replaced, its reply prefilled from before
+#     it, the old one a version away;
+#   - the history: /new keeps the conversation, ctrl+l lists it, a search
+#     finds it, enter resumes it; it is still there in the next run;
+#   - search (ctrl+f): matches counted, enter jumps to older ones, esc
+#     closes;
+#   - /copy code N: the block's code reaches tmux's clipboard over OSC 52.
 #
 #   scripts/tui-e2e.sh                 # builds orchard, runs `orchard --demo`
 #   ORCHARD_CMD="/path/to/bin --demo" scripts/tui-e2e.sh
@@ -153,7 +162,9 @@ quit() {
 	local i
 	for i in 1 2 3 4 5 6; do
 		tm has-session -t "$session" 2>/dev/null || return 0
-		key C-c
+		# orchard may exit between the check and the key (saving the
+		# conversation and its history takes a moment).
+		tm send-keys -t "$session" C-c 2>/dev/null || return 0
 		sleep 0.3
 	done
 	gone "orchard did not quit on ctrl+c"
@@ -305,6 +316,112 @@ wait_for "again to quit"
 key C-c
 gone "a second ctrl+c on an empty input did not quit"
 
+# tokens_line: the stats panel's "N in, R reused" of the last turn.
+tokens_line() {
+	key C-t
+	wait_for "reused,"
+	screen | grep -oE '[0-9,]+ in, [0-9,]+ reused' | tail -n 1 | tr -d ,
+	key C-t
+	wait_gone "reused,"
+}
+
+# wait_turn: a turn started by a key runs (● in the status bar, if seen
+# at all) and ends (○ with a speed).
+wait_turn() {
+	local deadline=$((SECONDS + 10))
+	while ! grep -qE "● [0-9.]+ tok/s|● prefill" <<<"$(screen)" && [ $SECONDS -lt $deadline ]; do
+		sleep 0.1
+	done
+	wait_re "○ [0-9.]+ tok/s"
+}
+
+echo "tui-e2e: regenerate, versions, edit"
+start
+reply "Tell me about apple orchards"
+read -r in _ reused _ <<<"$(tokens_line)"
+[ "$reused" = 0 ] || fail "the first turn reused $reused tokens"
+key C-g
+wait_for "gemma  ‹ 2/2 ›"
+wait_turn
+read -r in2 _ reused2 _ <<<"$(tokens_line)"
+[ "$in2" = "$in" ] && [ "$reused2" = $((in - 1)) ] ||
+	fail "regenerate fed $in2 prompt tokens reusing $reused2; want $in reusing $((in - 1)) (the cache rewound, not prefilled)"
+key Left
+wait_for "gemma  ‹ 1/2 ›"
+key Right
+wait_for "gemma  ‹ 2/2 ›"
+key Up
+wait_for "editing your last message" "› Tell me about apple orchards"
+key C-u
+tm send-keys -t "$session" -l -- "Tell me about pear orchards"
+key Enter
+wait_for "you  ‹ 2/2 ›" "Tell me about pear orchards"
+wait_turn
+absent "Tell me about apple orchards" "the edited message is still shown"
+read -r in3 _ reused3 _ <<<"$(tokens_line)"
+# The edited message replaces the first (the prompt is one message long,
+# not the conversation plus it) and what follows the shared words is fed.
+[ "$in3" -lt $((in + 10)) ] && [ "$reused3" -lt $((in3 - 1)) ] ||
+	fail "the edit fed $in3 prompt tokens reusing $reused3 (the first prompt was $in): not rewound to before the message"
+key Left
+wait_for "Tell me about apple orchards" "you  ‹ 1/2 ›" "gemma  ‹ 2/2 ›"
+quit
+
+echo "tui-e2e: the history"
+start
+reply "Plant quinces near the south wall"
+type_line "/new"
+wait_for "kept in the history" "Type a message"
+type_line "Something else entirely"
+wait_for "Something else entirely"
+wait_turn
+key C-l
+wait_for "history (" "the keys act here"
+tm send-keys -t "$session" -l -- "QUINCES"
+wait_for "1 found" "Plant quinces near"
+key Enter
+wait_for 'Resumed "Plant quinces near the south wall"'
+absent "Something else entirely" "the resumed conversation is not the one on screen"
+quit
+start
+key C-l
+wait_for "Something else entirely" "Plant quinces near"
+key Escape
+wait_gone "the keys act here"
+quit
+
+echo "tui-e2e: search in the conversation"
+start
+reply "first orchard question"
+type_line "second orchard question"
+wait_for "second orchard question"
+wait_turn
+key C-f
+wait_for "find:"
+tm send-keys -t "$session" -l -- "ORCHARD QUESTION"
+wait_for "2/2"
+key Enter
+wait_for "1/2"
+tm send-keys -t "$session" -l -- "zzz"
+wait_for "no match"
+key Escape
+wait_gone "find:"
+quit
+
+echo "tui-e2e: copy a code block"
+start
+tm set-option -g set-clipboard on
+printf 'Check this:\n```sh\necho orchard-e2e\nls -l\n```\n' >"$work/code.txt"
+tm load-buffer -b code "$work/code.txt"
+tm paste-buffer -p -b code -t "$session"
+key Enter
+wait_for "code 1 · sh · /copy code 1"
+wait_turn
+type_line "/copy code 1"
+wait_for "Copied code block 1 (sh), 2 lines"
+got=$(tm show-buffer)
+[ "$got" = "$(printf 'echo orchard-e2e\nls -l')" ] || fail "the clipboard holds \"$got\""
+quit
 echo "tui-e2e: an image attached to a message (issue 12)"
 # A 24×16 PNG of four coloured blocks, as base64 so the script needs no
 # image tools.

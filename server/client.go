@@ -179,7 +179,9 @@ func Attach(ctx context.Context, addr, key string) (*Client, error) {
 	if cur := first.Current; cur != nil {
 		// A reply is being generated: show its message and what came so
 		// far, then the rest as it streams.
-		c.msgs = append(c.msgs, engine.Message{Role: "user", Content: cur.User, Attachments: cur.Attachments})
+		if cur.User != "" { // a regenerate or an edit has its message in the state already
+			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: cur.User, Attachments: cur.Attachments})
+		}
 		c.box.push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens, Attachments: cur.Attachments})
 		if cur.Text != "" {
 			c.box.push(engine.Delta{Text: cur.Text, Live: cur.Live.live()})
@@ -241,7 +243,7 @@ func (c *Client) read(body io.ReadCloser, rd *bufio.Reader) {
 			c.settings = w.Settings.settings()
 		}
 		var shown []engine.Message
-		if w.Type == "started" && w.Origin != c.origin {
+		if w.Type == "started" && w.Origin != c.origin && w.User != "" {
 			// Another screen (or a script) sent this message: show it.
 			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: w.User, Attachments: w.Attachments})
 			shown = slices.Clone(c.msgs)
@@ -399,6 +401,37 @@ func (c *Client) RenameCheckpoint(oldName, newName string) {
 func (c *Client) ListCheckpoints() { c.call("list", http.MethodGet, "/orchard/v1/checkpoints", nil) }
 
 func (c *Client) Autosave() { c.call("autosave", http.MethodPost, "/orchard/v1/session/autosave", nil) }
+
+// Regenerate asks for a new reply to the last message (Branched and the
+// turn's events follow on the stream).
+func (c *Client) Regenerate() {
+	c.call("regenerate", http.MethodPost, "/orchard/v1/session/regenerate", map[string]string{"origin": c.origin})
+}
+
+// Edit replaces the last user message and sends it again.
+func (c *Client) Edit(text string) {
+	c.call("edit", http.MethodPost, "/orchard/v1/session/edit", map[string]string{"text": text, "origin": c.origin})
+}
+
+// SelectVersion shows another version of message index.
+func (c *Client) SelectVersion(index, version int) {
+	c.call("version", http.MethodPost, "/orchard/v1/session/version", map[string]int{"index": index, "version": version})
+}
+
+// ListHistory asks for the history (the list arrives as an event).
+func (c *Client) ListHistory(query string) {
+	c.call("history", http.MethodGet, "/orchard/v1/history?q="+url.QueryEscape(query), nil)
+}
+
+// ResumeHistory brings a conversation of the history back on the server.
+func (c *Client) ResumeHistory(id string) {
+	c.call("resume", http.MethodPost, "/orchard/v1/history/"+url.PathEscape(id)+"/resume", nil)
+}
+
+// DeleteHistory removes a conversation from the server's history.
+func (c *Client) DeleteHistory(id string) {
+	c.call("history-delete", http.MethodDelete, "/orchard/v1/history/"+url.PathEscape(id), nil)
+}
 
 // Close detaches: the event stream ends; the server goes on.
 func (c *Client) Close() error {

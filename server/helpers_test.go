@@ -128,6 +128,7 @@ type serverOpts struct {
 	family  string // "" is r1
 	// maxMedia is the largest file a request may carry (0: the default).
 	maxMedia int64
+	history  bool // keep a conversation history
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -151,6 +152,13 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 		t.Fatal(err)
 	}
 	eng.UseStore(store, 0)
+	if o.history {
+		hist, err := checkpoints.Open(filepath.Join(dir, "history"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: 2, KVBudget: 1 << 30})
+	}
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia})
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -105,6 +105,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, fn func(Engine)) {
 			out["settings"] = toWireSettings(e.Settings)
 		case engine.Cleared:
 			out["messages"] = toWireMessages(e.Messages)
+		case engine.Branched:
+			out["messages"] = toWireMessages(e.Messages)
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -234,4 +236,79 @@ func (s *Server) renameCheckpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	old := r.PathValue("name")
 	s.run(w, r, func(e Engine) { e.RenameCheckpoint(old, body.Name) })
+}
+
+// sessionRegenerate is POST /orchard/v1/session/regenerate: a new reply
+// to the last message, a chat turn; the old reply stays as a version.
+func (s *Server) sessionRegenerate(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Origin string `json:"origin"`
+	}
+	if r.ContentLength != 0 {
+		if err := s.decodeJSON(w, r, &body); err != nil {
+			s.failure(w, err)
+			return
+		}
+	}
+	if err := s.startTurn("", body.Origin, nil, func(e Engine) { e.Regenerate() }); err != nil {
+		s.failure(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+}
+
+// sessionEdit is POST /orchard/v1/session/edit {"text": "..."}: the last
+// user message replaced and sent again, a chat turn; the old one stays
+// as a version.
+func (s *Server) sessionEdit(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Text   string `json:"text"`
+		Origin string `json:"origin"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	if body.Text == "" {
+		s.failure(w, bad("invalid_value", "text", "text is empty"))
+		return
+	}
+	if err := s.startTurn("", body.Origin, nil, func(e Engine) { e.Edit(body.Text) }); err != nil {
+		s.failure(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+}
+
+// sessionVersion is POST /orchard/v1/session/version {"index": i,
+// "version": v}: another version of message i (both from 0).
+func (s *Server) sessionVersion(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Index   int `json:"index"`
+		Version int `json:"version"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	s.run(w, r, func(e Engine) { e.SelectVersion(body.Index, body.Version) })
+}
+
+// listHistory is GET /orchard/v1/history?q=TEXT: the engine lists the
+// conversation history beside its turns, so the list always arrives as a
+// "history" event on the event stream; this answers 202.
+func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	s.eng.ListHistory(q)
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+}
+
+func (s *Server) resumeHistory(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.run(w, r, func(e Engine) { e.ResumeHistory(id) })
+}
+
+func (s *Server) deleteHistory(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.run(w, r, func(e Engine) { e.DeleteHistory(id) })
 }

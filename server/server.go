@@ -39,6 +39,12 @@ type Engine interface {
 	ForkCheckpoint(name string)
 	ListCheckpoints()
 	Autosave()
+	Regenerate()
+	Edit(text string)
+	SelectVersion(index, version int)
+	ListHistory(query string)
+	ResumeHistory(id string)
+	DeleteHistory(id string)
 	Mark(id uint64)
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
@@ -109,10 +115,14 @@ type Server struct {
 // chatTurn is the chat's turn, queued or running.
 type chatTurn struct {
 	text, origin string
-	media        []engine.MediaFile
-	cancel       context.CancelFunc
-	ctx          context.Context
-	running      bool
+	media        []engine.MediaFile // the files a sent message carries
+	// run starts the turn on the engine: Send, Regenerate or Edit. A
+	// regenerate or an edit shows its message through Branched, so text
+	// (the message other screens add) is empty for them.
+	run     func(Engine)
+	cancel  context.CancelFunc
+	ctx     context.Context
+	running bool
 }
 
 // New starts a server's event pump over o.Engine; Serve listens.
@@ -174,6 +184,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /orchard/v1/checkpoints/{name}/fork", s.forkCheckpoint)
 	mux.HandleFunc("POST /orchard/v1/checkpoints/{name}/rename", s.renameCheckpoint)
 	mux.HandleFunc("DELETE /orchard/v1/checkpoints/{name}", s.deleteCheckpoint)
+	mux.HandleFunc("POST /orchard/v1/session/regenerate", s.sessionRegenerate)
+	mux.HandleFunc("POST /orchard/v1/session/edit", s.sessionEdit)
+	mux.HandleFunc("POST /orchard/v1/session/version", s.sessionVersion)
+	mux.HandleFunc("GET /orchard/v1/history", s.listHistory)
+	mux.HandleFunc("POST /orchard/v1/history/{id}/resume", s.resumeHistory)
+	mux.HandleFunc("DELETE /orchard/v1/history/{id}", s.deleteHistory)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "no endpoint "+r.Method+" "+r.URL.Path+" (see the README, section orchard serve)")
 	})
@@ -270,6 +286,15 @@ func (s *Server) publishChat(ev engine.Event) {
 	if !ok {
 		return
 	}
+	if turnOver(ev) {
+		// The screens may start the next turn as soon as they see this
+		// one end (ctrl+g right after a reply): it is over for them.
+		s.turnMu.Lock()
+		if ct := s.chatTurn; ct != nil && ct.running {
+			s.chatTurn = nil
+		}
+		s.turnMu.Unlock()
+	}
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
 	switch e := ev.(type) {
@@ -286,12 +311,23 @@ func (s *Server) publishChat(ev engine.Event) {
 		s.current = nil
 		w.Messages = toWireMessages(s.eng.Messages())
 	case engine.Failed:
-		if e.Op == "send" {
+		if e.Op == "send" || e.Op == "regenerate" || e.Op == "edit" {
 			s.current = nil
 			w.Messages = toWireMessages(s.eng.Messages())
 		}
 	}
 	s.broadcastLocked(w)
+}
+
+// turnOver reports whether a chat event ends the chat's turn.
+func turnOver(ev engine.Event) bool {
+	switch e := ev.(type) {
+	case engine.Finished, engine.Cancelled:
+		return true
+	case engine.Failed:
+		return e.Op == "send" || e.Op == "regenerate" || e.Op == "edit"
+	}
+	return false
 }
 
 // publish passes an event of an API request to the subscribers.
@@ -344,6 +380,11 @@ var errChatBusy = errors.New("a reply is already being generated for this conver
 // goes on if the sender goes away: the reply is there when it attaches
 // again.
 func (s *Server) startChatTurn(text, origin string, media []engine.MediaFile) error {
+	return s.startTurn(text, origin, media, func(e Engine) { e.Send(text, media...) })
+}
+
+// startTurn queues a chat turn that run starts on the engine.
+func (s *Server) startTurn(text, origin string, media []engine.MediaFile, run func(Engine)) error {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.chatTurn != nil {
@@ -358,7 +399,7 @@ func (s *Server) startChatTurn(text, origin string, media []engine.MediaFile) er
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx}
+	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx, run: run}
 	s.chatTurn = ct
 	go s.runChatTurn(ct, t)
 	return nil
@@ -389,7 +430,7 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 	s.hubMu.Lock()
 	s.user, s.origin = ct.text, ct.origin
 	s.hubMu.Unlock()
-	ch := s.issue(func(e Engine) { e.Send(ct.text, ct.media...) })
+	ch := s.issue(ct.run)
 	s.turnMu.Unlock()
 	select {
 	case <-ch:

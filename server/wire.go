@@ -18,6 +18,25 @@ type wireMessage struct {
 	// Attachments are a user message's pictures and clips as encoded:
 	// name, size, sha256, pixels or seconds, soft tokens, thumbnail.
 	Attachments []engine.Attachment `json:"attachments,omitempty"`
+	// Version is this message's place among its Versions (regenerated
+	// replies, edited messages), from 0; none when it has no other.
+	Version  int `json:"version,omitempty"`
+	Versions int `json:"versions,omitempty"`
+}
+
+// wireHistory is a conversation of the history.
+type wireHistory struct {
+	ID         string    `json:"id"`
+	Title      string    `json:"title"`
+	Snippet    string    `json:"snippet,omitempty"`
+	Updated    time.Time `json:"updated"`
+	Turns      int       `json:"turns"`
+	Tokens     int       `json:"tokens"`
+	Bytes      int64     `json:"bytes"`
+	KV         bool      `json:"kv"`
+	Bundle     string    `json:"bundle"`
+	Compatible bool      `json:"compatible"`
+	Current    bool      `json:"current,omitempty"`
 }
 
 type wireSettings struct {
@@ -84,6 +103,7 @@ type wireEvent struct {
 	Turn         int                 `json:"turn,omitempty"`
 	PromptTokens int                 `json:"prompt_tokens,omitempty"`
 	ReusedTokens int                 `json:"reused_tokens,omitempty"`
+	Versions     int                 `json:"versions,omitempty"`    // of the reply started
 	User         string              `json:"user,omitempty"`        // the user's message (chat turns)
 	Origin       string              `json:"origin,omitempty"`      // the attached screen that sent it
 	Attachments  []engine.Attachment `json:"attachments,omitempty"` // the message's files as encoded
@@ -103,9 +123,13 @@ type wireEvent struct {
 	Error string `json:"error,omitempty"`
 	// settings (and state)
 	Settings *wireSettings `json:"settings,omitempty"`
-	// checkpoints
-	Name string            `json:"name,omitempty"`
-	List *[]wireCheckpoint `json:"list,omitempty"`
+	// checkpoints (and history: the entry's id, title, the query and list)
+	Name    string            `json:"name,omitempty"`
+	List    *[]wireCheckpoint `json:"list,omitempty"`
+	ID      string            `json:"id,omitempty"`
+	Title   string            `json:"title,omitempty"`
+	Query   string            `json:"query,omitempty"`
+	History *[]wireHistory    `json:"history,omitempty"`
 	// cleared, state, and the end of a chat turn: the conversation now
 	Messages    *[]wireMessage `json:"messages,omitempty"`
 	ContextUsed int            `json:"context_used,omitempty"`
@@ -121,7 +145,7 @@ type wireEvent struct {
 func toWireMessages(ms []engine.Message) *[]wireMessage {
 	out := make([]wireMessage, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
+		out = append(out, wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments, Version: m.Version, Versions: m.Versions})
 	}
 	return &out
 }
@@ -132,7 +156,7 @@ func fromWireMessages(ms *[]wireMessage) []engine.Message {
 	}
 	out := make([]engine.Message, 0, len(*ms))
 	for _, m := range *ms {
-		out = append(out, engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
+		out = append(out, engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments, Version: m.Version, Versions: m.Versions})
 	}
 	return out
 }
@@ -195,12 +219,31 @@ func fromWireList(l *[]wireCheckpoint) []engine.CheckpointInfo {
 	return out
 }
 
+func toWireHistory(l []engine.HistoryInfo) *[]wireHistory {
+	out := make([]wireHistory, 0, len(l))
+	for _, h := range l {
+		out = append(out, wireHistory(h))
+	}
+	return &out
+}
+
+func fromWireHistory(l *[]wireHistory) []engine.HistoryInfo {
+	if l == nil {
+		return nil
+	}
+	out := make([]engine.HistoryInfo, 0, len(*l))
+	for _, h := range *l {
+		out = append(out, engine.HistoryInfo(h))
+	}
+	return out
+}
+
 // toWire converts an engine event; ok is false for events the stream
 // does not carry (markers).
 func toWire(ev engine.Event) (wireEvent, bool) {
 	switch e := ev.(type) {
 	case engine.Started:
-		return wireEvent{Type: "started", Turn: e.Turn, PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, Attachments: e.Attachments}, true
+		return wireEvent{Type: "started", Turn: e.Turn, PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, Attachments: e.Attachments, Versions: e.Versions}, true
 	case engine.PrefillProgress:
 		return wireEvent{Type: "prefill", Done: e.Done, Total: e.Total}, true
 	case engine.Delta:
@@ -225,6 +268,14 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 		return wireEvent{Type: "checkpoints", Op: e.Op, Name: e.Name, List: toWireList(e.List)}, true
 	case engine.Cleared:
 		return wireEvent{Type: "cleared", Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed, Settings: toWireSettings(e.Settings)}, true
+	case engine.Branched:
+		return wireEvent{Type: "branched", Op: e.Op, Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed}, true
+	case engine.History:
+		w := wireEvent{Type: "history", Op: e.Op, ID: e.ID, Title: e.Title, Query: e.Query}
+		if e.Op == "list" {
+			w.History = toWireHistory(e.List)
+		}
+		return w, true
 	}
 	return wireEvent{}, false
 }
@@ -234,7 +285,7 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 func fromWire(w wireEvent) (engine.Event, bool) {
 	switch w.Type {
 	case "started":
-		return engine.Started{Turn: w.Turn, PromptTokens: w.PromptTokens, ReusedTokens: w.ReusedTokens, Attachments: w.Attachments}, true
+		return engine.Started{Turn: w.Turn, PromptTokens: w.PromptTokens, ReusedTokens: w.ReusedTokens, Attachments: w.Attachments, Versions: w.Versions}, true
 	case "prefill":
 		return engine.PrefillProgress{Done: w.Done, Total: w.Total}, true
 	case "delta":
@@ -263,6 +314,10 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 		return engine.SettingsChanged{Settings: w.Settings.settings()}, true
 	case "checkpoints":
 		return engine.Checkpoints{Op: w.Op, Name: w.Name, List: fromWireList(w.List)}, true
+	case "branched":
+		return engine.Branched{Op: w.Op, Messages: fromWireMessages(w.Messages), ContextUsed: w.ContextUsed}, true
+	case "history":
+		return engine.History{Op: w.Op, ID: w.ID, Title: w.Title, Query: w.Query, List: fromWireHistory(w.History)}, true
 	case "cleared":
 		c := engine.Cleared{Messages: fromWireMessages(w.Messages), ContextUsed: w.ContextUsed}
 		if w.Settings != nil {

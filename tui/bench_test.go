@@ -86,3 +86,38 @@ func BenchmarkFullMarkdownPerToken(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(toks)), "ns/token")
 }
+
+// BenchmarkFind500 is a keystroke in the search bar on a 500-turn
+// conversation: every line shown searched again, the view redrawn
+// around the newest match with the matches highlighted.
+func BenchmarkFind500(b *testing.B) {
+	m := newTestModel(b, testFake(b, FakeOptions{}), 120, 40, Options{})
+	send(m, engine.Cleared{Messages: benchTranscript(500)})
+	m.Update(press("ctrl+f"))
+	m.View()
+	qs := []string{"prune", "orchard", "figures of turn 4"}
+	for i := 0; b.Loop(); i++ {
+		m.conv.SetFind(qs[i%len(qs)])
+		_ = m.View()
+	}
+}
+
+// BenchmarkViewStreamingFind500 is BenchmarkViewStreaming500 with the
+// search open: each frame finds the matches again, but only the
+// streaming reply is searched anew.
+func BenchmarkViewStreamingFind500(b *testing.B) {
+	f := testFake(b, FakeOptions{})
+	m := newTestModel(b, f, 120, 40, Options{})
+	send(m, engine.Cleared{Messages: benchTranscript(500)})
+	send(m, engine.Started{PromptTokens: 1900, ReusedTokens: 1800})
+	m.Update(press("ctrl+f"))
+	typeText(m, "orchard")
+	toks := splitTokens(strings.Repeat(goldenReply+"\n\n", 20))
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		m.Update(engineMsg{events: []engine.Event{engine.Delta{Text: toks[i%len(toks)], Tokens: []int{i}, FromDraft: []bool{false},
+			Live: engine.Live{Generated: i, DecodeTokPerS: 30, ContextUsed: 1900, ContextLimit: 2048}}}})
+		m.Update(frameMsg{})
+		_ = m.View()
+	}
+}

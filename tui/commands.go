@@ -40,7 +40,12 @@ func commandTable() []command {
 		{name: "fork", args: "NAME", help: "fork a checkpoint", choices: names, run: (*Model).cmdFork},
 		{name: "rename", args: "OLD NEW", help: "rename a checkpoint", choices: names, run: (*Model).cmdRename},
 		{name: "delete", args: "NAME", help: "delete a checkpoint", choices: names, run: (*Model).cmdDelete},
-		{name: "clear", help: "empty the chat", run: (*Model).cmdClear},
+		{name: "new", help: "start a new chat", run: (*Model).cmdNew},
+		{name: "clear", help: "the same as /new", run: (*Model).cmdClear},
+		{name: "history", args: "[TEXT]", optArgs: true, help: "past chats, searched", run: (*Model).cmdHistory},
+		{name: "retry", help: "regenerate the last reply", run: (*Model).cmdRetry},
+		{name: "edit", args: "[TEXT]", optArgs: true, help: "edit the last message", run: (*Model).cmdEdit},
+		{name: "find", args: "[TEXT]", optArgs: true, help: "search this chat", run: (*Model).cmdFind},
 		{name: "image", args: "PATH", help: "attach an image", run: (*Model).cmdImage},
 		{name: "audio", args: "PATH", help: "attach a clip", run: (*Model).cmdAudio},
 		{name: "detach", help: "drop attachments", run: (*Model).cmdDetach},
@@ -53,7 +58,7 @@ func commandTable() []command {
 		{name: "seed", args: "S", help: "sampling seed", run: (*Model).cmdSeed},
 		{name: "think", args: "on|off", help: "thinking mode", choices: onOff, run: (*Model).cmdThink},
 		{name: "stats", help: "stats panel on/off", run: (*Model).cmdStats},
-		{name: "copy", help: "copy the last reply", run: (*Model).cmdCopy},
+		{name: "copy", args: "[code [N]]", optArgs: true, help: "copy reply or code", choices: func(*Model) []string { return []string{"code"} }, run: (*Model).cmdCopy},
 		{name: "export", args: "[FILE.md]", optArgs: true, help: "write it as markdown", run: (*Model).cmdExport},
 		{name: "help", help: "keys and commands", run: (*Model).cmdHelp},
 		{name: "quit", help: "save and quit", run: (*Model).cmdQuit},
@@ -226,10 +231,13 @@ func (m *Model) cmdCheckpoints(string) tea.Cmd {
 	return nil
 }
 
+// cmdClear empties the chat; with a history the conversation is kept
+// there, as with /new.
 func (m *Model) cmdClear(string) tea.Cmd {
 	if m.replying() {
 		return m.errorToast("A reply is streaming; esc stops it before clearing.")
 	}
+	m.stopEditing()
 	m.call(func(e Engine) { e.Clear() })
 	return nil
 }
@@ -334,14 +342,6 @@ func (m *Model) cmdStats(string) tea.Cmd {
 		m.openPanel(panelStats)
 	}
 	return nil
-}
-
-func (m *Model) cmdCopy(string) tea.Cmd {
-	text, ok := m.conv.LastReply()
-	if !ok {
-		return m.errorToast("There is no reply to copy yet.")
-	}
-	return copyText(text, m.env, m.nativeClipboard)
 }
 
 // cmdExport writes the conversation as markdown: without a name, or with

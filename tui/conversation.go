@@ -21,6 +21,14 @@ type chatMsg struct {
 	cancelled   bool
 	interrupted bool // cut short in an earlier session (a loaded conversation)
 	metrics     *engine.TurnMetrics
+	// version is this message's place among versions (regenerated
+	// replies, edited messages); versions is 0 when it has no other.
+	version, versions int
+
+	blocks      []codeBlock // its fenced code blocks, for blocksLen bytes of text
+	blocksLen   int
+	body        [2]int              // the lines of lines that hold the text (search looks there)
+	found       msgMatches          // its matches of the search, while its lines stay
 	attachments []engine.Attachment // a user message's files (chips, thumbnails)
 
 	lines  []string  // rendered, trailing separator included; nil: not rendered
@@ -37,9 +45,11 @@ type draftRun struct {
 }
 
 type renderKey struct {
-	width            int
-	drafts, thinking bool
-	pictures         bool // thumbnails are drawn by the terminal (kitty placeholders)
+	width             int
+	drafts, thinking  bool
+	pictures          bool // thumbnails are drawn by the terminal (kitty placeholders)
+	version, versions int
+	code              int // the number of its first code block
 }
 
 // conversation is the scrolling transcript. Messages are rendered
@@ -57,32 +67,77 @@ type conversation struct {
 	showThinking bool
 	modelLabel   string
 	welcome      []string
-	pics         *pictures // real thumbnails where the terminal draws them
+
+	// kept are finished messages by role and text, so a message that
+	// comes back (another version selected) keeps its figures.
+	kept map[string]*chatMsg
+	// find is the search in the conversation (ctrl+f); changes counts
+	// changes to the transcript, so its matches are found again.
+	find    finder
+	changes uint64
+	pics    *pictures // real thumbnails where the terminal draws them
 }
 
 func newConversation(st *Styles, md *markdown) *conversation {
-	return &conversation{st: st, md: md, modelLabel: "gemma"}
+	return &conversation{st: st, md: md, modelLabel: "gemma", kept: map[string]*chatMsg{}}
 }
 
 func (c *conversation) SetSize(w, h int) {
 	if w != c.width {
 		c.fromBottom = 0 // line offsets mean nothing at another width
+		c.changes++
 	}
 	c.width, c.height = max(w, 1), max(h, 1)
+}
+
+func keptKey(role, text string) string { return role + "\x00" + text }
+
+// Replace shows another path through the conversation (a version
+// selected, a turn taken back for a regenerate or an edit). Messages that
+// were on screen, or on screen earlier, keep their figures.
+func (c *conversation) Replace(msgs []engine.Message) {
+	old := c.msgs
+	for _, m := range old {
+		if !m.streaming && m.metrics != nil {
+			c.kept[keptKey(m.role, m.text)] = m
+		}
+	}
+	c.msgs = make([]*chatMsg, 0, len(msgs))
+	for i, em := range msgs {
+		role := roleOf(em.Role)
+		var m *chatMsg
+		if i < len(old) && old[i].role == role && old[i].text == em.Content && !old[i].streaming {
+			m = old[i]
+		} else if k, ok := c.kept[keptKey(role, em.Content)]; ok {
+			m = k
+		} else {
+			m = &chatMsg{role: role, text: em.Content, interrupted: em.Interrupted, attachments: em.Attachments}
+		}
+		m.version, m.versions = em.Version, em.Versions
+		c.msgs = append(c.msgs, m)
+	}
+	c.fromBottom = 0
+	c.changes++
+}
+
+func roleOf(r string) string {
+	if r == "user" {
+		return "user"
+	}
+	return "model"
 }
 
 // SetMessages replaces the transcript (start-up, a loaded checkpoint,
 // a fork, /clear).
 func (c *conversation) SetMessages(msgs []engine.Message) {
 	c.msgs = c.msgs[:0]
+	clear(c.kept)
 	for _, m := range msgs {
-		role := "model"
-		if m.Role == "user" {
-			role = "user"
-		}
-		c.msgs = append(c.msgs, &chatMsg{role: role, text: m.Content, interrupted: m.Interrupted, attachments: m.Attachments})
+		c.msgs = append(c.msgs, &chatMsg{role: roleOf(m.Role), text: m.Content, interrupted: m.Interrupted,
+			version: m.Version, versions: m.Versions, attachments: m.Attachments})
 	}
 	c.fromBottom = 0
+	c.changes++
 }
 
 // AddUser appends the user's message and follows the output again:
@@ -95,6 +150,7 @@ func (c *conversation) AddUser(text string, files ...engine.MediaFile) {
 	}
 	c.msgs = append(c.msgs, msg)
 	c.fromBottom = 0
+	c.changes++
 }
 
 // SetAttachments gives the last user message its encoded attachments.
@@ -113,6 +169,7 @@ func (c *conversation) RemoveLastUser() (string, bool) {
 	if n := len(c.msgs); n > 0 && c.msgs[n-1].role == "user" {
 		t := c.msgs[n-1].text
 		c.msgs = c.msgs[:n-1]
+		c.changes++
 		return t, true
 	}
 	return "", false
@@ -126,6 +183,7 @@ func (c *conversation) streamingReply() *chatMsg {
 	}
 	m := &chatMsg{role: "model", streaming: true, dirty: true}
 	c.msgs = append(c.msgs, m)
+	c.changes++
 	if c.fromBottom > 0 {
 		c.fromBottom += len(c.render(m))
 	}
@@ -140,6 +198,7 @@ func (c *conversation) AppendDelta(d engine.Delta) {
 	m.text += d.Text
 	m.runs = appendRuns(m.runs, start, d)
 	m.dirty = true
+	c.changes++
 }
 
 // appendRuns records which bytes of a delta came from drafts. Tokens
@@ -199,6 +258,7 @@ func (c *conversation) FinishReply(text string, metrics engine.TurnMetrics, canc
 	m.metrics = &metrics
 	m.stream.reset()
 	c.rerender(m)
+	c.changes++
 }
 
 // clipRuns makes runs cover exactly n bytes.
@@ -265,7 +325,9 @@ func (c *conversation) invalidate() {
 	for _, m := range c.msgs {
 		m.lines = nil
 	}
+	clear(c.kept) // rendered for the old flags or theme
 	c.fromBottom = 0
+	c.changes++
 }
 
 // Scrolling. Offsets count lines from the bottom so following the
@@ -289,6 +351,9 @@ func (c *conversation) Top()             { c.ScrollUp(1 << 30) }
 func (c *conversation) View() string {
 	if len(c.msgs) == 0 {
 		return c.welcomeView()
+	}
+	if c.find.active() {
+		return c.findView()
 	}
 	lines := c.tail(c.fromBottom + c.height)
 	end := max(0, len(lines)-c.fromBottom)
@@ -333,11 +398,17 @@ func (c *conversation) tail(n int) []string {
 // flags changed. A streaming reply keeps its last lines between frame
 // ticks even though more text has arrived (see Refresh).
 func (c *conversation) render(m *chatMsg) []string {
-	key := renderKey{width: c.width, drafts: c.showDrafts, thinking: c.showThinking, pictures: c.pics != nil && c.pics.kitty}
+	return c.renderAt(m, c.codeFirst(m))
+}
+
+// renderAt is render with the number of m's first code block known.
+func (c *conversation) renderAt(m *chatMsg, code int) []string {
+	key := renderKey{width: c.width, drafts: c.showDrafts, thinking: c.showThinking, pictures: c.pics != nil && c.pics.kitty,
+		version: m.version, versions: m.versions, code: code}
 	if m.lines != nil && m.key == key {
 		return m.lines
 	}
-	m.lines = c.renderMsg(m)
+	m.lines = c.renderMsg(m, code)
 	m.key = key
 	m.dirty = false
 	return m.lines
@@ -345,7 +416,7 @@ func (c *conversation) render(m *chatMsg) []string {
 
 const gutter = "  "
 
-func (c *conversation) renderMsg(m *chatMsg) []string {
+func (c *conversation) renderMsg(m *chatMsg, code int) []string {
 	// Lines longer than about 100 columns are hard to read: on a wide
 	// terminal the text keeps that measure.
 	w := min(max(c.width-len(gutter), 10), maxTextWidth)
@@ -353,17 +424,21 @@ func (c *conversation) renderMsg(m *chatMsg) []string {
 	var body []string
 	if m.role == "user" {
 		label = c.st.UserLabel.Render("you")
-		body = wrapPlain(c.st.UserText.Render(safeText(m.text)), w)
+		body = c.userBody(m, w, code)
 		body = append(body, c.chips(m.attachments, w)...)
 	} else {
 		label = c.st.ModelLabel.Render(c.modelLabel)
 		if m.streaming {
 			label += c.st.Footer.Render(" ▍")
 		}
-		body = c.modelBody(m, w)
+		body = c.modelBody(m, w, code)
+	}
+	if m.versions > 1 {
+		label += c.st.Version.Render(fmt.Sprintf("  ‹ %d/%d ›", m.version+1, m.versions))
 	}
 	lines := make([]string, 0, len(body)+3)
 	lines = append(lines, label)
+	m.body = [2]int{1, 1 + len(body)}
 	for _, l := range body {
 		if l != "" {
 			l = gutter + l
@@ -376,7 +451,7 @@ func (c *conversation) renderMsg(m *chatMsg) []string {
 	return append(lines, "")
 }
 
-func (c *conversation) modelBody(m *chatMsg, w int) []string {
+func (c *conversation) modelBody(m *chatMsg, w, code int) []string {
 	var out []string
 	parts := splitThinking(m.text)
 	for i, p := range parts {
@@ -389,7 +464,14 @@ func (c *conversation) modelBody(m *chatMsg, w int) []string {
 		case m.streaming && i == len(parts)-1:
 			pl = m.stream.render(c.md, safeText(m.text[p.start:p.end]), w, p.start)
 		default:
-			pl = c.md.render(safeText(m.text[p.start:p.end]), w)
+			src := safeText(m.text[p.start:p.end])
+			blocks := codeBlocks(src)
+			if len(blocks) == 0 {
+				pl = c.md.render(src, w)
+				break
+			}
+			pl = labelCode(c.md.render(markCode(src, blocks, code), w), blocks, code, func(n int, lang string) string { return c.codeLabel(n, safeLine(lang)) })
+			code += len(blocks)
 		}
 		out = glue(out, pl)
 	}
@@ -397,6 +479,78 @@ func (c *conversation) modelBody(m *chatMsg, w int) []string {
 		out = []string{c.st.Footer.Render("…")}
 	}
 	return out
+}
+
+// userBody is the user's text as typed, with a label before each code
+// block.
+func (c *conversation) userBody(m *chatMsg, w, code int) []string {
+	text := safeText(m.text)
+	blocks := codeBlocks(text)
+	var out []string
+	last := 0
+	for i, cb := range blocks {
+		if !cb.top || cb.start < last {
+			continue
+		}
+		out = append(out, wrapPlain(c.st.UserText.Render(strings.TrimSuffix(text[last:cb.start], "\n")), w)...)
+		out = append(out, c.codeLabel(code+i, safeLine(cb.lang)))
+		last = cb.start
+	}
+	return append(out, wrapPlain(c.st.UserText.Render(text[last:]), w)...)
+}
+
+func (c *conversation) codeLabel(n int, lang string) string {
+	return c.st.CodeLabel.Render(codeLabel(n, lang))
+}
+
+// blocksOf returns m's code blocks (of its text outside thinking).
+func (c *conversation) blocksOf(m *chatMsg) []codeBlock {
+	if m.blocksLen == len(m.text) && (m.blocks != nil || m.blocksLen > 0) {
+		return m.blocks
+	}
+	m.blocks = m.blocks[:0]
+	if m.role == "user" {
+		m.blocks = codeBlocks(m.text)
+	} else {
+		for _, p := range splitThinking(m.text) {
+			if !p.thinking {
+				m.blocks = append(m.blocks, codeBlocks(m.text[p.start:p.end])...)
+			}
+		}
+	}
+	m.blocksLen = len(m.text)
+	return m.blocks
+}
+
+// codeFirst is the number of m's first code block: blocks are numbered
+// through the conversation from 1.
+func (c *conversation) codeFirst(m *chatMsg) int {
+	n := 1
+	for _, o := range c.msgs {
+		if o == m {
+			break
+		}
+		n += len(c.blocksOf(o))
+	}
+	return n
+}
+
+// CodeBlock returns code block n (from 1) and how many there are; n 0
+// means the last.
+func (c *conversation) CodeBlock(n int) (codeBlock, int, int) {
+	var all []codeBlock
+	for _, m := range c.msgs {
+		if !m.streaming {
+			all = append(all, c.blocksOf(m)...)
+		}
+	}
+	if n == 0 {
+		n = len(all)
+	}
+	if n < 1 || n > len(all) {
+		return codeBlock{}, 0, len(all)
+	}
+	return all[n-1], n, len(all)
 }
 
 func (c *conversation) thinkingLines(raw string, open bool, w int) []string {

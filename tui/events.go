@@ -18,13 +18,16 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 	for _, ev := range events {
 		switch e := ev.(type) {
 		case engine.Started:
-			m.pendingSend = ""
+			m.pendingSend, m.pendingEdit = "", ""
 			m.stats.Started(e)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
 				cmds = append(cmds, m.pics.send(e.Attachments))
 			}
-			m.conv.streamingReply()
+			r := m.conv.streamingReply()
+			if e.Versions > 1 {
+				r.version, r.versions = e.Versions-1, e.Versions
+			}
 		case engine.PrefillProgress:
 			m.stats.Prefill(e)
 		case engine.Delta:
@@ -59,6 +62,12 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			if t := checkpointText(e); t != "" {
 				cmds = append(cmds, m.infoToast(t))
 			}
+		case engine.Branched:
+			m.conv.Replace(e.Messages)
+			m.stats.SetContext(e.ContextUsed)
+			m.changed = true
+		case engine.History:
+			cmds = append(cmds, m.onHistory(e))
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
@@ -83,6 +92,23 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 // onFailed reports a failure. A refused message leaves the
 // conversation as it was, so its text goes back into the input.
 func (m *Model) onFailed(e engine.Failed) tea.Cmd {
+	switch e.Op {
+	case "regenerate", "edit":
+		// The engine puts the conversation back as it was (Branched); an
+		// edited text goes back into the input, still an edit.
+		m.stats.Failed()
+		if last := m.conv.last(); last != nil && last.streaming {
+			m.conv.msgs = m.conv.msgs[:len(m.conv.msgs)-1]
+		}
+		if e.Op == "edit" && m.pendingEdit != "" && m.input.Value() == "" {
+			orig := m.lastUserText()
+			m.startEditing()
+			m.editOrig = orig
+			m.input.SetValue(m.pendingEdit)
+			m.refused = m.pendingEdit
+		}
+		m.pendingSend, m.pendingEdit = "", ""
+	}
 	if e.Op == "send" {
 		m.stats.Failed()
 		if last := m.conv.last(); last != nil && last.streaming {
@@ -95,6 +121,22 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 		m.pendingSend = ""
 	}
 	return m.errorToast(failureText(e.Op, e.Err))
+}
+
+// onHistory applies a history event: a list for the panel, or what
+// happened to a conversation.
+func (m *Model) onHistory(e engine.History) tea.Cmd {
+	switch e.Op {
+	case "list":
+		m.hist.SetList(e)
+	case "kept":
+		return m.infoToast("The conversation you left is kept in the history (" + m.keys.History.Help().Key + " lists it).")
+	case "resume":
+		return m.infoToast("Resumed " + strconv.Quote(e.Title) + ".")
+	case "delete":
+		return m.infoToast("Deleted the conversation from the history.")
+	}
+	return nil
 }
 
 func checkpointText(e engine.Checkpoints) string {

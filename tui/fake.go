@@ -46,6 +46,11 @@ type FakeEngine struct {
 	settings engine.Settings
 	msgs     []engine.Message
 	ckpts    map[string]fakeCheckpoint
+	versions map[int]*fakeVersions
+	history  []*fakeHistory // newest first
+	histID   string         // the conversation's entry in history, "" until kept
+	changed  int            // changes since it was last kept; 0: unchanged
+	histSeq  int
 	cancel   chan struct{} // non-nil while a turn runs
 	calls    []string
 	closed   bool
@@ -80,6 +85,7 @@ func NewFakeEngine(o FakeOptions) *FakeEngine {
 		settings: o.Settings,
 		msgs:     slices.Clone(o.Messages),
 		ckpts:    map[string]fakeCheckpoint{},
+		versions: map[int]*fakeVersions{},
 	}
 	f.loadDir()
 	return f
@@ -117,7 +123,7 @@ func (f *FakeEngine) Settings() engine.Settings {
 func (f *FakeEngine) Messages() []engine.Message {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.msgs)
+	return f.messagesLocked()
 }
 
 // Send streams a reply on a goroutine.
@@ -127,28 +133,153 @@ func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 		rec += " +" + m.Kind + ":" + m.Path
 	}
 	f.record(rec)
+	f.turn("send", func() (engine.Message, *engine.Branched, error) {
+		user := engine.Message{Role: "user", Content: text}
+		for _, m := range media {
+			a := engine.Attachment{Kind: m.Kind, Name: filepath.Base(m.Path), Path: m.Path, SHA256: "fake", Spans: []int{16}}
+			if st, err := os.Stat(m.Path); err == nil {
+				a.Bytes = st.Size()
+			}
+			if m.Kind == engine.MediaAudio {
+				a.Seconds = 1
+			}
+			user.Attachments = append(user.Attachments, a)
+		}
+		return user, nil, nil
+	})
+}
+
+// Regenerate replies to the last user message again; the old reply
+// stays as another version.
+func (f *FakeEngine) Regenerate() {
+	f.record("Regenerate")
+	f.turn("regenerate", func() (engine.Message, *engine.Branched, error) {
+		u := lastUser(f.msgs)
+		if u < 0 || u < len(f.msgs)-2 {
+			return engine.Message{}, nil, errors.New("there is no reply to regenerate yet")
+		}
+		msg := f.msgs[u]
+		msg.Version, msg.Versions = 0, 0
+		if u+1 < len(f.msgs) {
+			f.newVersion(u + 1)
+		}
+		f.msgs = f.msgs[:u]
+		return msg, &engine.Branched{Op: "regenerate", Messages: append(f.messagesLocked(), f.shown(u, msg))}, nil
+	})
+}
+
+// Edit replaces the last user message; the old one stays as another
+// version, with its reply.
+func (f *FakeEngine) Edit(text string) {
+	f.record("Edit " + text)
+	f.turn("edit", func() (engine.Message, *engine.Branched, error) {
+		u := lastUser(f.msgs)
+		if u < 0 {
+			return engine.Message{}, nil, errors.New("there is no message to edit yet")
+		}
+		f.newVersion(u)
+		msg := engine.Message{Role: "user", Content: text}
+		return msg, &engine.Branched{Op: "edit", Messages: append(f.messagesLocked(), f.shown(u, msg))}, nil
+	})
+}
+
+// SelectVersion swaps in another version of a message.
+func (f *FakeEngine) SelectVersion(index, version int) {
+	f.record(fmt.Sprintf("SelectVersion %d %d", index, version))
+	f.mu.Lock()
+	v := f.versions[index]
+	if v == nil || version < 0 || version >= len(v.tails) || index >= len(f.msgs) || f.cancel != nil {
+		f.mu.Unlock()
+		f.emit(engine.Failed{Op: "version", Err: fmt.Errorf("message %d has no version %d", index+1, version+1)})
+		return
+	}
+	if version != v.cur {
+		v.tails[v.cur] = slices.Clone(f.msgs[index:])
+		f.msgs = append(f.msgs[:index:index], v.tails[version]...)
+		v.tails[version], v.cur = nil, version
+	}
+	br := engine.Branched{Op: "version", Messages: f.messagesLocked(), ContextUsed: countTokens(f.msgs)}
+	f.mu.Unlock()
+	f.emit(br)
+}
+
+// fakeVersions are the versions of one message: the message and what
+// followed it, for each but the current one (nil).
+type fakeVersions struct {
+	cur   int
+	tails [][]engine.Message
+}
+
+// newVersion keeps msgs[i:] as a version and makes room for a new one;
+// f.msgs is cut to i. The lock is held.
+func (f *FakeEngine) newVersion(i int) {
+	v := f.versions[i]
+	if v == nil {
+		v = &fakeVersions{tails: [][]engine.Message{nil}}
+		f.versions[i] = v
+	}
+	v.tails[v.cur] = slices.Clone(f.msgs[i:])
+	v.tails = append(v.tails, nil)
+	v.cur = len(v.tails) - 1
+	for k := range f.versions {
+		if k > i {
+			delete(f.versions, k)
+		}
+	}
+	f.msgs = f.msgs[:i]
+}
+
+func (f *FakeEngine) shown(i int, m engine.Message) engine.Message {
+	if v := f.versions[i]; v != nil && len(v.tails) > 1 {
+		m.Version, m.Versions = v.cur, len(v.tails)
+	}
+	return m
+}
+
+// messagesLocked is the conversation with its version counts.
+func (f *FakeEngine) messagesLocked() []engine.Message {
+	out := slices.Clone(f.msgs)
+	for i := range out {
+		out[i] = f.shown(i, out[i])
+	}
+	return out
+}
+
+func lastUser(msgs []engine.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return i
+		}
+	}
+	return -1
+}
+
+// turn starts a streamed reply; prepare (under the lock) arranges the
+// conversation and returns the user message to reply to and the
+// Branched event to send first, if any.
+func (f *FakeEngine) turn(op string, prepare func() (engine.Message, *engine.Branched, error)) {
 	f.mu.Lock()
 	if f.cancel != nil || f.closed {
 		f.mu.Unlock()
-		f.emit(engine.Failed{Op: "send", Err: errors.New("a reply is already being generated; wait or press esc")})
+		f.emit(engine.Failed{Op: op, Err: errors.New("a reply is already being generated; wait or press esc")})
 		return
 	}
-	prevTokens := countTokens(f.msgs)
-	user := engine.Message{Role: "user", Content: text}
-	for _, m := range media {
-		a := engine.Attachment{Kind: m.Kind, Name: filepath.Base(m.Path), Path: m.Path, SHA256: "fake", Spans: []int{16}}
-		if st, err := os.Stat(m.Path); err == nil {
-			a.Bytes = st.Size()
-		}
-		if m.Kind == engine.MediaAudio {
-			a.Seconds = 1
-		}
-		user.Attachments = append(user.Attachments, a)
+	u, br, err := prepare()
+	if err != nil {
+		f.mu.Unlock()
+		f.emit(engine.Failed{Op: op, Err: err})
+		return
 	}
-	f.msgs = append(f.msgs, user)
+	f.changed++
+	prevTokens := countTokens(f.msgs)
+	f.msgs = append(f.msgs, u)
 	turn := len(f.msgs) - 1
+	versions := 0
+	if v := f.versions[turn+1]; v != nil {
+		versions = len(v.tails)
+	}
 	set := f.settings
-	reply := f.reply(text, turn, set)
+	reply := f.reply(u.Content, turn, set)
 	cancel := make(chan struct{})
 	f.cancel = cancel
 	prompt := countTokens(f.msgs) + 4
@@ -157,7 +288,11 @@ func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		f.stream(turn, reply, prompt, prevTokens, set, cancel, user.Attachments)
+		if br != nil {
+			br.ContextUsed = prevTokens
+			f.emit(*br)
+		}
+		f.stream(turn, reply, prompt, prevTokens, set, cancel, versions, u.Attachments)
 	}()
 }
 
@@ -170,8 +305,8 @@ func (f *FakeEngine) reply(prompt string, turn int, s engine.Settings) string {
 
 // stream emits the turn: prefill progress, deltas in verify-round
 // groups (drafted tokens then the model's own), and the end.
-func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engine.Settings, cancel chan struct{}, atts []engine.Attachment) {
-	f.emit(engine.Started{Turn: turn, PromptTokens: prompt, ReusedTokens: reused, Attachments: atts})
+func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engine.Settings, cancel chan struct{}, versions int, atts []engine.Attachment) {
+	f.emit(engine.Started{Turn: turn, PromptTokens: prompt, ReusedTokens: reused, Versions: versions, Attachments: atts})
 	f.emit(engine.PrefillProgress{Done: (prompt - reused) / 2, Total: prompt - reused})
 	f.emit(engine.PrefillProgress{Done: prompt - reused, Total: prompt - reused})
 
@@ -257,6 +392,7 @@ func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engi
 
 func (f *FakeEngine) endTurn(reply string, interrupted bool) {
 	f.mu.Lock()
+	f.changed++
 	f.msgs = append(f.msgs, engine.Message{Role: "model", Content: reply, Interrupted: interrupted})
 	f.cancel = nil
 	f.mu.Unlock()
@@ -295,10 +431,15 @@ func (f *FakeEngine) SetSettings(s engine.Settings) {
 func (f *FakeEngine) Clear() {
 	f.record("Clear")
 	f.mu.Lock()
-	f.msgs = nil
+	kept := f.keepLocked()
+	f.msgs, f.versions, f.histID = nil, map[int]*fakeVersions{}, ""
 	set := f.settings
 	f.mu.Unlock()
+	if kept != nil {
+		f.emit(*kept)
+	}
 	f.emit(engine.Cleared{Settings: set})
+	f.emit(f.historyList(""))
 }
 
 func (f *FakeEngine) SaveCheckpoint(name string) {
@@ -346,7 +487,8 @@ func (f *FakeEngine) restore(op, name string) {
 		return
 	}
 	f.mu.Lock()
-	f.msgs = slices.Clone(cp.Messages)
+	f.keepLocked()
+	f.msgs, f.versions, f.histID = slices.Clone(cp.Messages), map[int]*fakeVersions{}, ""
 	if cp.Settings != (engine.Settings{}) {
 		f.settings = cp.Settings // as the engine: a checkpoint restores its settings
 	}
@@ -414,6 +556,9 @@ func (f *FakeEngine) ListCheckpoints() {
 // "autosave", which the interface does not announce.
 func (f *FakeEngine) Autosave() {
 	f.record("Autosave")
+	f.mu.Lock()
+	f.keepLocked()
+	f.mu.Unlock()
 	if err := f.save(autosaveName); err != nil {
 		f.emit(engine.Failed{Op: "autosave", Err: err})
 		return
@@ -582,4 +727,135 @@ func demoReply(prompt string, turn int, s engine.Settings) string {
 		fmt.Fprintf(&b, "| figure | meaning |\n|---|---|\n| TTFT | time to the first token |\n| accepted | share of drafted tokens kept |\n\nThat answers %q.", prompt)
 	}
 	return b.String()
+}
+
+// fakeHistory is a conversation of the fake's history.
+type fakeHistory struct {
+	info engine.HistoryInfo
+	msgs []engine.Message
+}
+
+// keepLocked puts the conversation into the history when it changed and
+// returns the "kept" event to send, nil when it is not in the history.
+// The lock is held.
+func (f *FakeEngine) keepLocked() *engine.History {
+	if len(f.msgs) == 0 {
+		return nil
+	}
+	title := ""
+	if u := slices.IndexFunc(f.msgs, func(m engine.Message) bool { return m.Role == "user" }); u >= 0 {
+		title = strings.Join(strings.Fields(f.msgs[u].Content), " ")
+	}
+	if f.changed > 0 || f.histID == "" {
+		if f.histID == "" {
+			f.histSeq++
+			f.histID = fmt.Sprintf("%s-%d", f.opts.Now().UTC().Format("20060102-150405"), f.histSeq)
+		}
+		f.history = slices.DeleteFunc(f.history, func(h *fakeHistory) bool { return h.info.ID == f.histID })
+		h := &fakeHistory{msgs: slices.Clone(f.msgs), info: engine.HistoryInfo{ID: f.histID, Title: title,
+			Updated: f.opts.Now(), Turns: countUser(f.msgs), Tokens: countTokens(f.msgs), Bytes: int64(countTokens(f.msgs)) * 36 * 1024,
+			KV: true, Bundle: f.info.Name, Compatible: true}}
+		f.history = append([]*fakeHistory{h}, f.history...)
+		f.changed = 0
+	}
+	return &engine.History{Op: "kept", ID: f.histID, Title: title}
+}
+
+func countUser(msgs []engine.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == "user" {
+			n++
+		}
+	}
+	return n
+}
+
+// historyList is the list event for query.
+func (f *FakeEngine) historyList(query string) engine.History {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ev := engine.History{Op: "list", Query: query, List: []engine.HistoryInfo{}}
+	q := strings.ToLower(strings.TrimSpace(query))
+	for _, h := range f.history {
+		in := h.info
+		in.Current = in.ID == f.histID
+		if q != "" {
+			found := false
+			for _, m := range h.msgs {
+				if i := strings.Index(strings.ToLower(m.Content), q); i >= 0 {
+					in.Snippet, found = strings.Join(strings.Fields(m.Content[max(0, i-20):min(len(m.Content), i+len(q)+40)]), " "), true
+					break
+				}
+			}
+			if !found {
+				continue
+			}
+		}
+		ev.List = append(ev.List, in)
+	}
+	return ev
+}
+
+// ListHistory lists the conversations kept.
+func (f *FakeEngine) ListHistory(query string) {
+	f.record("ListHistory " + query)
+	f.emit(f.historyList(query))
+}
+
+// ResumeHistory brings a kept conversation back, keeping the one on
+// screen first.
+func (f *FakeEngine) ResumeHistory(id string) {
+	f.record("ResumeHistory " + id)
+	f.mu.Lock()
+	i := slices.IndexFunc(f.history, func(h *fakeHistory) bool { return h.info.ID == id })
+	busy := f.cancel != nil
+	if i < 0 || busy {
+		f.mu.Unlock()
+		err := fmt.Errorf("there is no conversation %q in the history", id)
+		if busy {
+			err = errors.New("a reply is being generated; stop it with esc first")
+		}
+		f.emit(engine.Failed{Op: "resume", Err: err})
+		return
+	}
+	h := f.history[i]
+	kept := f.keepLocked()
+	f.msgs, f.versions, f.histID, f.changed = slices.Clone(h.msgs), map[int]*fakeVersions{}, id, 0
+	msgs, set := f.messagesLocked(), f.settings
+	f.mu.Unlock()
+	if kept != nil && kept.ID != id {
+		f.emit(*kept)
+	}
+	f.emit(engine.Cleared{Messages: msgs, ContextUsed: countTokens(msgs), Settings: set})
+	f.emit(engine.History{Op: "resume", ID: id, Title: h.info.Title})
+	f.emit(f.historyList(""))
+}
+
+// DeleteHistory forgets a kept conversation.
+func (f *FakeEngine) DeleteHistory(id string) {
+	f.record("DeleteHistory " + id)
+	f.mu.Lock()
+	n := len(f.history)
+	f.history = slices.DeleteFunc(f.history, func(h *fakeHistory) bool { return h.info.ID == id })
+	gone := len(f.history) < n
+	if id == f.histID {
+		f.histID, f.changed = "", 0
+	}
+	f.mu.Unlock()
+	if !gone {
+		f.emit(engine.Failed{Op: "history-delete", Err: fmt.Errorf("there is no conversation %q in the history", id)})
+		return
+	}
+	f.emit(engine.History{Op: "delete", ID: id})
+	f.emit(f.historyList(""))
+}
+
+// AddHistory puts a conversation into the history as if kept earlier
+// (tests and previews).
+func (f *FakeEngine) AddHistory(info engine.HistoryInfo, msgs []engine.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.history = append(f.history, &fakeHistory{info: info, msgs: slices.Clone(msgs)})
+	slices.SortStableFunc(f.history, func(a, b *fakeHistory) int { return b.info.Updated.Compare(a.info.Updated) })
 }

@@ -64,6 +64,18 @@ func goldenCheckpoints(f *FakeEngine) {
 		Bytes: 9 << 20, Bundle: "demo-r1-small", Compatible: true}, nil)
 }
 
+func goldenHistory(f *FakeEngine) {
+	f.AddHistory(engine.HistoryInfo{ID: "20260314-140000-a1", Title: "How do I grow apples in a small garden?", Updated: testTime.Add(-3600e9),
+		Turns: 3, Tokens: 1210, KV: true, Bundle: "demo-r1-small", Compatible: true},
+		[]engine.Message{{Role: "user", Content: "How do I grow apples in a small garden?"}, {Role: "model", Content: "Choose a dwarf apple rootstock."}})
+	f.AddHistory(engine.HistoryInfo{ID: "20260313-090000-b2", Title: "Plan the pruning calendar", Updated: testTime.Add(-30 * 3600e9),
+		Turns: 7, KV: false, Bundle: "demo-r1-small", Compatible: true},
+		[]engine.Message{{Role: "user", Content: "Plan the pruning calendar"}, {Role: "model", Content: "Prune apple and pear trees in late winter."}})
+	f.AddHistory(engine.HistoryInfo{ID: "20260301-120000-c3", Title: "果樹園の計画 🍎", Updated: testTime.Add(-300 * 3600e9),
+		Turns: 2, Tokens: 400, KV: true, Bundle: "gemma-4-e4b-it-coreml-speculative"},
+		[]engine.Message{{Role: "user", Content: "果樹園の計画 🍎"}, {Role: "model", Content: "りんご apple"}})
+}
+
 func TestGolden(t *testing.T) {
 	scenes := []struct {
 		name    string
@@ -109,6 +121,29 @@ func TestGolden(t *testing.T) {
 			m.Update(press("ctrl+s"))
 			drain(m, f)
 			typeText(m, "/delete apples")
+			m.Update(press("enter"))
+		}},
+		{"versions", colorprofile.NoTTY, Options{}, func(m *Model, _ *FakeEngine) {
+			send(m, engine.Cleared{Messages: []engine.Message{
+				{Role: "user", Content: "How do I grow apples?"},
+				{Role: "model", Content: goldenReply, Version: 1, Versions: 3},
+				{Role: "user", Content: "And pollination, briefly?", Version: 1, Versions: 2},
+				{Role: "model", Content: "Plant a second variety that flowers at the same time."},
+			}})
+			m.Update(press("up")) // edit the last message
+		}},
+		{"history", colorprofile.NoTTY, Options{}, func(m *Model, f *FakeEngine) {
+			goldenHistory(f)
+			conversationScene(m, true)
+			m.Update(press("ctrl+l"))
+			drain(m, f)
+			typeText(m, "apple")
+			drain(m, f)
+		}},
+		{"find", colorprofile.ANSI256, Options{}, func(m *Model, _ *FakeEngine) {
+			conversationScene(m, true)
+			m.Update(press("ctrl+f"))
+			typeText(m, "apple")
 			m.Update(press("enter"))
 		}},
 		{"error", colorprofile.NoTTY, Options{}, func(m *Model, _ *FakeEngine) {

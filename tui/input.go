@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+	xansi "github.com/charmbracelet/x/ansi"
 )
 
 // maxInputRows bounds how tall the input grows before it scrolls.
@@ -26,6 +27,8 @@ type input struct {
 	history []string
 	hpos    int    // index into history while browsing; len(history) when not
 	stash   string // what was typed before browsing started
+
+	label string // said on the rule above the input (editing a message)
 }
 
 func newInput(st *Styles, k keyMap) input {
@@ -104,8 +107,16 @@ func (in *input) SetPlaceholder(s string) {
 // Height is the rows View takes: a rule and the textarea.
 func (in *input) Height() int { return 1 + in.ta.Height() }
 
+// SetLabel puts a note on the rule above the input; "" removes it.
+func (in *input) SetLabel(s string) { in.label = s }
+
 func (in *input) View() string {
 	rule := in.st.InputRule.Render(strings.Repeat("─", max(in.width, 0)))
+	if in.label != "" && in.width > 10 {
+		l := xansi.Truncate(" "+in.label+" ", in.width-4, "…")
+		rule = in.st.InputRule.Render("──") + in.st.Version.Render(l) +
+			in.st.InputRule.Render(strings.Repeat("─", max(0, in.width-2-xansi.StringWidth(l))))
+	}
 	return rule + "\n" + in.ta.View()
 }
 
@@ -132,6 +143,22 @@ func (in *input) Remember(s string) {
 // so up/down keep walking the history rather than moving the cursor.
 func (in *input) Browsing() bool {
 	return in.hpos < len(in.history) && in.ta.Value() == in.history[in.hpos]
+}
+
+// BrowseFrom starts browsing the history from an empty input, passing
+// over an entry equal to skip (the message just shown for editing).
+func (in *input) BrowseFrom(skip string) bool {
+	in.stash, in.hpos = "", len(in.history)
+	if in.hpos > 0 && in.history[in.hpos-1] == skip {
+		in.hpos--
+	}
+	if in.hpos == 0 {
+		in.SetValue("")
+		return false
+	}
+	in.hpos--
+	in.SetValue(in.history[in.hpos])
+	return true
 }
 
 func (in *input) HistoryPrev() bool {

@@ -34,6 +34,12 @@ type keyMap struct {
 	Bottom      key.Binding
 	Focus       key.Binding
 	Message     key.Binding
+	Regenerate  key.Binding
+	VersionPrev key.Binding
+	VersionNext key.Binding
+	Search      key.Binding
+	History     key.Binding
+	New         key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -52,7 +58,7 @@ func defaultKeyMap() keyMap {
 		Checkpoints: b("ctrl+s", "checkpoints", "ctrl+s", "f3"),
 		Drafts:      b("ctrl+x", "show drafts", "ctrl+x", "f4"),
 		Thinking:    b("ctrl+r", "show thinking", "ctrl+r", "f5"),
-		HistoryPrev: b("↑", "history", "up"),
+		HistoryPrev: b("↑", "edit · history", "up"),
 		HistoryNext: b("↓", "history", "down"),
 		Complete:    b("tab", "complete", "tab"),
 		ScrollUp:    b("shift+↑", "scroll", "shift+up", "alt+up"),
@@ -63,6 +69,13 @@ func defaultKeyMap() keyMap {
 		Bottom:      b("ctrl+end", "follow", "ctrl+end"),
 		Focus:       b("tab", "panel", "tab"),
 		Message:     b("f6", "whole message", "f6"),
+		// ctrl+r unfolds thinking; g for "generate again".
+		Regenerate:  b("ctrl+g", "regenerate", "ctrl+g", "f8"),
+		VersionPrev: b("←", "older version", "left"),
+		VersionNext: b("→", "newer version", "right"),
+		Search:      b("ctrl+f", "find", "ctrl+f"),
+		History:     b("ctrl+l", "history", "ctrl+l", "f7"),
+		New:         b("ctrl+n", "new chat", "ctrl+n"),
 	}
 }
 
@@ -75,7 +88,8 @@ func (k *keyMap) bindings() map[string]*key.Binding {
 		"history-prev": &k.HistoryPrev, "history-next": &k.HistoryNext, "complete": &k.Complete,
 		"scroll-up": &k.ScrollUp, "scroll-down": &k.ScrollDown, "page-up": &k.PageUp,
 		"page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom, "focus": &k.Focus,
-		"message": &k.Message,
+		"message": &k.Message, "regenerate": &k.Regenerate, "version-prev": &k.VersionPrev,
+		"version-next": &k.VersionNext, "search": &k.Search, "history": &k.History, "new": &k.New,
 	}
 }
 
@@ -158,17 +172,21 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp is the ? screen.
 func (k keyMap) FullHelp() [][]key.Binding {
-	// Six rows, so the help screen fits 80×24. Tab both completes and
-	// selects the panel; it is listed once unless rebound apart.
-	first := []key.Binding{k.Send, k.Newline, k.Editor, k.HistoryPrev, k.Complete, k.Cancel}
+	// Eight rows in three columns, so the keys fit 80 columns. Tab both
+	// completes and selects the panel; it is listed once unless rebound
+	// apart. ← and → act on an empty input, as ↑ does.
+	versions := k.VersionPrev
+	versions.SetHelp(k.VersionPrev.Help().Key+"/"+k.VersionNext.Help().Key, "versions")
+	first := []key.Binding{k.Send, k.Newline, k.Editor, k.HistoryPrev, k.Complete, k.Cancel, k.Regenerate, versions}
+	view := []key.Binding{k.ScrollUp, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Search, k.Message, k.Quit}
 	if slices.Equal(k.Focus.Keys(), k.Complete.Keys()) {
 		first[4].SetHelp(k.Complete.Help().Key, "complete · panel")
 	} else {
-		first = append(first, k.Focus)
+		view = append(view, k.Focus)
 	}
 	return [][]key.Binding{
 		first,
-		{k.ScrollUp, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Quit},
-		{k.Palette, k.Stats, k.Checkpoints, k.Drafts, k.Thinking, k.Message},
+		view,
+		{k.Palette, k.Stats, k.Checkpoints, k.History, k.New, k.Drafts, k.Thinking},
 	}
 }

@@ -23,6 +23,7 @@ const (
 	panelNone panelKind = iota
 	panelStats
 	panelCheckpoints
+	panelHistory
 )
 
 type focusKind int
@@ -35,6 +36,8 @@ const (
 	focusPanel             // the checkpoints panel
 	focusPalette           // the command palette
 	focusConfirm           // a yes/no question on the bottom line
+	focusHistory           // the history panel (its search and list)
+	focusFind              // the search bar of the conversation
 )
 
 // Layout constants.
@@ -99,6 +102,8 @@ type Model struct {
 	comp    completion
 	palette palette
 	confirm confirm
+	hist    historyPanel
+	findBar findBar
 	help    help.Model
 
 	panel          panelKind
@@ -116,6 +121,10 @@ type Model struct {
 	pics           *pictures          // which picture protocol the terminal speaks
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
+	editing        bool               // the input holds the last message, to be sent in its place
+	editOrig       string             // that message as it was
+	pendingEdit    string             // an edit sent, until its turn starts
+	helpOffset     int                // lines the help screen is scrolled
 	quitting       bool
 	engineStopped  bool
 
@@ -185,6 +194,8 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.comp = completion{st: st}
 	m.palette = newPalette(st, m.commands)
 	m.confirm = confirm{st: st}
+	m.hist = newHistoryPanel(st)
+	m.findBar = newFindBar(st)
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.setWelcome()
@@ -321,7 +332,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.native {
 			where += " and this machine's clipboard"
 		}
-		cmd = m.infoToast(fmt.Sprintf("Copied %s characters %s.", commas(msg.chars), where))
+		if msg.what != "" {
+			cmd = m.infoToast(fmt.Sprintf("Copied %s, %s, %s.", msg.what, plural(msg.lines, "line"), where))
+		} else {
+			cmd = m.infoToast(fmt.Sprintf("Copied %s characters %s.", commas(msg.chars), where))
+		}
 	case tea.PasteMsg:
 		cmd = m.routeText(msg)
 	case dirListedMsg:
@@ -367,6 +382,12 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 		return nil
 	case focusConfirm:
 		return nil // a paste never answers a question
+	case focusHistory:
+		act, cmd := m.hist.Paste(msg)
+		return tea.Batch(cmd, m.historyAction(act))
+	case focusFind:
+		act, cmd := m.findBar.Paste(msg)
+		return tea.Batch(cmd, m.findAction(act))
 	}
 	if m.input.Value() == "" {
 		if cmd, asked := m.offerPastedPath(msg.Content); asked {
@@ -385,6 +406,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	m.quitArmedAt = time.Time{}
 
+	if m.showHelp && m.scrollHelp(msg) {
+		return nil
+	}
 	if m.showHelp || m.showMessage {
 		m.showHelp, m.showMessage = false, false
 		return nil
@@ -409,6 +433,15 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case focusPanel:
 		act, cmd := m.ckpts.Update(msg)
 		return tea.Batch(cmd, m.checkpointAction(act))
+	case focusHistory:
+		act, cmd := m.hist.Update(msg)
+		return tea.Batch(cmd, m.historyAction(act))
+	case focusFind:
+		if m.scrollKey(msg) {
+			return nil
+		}
+		act, cmd := m.findBar.Update(msg)
+		return tea.Batch(cmd, m.findAction(act))
 	}
 
 	switch {
@@ -421,7 +454,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case m.refused != "" && m.input.Value() == m.refused:
 			m.input.Reset()
 			m.refused = ""
+			m.stopEditing()
 			return m.infoToast("Cleared the message that was not sent.")
+		case m.editing:
+			m.input.Reset()
+			m.stopEditing()
+			return m.infoToast("The message was left as it was.")
 		case m.panel != panelNone:
 			m.closePanel()
 		}
@@ -437,7 +475,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Editor):
 		return prepareEditor(m.input.Value())
 	case key.Matches(msg, k.Help) && (msg.String() != "?" || m.input.Value() == ""):
-		m.showHelp = true
+		m.showHelp, m.helpOffset = true, 0
 		return nil
 	case key.Matches(msg, k.Stats):
 		return m.cmdStats("")
@@ -462,29 +500,41 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Focus) && m.panel == panelCheckpoints:
 		m.focusPanel()
 		return nil
-	case key.Matches(msg, k.ScrollUp):
-		m.conv.ScrollUp(1)
+	case key.Matches(msg, k.Focus) && m.panel == panelHistory:
+		return m.setFocus(focusHistory)
+	case m.scrollKey(msg):
 		return nil
-	case key.Matches(msg, k.ScrollDown):
-		m.conv.ScrollDown(1)
-		return nil
-	case key.Matches(msg, k.PageUp):
-		m.conv.PageUp()
-		return nil
-	case key.Matches(msg, k.PageDown):
-		m.conv.PageDown()
-		return nil
-	case key.Matches(msg, k.Top):
-		m.conv.Top()
-		return nil
-	case key.Matches(msg, k.Bottom):
-		m.conv.Bottom()
-		return nil
+	case key.Matches(msg, k.Regenerate):
+		return m.cmdRetry("")
+	case key.Matches(msg, k.Search):
+		return m.cmdFind("")
+	case key.Matches(msg, k.History):
+		if m.panel == panelHistory {
+			m.closePanel()
+			return nil
+		}
+		return m.cmdHistory("")
+	case key.Matches(msg, k.New):
+		return m.cmdNew("")
+	case key.Matches(msg, k.VersionPrev) && m.input.Value() == "":
+		return m.stepVersion(-1)
+	case key.Matches(msg, k.VersionNext) && m.input.Value() == "":
+		return m.stepVersion(1)
 	case key.Matches(msg, k.HistoryPrev) && m.comp.Visible():
 		m.comp.Move(-1)
 		return nil
 	case key.Matches(msg, k.HistoryNext) && m.comp.Visible():
 		m.comp.Move(1)
+		return nil
+	case key.Matches(msg, k.HistoryPrev) && m.input.Value() == "" && !m.input.Browsing() && m.lastUserText() != "":
+		// ↑ on an empty input edits the last message, as in chat apps;
+		// ↑ again goes back through the messages sent.
+		m.startEditing()
+		return nil
+	case key.Matches(msg, k.HistoryPrev) && m.editing && m.input.Value() == m.editOrig:
+		orig := m.editOrig
+		m.stopEditing()
+		m.input.BrowseFrom(orig)
 		return nil
 	case key.Matches(msg, k.HistoryPrev) && (m.input.Value() == "" || m.input.Browsing()):
 		m.input.HistoryPrev()
@@ -498,6 +548,49 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	cmd := m.input.Update(msg)
 	m.updateCompletion()
 	return cmd
+}
+
+// scrollKey scrolls the conversation for the scrolling keys.
+func (m *Model) scrollKey(msg tea.KeyPressMsg) bool {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.ScrollUp):
+		m.conv.ScrollUp(1)
+	case key.Matches(msg, k.ScrollDown):
+		m.conv.ScrollDown(1)
+	case key.Matches(msg, k.PageUp):
+		m.conv.PageUp()
+	case key.Matches(msg, k.PageDown):
+		m.conv.PageDown()
+	case key.Matches(msg, k.Top):
+		m.conv.Top()
+	case key.Matches(msg, k.Bottom):
+		m.conv.Bottom()
+	default:
+		return false
+	}
+	return true
+}
+
+// scrollHelp scrolls the help screen when it is taller than the
+// terminal; any other key closes it.
+func (m *Model) scrollHelp(msg tea.KeyPressMsg) bool {
+	switch msg.String() {
+	case "down", "j", "pgdown", "space":
+		m.helpOffset++
+		if msg.String() == "pgdown" || msg.String() == "space" {
+			m.helpOffset += max(1, m.mainHeight()-2)
+		}
+	case "up", "k", "pgup":
+		m.helpOffset--
+		if msg.String() == "pgup" {
+			m.helpOffset -= max(1, m.mainHeight()-2)
+		}
+	default:
+		return false
+	}
+	m.helpOffset = max(0, m.helpOffset)
+	return true
 }
 
 // submit handles enter: a slash command, or a message to send.
@@ -521,6 +614,9 @@ func (m *Model) submit() tea.Cmd {
 	}
 	if m.replying() {
 		return m.errorToast("A reply is still streaming; esc stops it.")
+	}
+	if m.editing {
+		return m.sendEdit(v)
 	}
 	m.input.Remember(v)
 	m.input.Reset()
@@ -558,12 +654,12 @@ func (m *Model) runPaletteItem(it paletteItem) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if c.args != "" {
+	if c.args != "" && !c.optArgs {
 		m.input.SetValue("/" + c.name + " ")
 		m.updateCompletion()
 		return nil
 	}
-	return c.run(m, "")
+	return c.run(m, "") // an optional argument: the command alone (/history, /find, /edit, …)
 }
 
 // replying reports whether a reply is on its way: streaming, or sent
@@ -582,6 +678,9 @@ func (m *Model) interrupt() tea.Cmd {
 		m.confirm.active = false
 		m.setFocus(m.confirm.prev)
 		return m.infoToast("Nothing was changed.")
+	case m.focus == focusFind:
+		m.closeFind()
+		return nil
 	case m.replying():
 		m.quitArmedAt = time.Time{}
 		m.call(func(e Engine) { e.Cancel() })
@@ -591,6 +690,7 @@ func (m *Model) interrupt() tea.Cmd {
 		m.input.Reset()
 		m.comp.Hide()
 		m.refused = ""
+		m.stopEditing()
 		return nil
 	}
 	if m.focus != focusInput {
@@ -607,14 +707,21 @@ func (m *Model) interrupt() tea.Cmd {
 // the focused component draws a cursor, a selection or a highlighted
 // border, and the input's placeholder says where the keys went. Other
 // components (a history panel, a search bar) take the focus the same way.
-func (m *Model) setFocus(f focusKind) {
+func (m *Model) setFocus(f focusKind) tea.Cmd {
 	if m.focus == focusPanel && f != focusPanel {
 		m.ckpts.Blur()
 	}
 	if m.focus == focusPalette && f != focusPalette {
 		m.palette.filter.Blur()
 	}
+	if m.focus == focusHistory && f != focusHistory {
+		m.hist.Blur()
+	}
+	if m.focus == focusFind && f != focusFind {
+		m.findBar.Blur()
+	}
 	m.focus = f
+	var cmd tea.Cmd
 	switch f {
 	case focusInput:
 		m.input.Focus()
@@ -626,9 +733,17 @@ func (m *Model) setFocus(f focusKind) {
 	case focusConfirm:
 		m.input.Blur()
 		m.input.SetPlaceholder("answer the question below first")
+	case focusHistory:
+		cmd = m.hist.Focus()
+		m.input.Blur()
+		m.input.SetPlaceholder("keys go to the history panel · esc closes it, tab returns here")
+	case focusFind:
+		m.input.Blur()
+		m.input.SetPlaceholder("keys go to the search below · esc closes it")
 	default:
 		m.input.Blur()
 	}
+	return cmd
 }
 
 // ask puts a yes/no question on the bottom line; yes runs on y. The
@@ -646,7 +761,8 @@ func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
 func (m *Model) closePalette() { m.setFocus(focusInput) }
 
 func (m *Model) openPanel(p panelKind) {
-	if m.panel == panelCheckpoints && p != panelCheckpoints && m.focus == focusPanel {
+	if m.panel == panelCheckpoints && p != panelCheckpoints && m.focus == focusPanel ||
+		m.panel == panelHistory && p != panelHistory && m.focus == focusHistory {
 		m.setFocus(focusInput)
 	}
 	m.panel = p
@@ -654,7 +770,7 @@ func (m *Model) openPanel(p panelKind) {
 
 func (m *Model) closePanel() {
 	m.panel = panelNone
-	if m.focus == focusPanel {
+	if m.focus == focusPanel || m.focus == focusHistory {
 		m.setFocus(focusInput)
 	}
 }
@@ -719,6 +835,7 @@ func (m *Model) resize() {
 	m.status.SetSize(w)
 	m.toast.SetSize(w, m.height)
 	m.confirm.SetSize(w)
+	m.findBar.SetSize(w)
 	m.comp.width = w
 	m.input.SetSize(w, max(1, m.height/4))
 	m.layout()
@@ -739,7 +856,7 @@ func (m *Model) layout() {
 	if m.panel != panelNone {
 		if w >= wideLayout {
 			m.panelW = sidePanelW
-			if m.panel == panelCheckpoints {
+			if m.panel == panelCheckpoints || m.panel == panelHistory {
 				m.panelW = ckptSidePanel
 			}
 			m.panelH = mainH
@@ -748,8 +865,11 @@ func (m *Model) layout() {
 			m.panelW = w
 			m.setPanelSize(w, mainH)
 			want := m.stats.Height()
-			if m.panel == panelCheckpoints {
+			switch m.panel {
+			case panelCheckpoints:
 				want = m.ckpts.Height()
+			case panelHistory:
+				want = m.hist.Height()
 			}
 			m.panelH = max(0, min(want, mainH-minConvRows))
 			m.convH = mainH - m.panelH
@@ -763,6 +883,7 @@ func (m *Model) layout() {
 func (m *Model) setPanelSize(w, h int) {
 	m.stats.SetSize(w, h)
 	m.ckpts.SetSize(w, h)
+	m.hist.SetSize(w, h)
 }
 
 // bottomLines is the rows of the last line: a question, a toast or the
@@ -771,11 +892,16 @@ func (m *Model) bottomLines() int {
 	switch {
 	case m.confirm.active:
 		return m.confirm.Lines()
+	case m.focus == focusFind:
+		return 1
 	case m.showMessage:
 		return 1 // the message itself is on screen
 	}
 	return max(1, m.toast.Lines())
 }
+
+// mainHeight is the rows between the header and the input.
+func (m *Model) mainHeight() int { return m.height - 1 - m.input.Height() - 1 - m.bottomLines() }
 
 // tooSmall reports whether the terminal cannot hold the layout.
 func (m *Model) tooSmall() bool { return m.width < minWidth || m.height < minHeight }
@@ -795,11 +921,11 @@ func (m *Model) View() tea.View {
 		v.SetContent(m.tooSmallView())
 		return v
 	}
-	mainH := m.height - 1 - m.input.Height() - 1 - m.bottomLines()
+	mainH := m.mainHeight()
 	var main string
 	switch {
 	case m.showHelp:
-		main = m.helpView()
+		main = m.scrolledHelp(mainH)
 	case m.showMessage:
 		main = m.messageView()
 	case m.focus == focusPalette:
@@ -835,6 +961,8 @@ func (m *Model) View() tea.View {
 	switch {
 	case m.confirm.active:
 		b.WriteString(m.confirm.View())
+	case m.focus == focusFind:
+		b.WriteString(m.findBar.View())
 	case m.toast.Visible() && !m.showMessage:
 		b.WriteString(m.toast.View())
 	default:
@@ -911,9 +1039,12 @@ func (m *Model) mainView() string {
 		return conv
 	}
 	var panel string
-	if m.panel == panelStats {
+	switch m.panel {
+	case panelStats:
 		panel = m.stats.View()
-	} else {
+	case panelHistory:
+		panel = m.hist.View()
+	default:
 		panel = m.ckpts.View()
 	}
 	if m.panelW < m.width {
@@ -924,6 +1055,22 @@ func (m *Model) mainView() string {
 		return lipgloss.JoinHorizontal(lipgloss.Top, strings.Join(left, "\n"), panel)
 	}
 	return strings.Join(fitLines(conv, m.convH, m.width), "\n") + "\n" + panel
+}
+
+// scrolledHelp is the help screen from helpOffset, with a note when
+// more of it is below or above.
+func (m *Model) scrolledHelp(h int) string {
+	lines := strings.Split(m.helpView(), "\n")
+	if len(lines) <= h {
+		m.helpOffset = 0
+		return strings.Join(lines, "\n")
+	}
+	m.helpOffset = min(m.helpOffset, len(lines)-h+1)
+	lines = lines[m.helpOffset:]
+	if len(lines) > h {
+		lines = append(lines[:h-1], m.st.ScrollHint.Render(fmt.Sprintf(" ↓ %d more lines · ↓/pgdn scroll · any other key closes ", len(lines)-h+1)))
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (m *Model) helpView() string {

@@ -42,6 +42,21 @@ type Engine interface {
 	ForkCheckpoint(name string)
 	ListCheckpoints()
 	Autosave()
+	// Regenerate replaces the last reply, keeping the old one as another
+	// version; Edit replaces the last user message and sends it again;
+	// SelectVersion shows another version of a message (0-based), with
+	// the turns that followed it. The engine answers with Branched, then
+	// the turn's events.
+	Regenerate()
+	Edit(text string)
+	SelectVersion(index, version int)
+	// The conversation history: ListHistory answers History{Op: "list"}
+	// with the conversations whose text holds query; ResumeHistory
+	// replaces the conversation (keeping it in the history first, as
+	// Clear does); DeleteHistory removes one.
+	ListHistory(query string)
+	ResumeHistory(id string)
+	DeleteHistory(id string)
 	Close() error
 }
 

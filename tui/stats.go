@@ -104,6 +104,17 @@ func (s *stats) Cleared(contextUsed int) {
 	s.phase, s.last, s.idleContext = phaseIdle, nil, contextUsed
 }
 
+// SetContext sets the context the conversation fills when it took
+// another path (a version selected) without a turn.
+func (s *stats) SetContext(n int) {
+	if s.last != nil {
+		last := *s.last
+		last.ContextUsed = n
+		s.last = &last
+	}
+	s.idleContext = n
+}
+
 func (s *stats) Failed() {
 	if s.phase == phasePrefill || s.phase == phaseDecode {
 		s.phase = phaseFailed

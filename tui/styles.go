@@ -41,6 +41,10 @@ type Styles struct {
 	WelcomeKey   lipgloss.Style
 	ScrollHint   lipgloss.Style
 	Cursor       lipgloss.Style
+	Version      lipgloss.Style // "‹ 2/3 ›" after a message with versions
+	CodeLabel    lipgloss.Style // "code 2 · go · /copy code 2" above a block
+	FindMatch    lipgloss.Style // a search match
+	FindCurrent  lipgloss.Style // the match the search is on
 
 	// Panels.
 	PanelBorder   lipgloss.Style
@@ -124,6 +128,10 @@ func newStyles(dark, noColor bool) *Styles {
 	s.WelcomeKey = n().Foreground(accent).Bold(true)
 	s.ScrollHint = n().Foreground(accent).Reverse(true)
 	s.Cursor = n().Foreground(accent)
+	s.Version = n().Foreground(accent)
+	s.CodeLabel = n().Foreground(dim).Italic(true)
+	s.FindMatch = n().Background(c("#FFE8A3", "#5C4A00")).Foreground(text)
+	s.FindCurrent = n().Background(warn).Foreground(c("#FFFFFF", "#1E1E1E")).Bold(true)
 
 	s.PanelBorder = n().Border(lipgloss.RoundedBorder()).BorderForeground(faint).Padding(0, 1)
 	s.PanelFocused = n().Border(lipgloss.ThickBorder()).BorderForeground(accent).Padding(0, 1)
@@ -193,6 +201,10 @@ func (s *Styles) applyNoColor() {
 	s.WelcomeKey = n().Bold(true)
 	s.ScrollHint = n().Reverse(true)
 	s.Cursor = n().Bold(true)
+	s.Version = n()
+	s.CodeLabel = n().Italic(true)
+	s.FindMatch = n().Underline(true)
+	s.FindCurrent = n().Reverse(true).Bold(true)
 	s.PanelBorder = n().Border(lipgloss.NormalBorder()).Padding(0, 1)
 	s.PanelFocused = n().Border(lipgloss.ThickBorder()).Padding(0, 1)
 	s.PanelTitle = n().Bold(true)

@@ -128,6 +128,13 @@ func failureText(op string, err error) string {
 		"settings": "The setting was not changed",
 		"clear":    "The conversation was not cleared",
 		"autosave": "Autosave failed",
+		// Regenerate, edit, versions and the history.
+		"regenerate":     "The reply was not regenerated",
+		"edit":           "The message was not changed",
+		"version":        "The version was not shown",
+		"history":        "The history is not available",
+		"resume":         "The conversation was not resumed",
+		"history-delete": "The conversation was not deleted from the history",
 	}[op]
 	if what == "" {
 		what = "Something went wrong"

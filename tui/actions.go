@@ -1,0 +1,238 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Regenerate, edit, versions, the history and the search: what the keys
+// and commands of these features do on the model.
+
+// lastUserText is the last message the user sent, as shown.
+func (m *Model) lastUserText() string {
+	for i := len(m.conv.msgs) - 1; i >= 0; i-- {
+		if m.conv.msgs[i].role == "user" {
+			return m.conv.msgs[i].text
+		}
+	}
+	return ""
+}
+
+// startEditing puts the last message in the input, to be sent in its
+// place; the rule above the input says so.
+func (m *Model) startEditing() {
+	t := m.lastUserText()
+	m.editing, m.editOrig = true, t
+	m.input.SetValue(t)
+	m.input.SetLabel("editing your last message · enter sends it in its place · esc leaves it")
+	m.updateCompletion()
+}
+
+func (m *Model) stopEditing() {
+	m.editing, m.editOrig = false, ""
+	m.input.SetLabel("")
+}
+
+// sendEdit sends the edited last message: the engine rewinds to before
+// it and keeps the old one as another version. The same text again is a
+// regenerate.
+func (m *Model) sendEdit(v string) tea.Cmd {
+	orig := strings.TrimSpace(m.editOrig)
+	m.stopEditing()
+	m.input.Remember(v)
+	m.input.Reset()
+	m.comp.Hide()
+	if v == orig {
+		return m.cmdRetry("")
+	}
+	m.pendingSend, m.pendingEdit = v, v
+	m.refused = ""
+	m.changed, m.unsaved = true, true
+	m.call(func(e Engine) { e.Edit(v) })
+	return nil
+}
+
+// cmdEdit is /edit: alone it puts the last message in the input to edit;
+// with text it sends that in the last message's place.
+func (m *Model) cmdEdit(arg string) tea.Cmd {
+	if m.replying() {
+		return m.errorToast("A reply is streaming; esc stops it before editing.")
+	}
+	if m.lastUserText() == "" {
+		return m.errorToast("There is no message to edit yet.")
+	}
+	if arg = strings.TrimSpace(arg); arg != "" {
+		m.editing, m.editOrig = true, m.lastUserText()
+		return m.sendEdit(arg)
+	}
+	m.startEditing()
+	return nil
+}
+
+// cmdRetry is /retry and ctrl+g: a new reply to the last message; the
+// old one stays as another version (← →).
+func (m *Model) cmdRetry(string) tea.Cmd {
+	if m.replying() {
+		return m.errorToast("A reply is streaming; esc stops it before regenerating.")
+	}
+	if m.lastUserText() == "" {
+		return m.errorToast("There is no reply to regenerate yet.")
+	}
+	m.pendingSend = "regenerate"
+	m.changed, m.unsaved = true, true
+	m.call(func(e Engine) { e.Regenerate() })
+	return nil
+}
+
+// versionTarget is the message ← and → act on: the last one that has
+// other versions.
+func (m *Model) versionTarget() (index int, msg *chatMsg) {
+	for i := len(m.conv.msgs) - 1; i >= 0; i-- {
+		if c := m.conv.msgs[i]; c.versions > 1 {
+			return i, c
+		}
+	}
+	return -1, nil
+}
+
+// stepVersion shows the previous (−1) or next (+1) version of the last
+// message that has several.
+func (m *Model) stepVersion(d int) tea.Cmd {
+	i, c := m.versionTarget()
+	switch {
+	case c == nil:
+		return nil
+	case m.replying():
+		return m.errorToast("A reply is streaming; esc stops it before switching versions.")
+	}
+	v := c.version + d
+	if v < 0 || v >= c.versions {
+		return m.infoToast(fmt.Sprintf("This is version %d of %d.", c.version+1, c.versions))
+	}
+	m.changed, m.unsaved = true, true
+	m.call(func(e Engine) { e.SelectVersion(i, v) })
+	return nil
+}
+
+// cmdNew is /new and ctrl+n: a fresh conversation; the engine keeps the
+// current one in the history.
+func (m *Model) cmdNew(string) tea.Cmd {
+	if m.replying() {
+		return m.errorToast("A reply is streaming; esc stops it before starting anew.")
+	}
+	m.stopEditing()
+	m.call(func(e Engine) { e.Clear() })
+	return nil
+}
+
+// cmdHistory opens the history panel, searching for arg if given.
+func (m *Model) cmdHistory(arg string) tea.Cmd {
+	m.openPanel(panelHistory)
+	m.hist.field.SetValue(strings.TrimSpace(arg))
+	m.hist.field.CursorEnd()
+	q := m.hist.Query()
+	m.call(func(e Engine) { e.ListHistory(q) })
+	return m.setFocus(focusHistory)
+}
+
+// historyAction carries out what the history panel asked for.
+func (m *Model) historyAction(a histAction) tea.Cmd {
+	switch a.op {
+	case "search":
+		q := m.hist.Query()
+		m.call(func(e Engine) { e.ListHistory(q) })
+	case "close":
+		m.closePanel()
+	case "blur":
+		m.setFocus(focusInput)
+	case "resume":
+		if a.id == "" { // the conversation on screen, not kept yet
+			m.closePanel()
+			return nil
+		}
+		if m.replying() {
+			return m.errorToast("A reply is streaming; esc stops it before resuming another conversation.")
+		}
+		m.stopEditing()
+		m.call(func(e Engine) { e.ResumeHistory(a.id) })
+		m.closePanel()
+	case "delete":
+		m.call(func(e Engine) { e.DeleteHistory(a.id) })
+	}
+	return nil
+}
+
+// cmdFind opens the search in the conversation, with arg as its text.
+func (m *Model) cmdFind(arg string) tea.Cmd {
+	cmd := m.setFocus(focusFind)
+	cmd = tea.Batch(cmd, m.findBar.Open(strings.TrimSpace(arg)))
+	m.find()
+	return cmd
+}
+
+// find searches for the bar's text and shows the newest match.
+func (m *Model) find() {
+	m.conv.SetFind(m.findBar.Query())
+	m.findBar.cur, m.findBar.total = m.conv.FindCount()
+}
+
+func (m *Model) closeFind() {
+	m.conv.CloseFind()
+	m.setFocus(focusInput)
+}
+
+// findAction carries out what a key in the search bar asked for.
+func (m *Model) findAction(a findAction) tea.Cmd {
+	switch a {
+	case findChange:
+		m.find()
+	case findPrev, findNext:
+		d := -1
+		if a == findNext {
+			d = 1
+		}
+		m.conv.FindStep(d)
+		m.findBar.cur, m.findBar.total = m.conv.FindCount()
+	case findClose:
+		m.closeFind()
+	}
+	return nil
+}
+
+// cmdCopy is /copy (the last reply) and /copy code [N] (a code block:
+// the last one, or block N as labelled).
+func (m *Model) cmdCopy(arg string) tea.Cmd {
+	w := strings.Fields(strings.ToLower(arg))
+	switch {
+	case len(w) == 0:
+		text, ok := m.conv.LastReply()
+		if !ok {
+			return m.errorToast("There is no reply to copy yet.")
+		}
+		return copyText(text, "", m.env, m.nativeClipboard)
+	case w[0] != "code" || len(w) > 2:
+		return m.errorToast("/copy takes nothing (the last reply) or code [N] (a code block: the last one, or block N as labelled).")
+	}
+	n := 0
+	if len(w) == 2 {
+		var err error
+		if n, err = strconv.Atoi(w[1]); err != nil || n < 1 {
+			return m.errorToast("/copy code takes the number of a block, as its label shows (code 1, code 2, …).")
+		}
+	}
+	cb, at, total := m.conv.CodeBlock(n)
+	switch {
+	case total == 0:
+		return m.errorToast("There is no code block in the conversation yet.")
+	case at == 0:
+		return m.errorToast(fmt.Sprintf("There is no code block %d; the conversation has %s.", n, plural(total, "block")))
+	}
+	what := fmt.Sprintf("code block %d", at)
+	if cb.lang != "" {
+		what += " (" + cb.lang + ")"
+	}
+	return copyText(cb.code, what, m.env, m.nativeClipboard)
+}

@@ -1,0 +1,97 @@
+package tui
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	xansi "github.com/charmbracelet/x/ansi"
+)
+
+// findBar is the search field on the bottom line while the search in
+// the conversation is open (ctrl+f). It has the keys while it is shown.
+type findBar struct {
+	st    *Styles
+	width int
+	field textinput.Model
+	cur   int // the match shown, from 1
+	total int
+}
+
+// findAction is what a key in the bar asks for.
+type findAction int
+
+const (
+	findNone   findAction = iota
+	findChange            // the query changed
+	findPrev              // the previous match (older)
+	findNext              // the next match (newer)
+	findClose
+)
+
+func newFindBar(st *Styles) findBar {
+	f := textinput.New()
+	f.Prompt = ""
+	f.Placeholder = "text in the conversation"
+	f.CharLimit = 200
+	return findBar{st: st, field: f}
+}
+
+func (b *findBar) SetSize(w int) {
+	b.width = w
+	b.field.SetWidth(max(10, min(40, w-50)))
+}
+
+func (b *findBar) Open(q string) tea.Cmd {
+	b.field.SetValue(q)
+	b.field.CursorEnd()
+	return b.field.Focus()
+}
+
+func (b *findBar) Blur() { b.field.Blur() }
+
+func (b *findBar) Query() string { return b.field.Value() }
+
+// Update handles a key while the bar has the focus.
+func (b *findBar) Update(msg tea.KeyPressMsg) (findAction, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		return findClose, nil
+	case "enter", "up", "ctrl+p", "ctrl+f":
+		return findPrev, nil
+	case "shift+enter", "down", "ctrl+n":
+		return findNext, nil
+	}
+	before := b.field.Value()
+	var cmd tea.Cmd
+	b.field, cmd = b.field.Update(msg)
+	if b.field.Value() != before {
+		return findChange, cmd
+	}
+	return findNone, cmd
+}
+
+// Paste types pasted text into the field.
+func (b *findBar) Paste(msg tea.PasteMsg) (findAction, tea.Cmd) {
+	before := b.field.Value()
+	var cmd tea.Cmd
+	b.field, cmd = b.field.Update(msg)
+	if b.field.Value() != before {
+		return findChange, cmd
+	}
+	return findNone, cmd
+}
+
+func (b *findBar) View() string {
+	st := b.st
+	line := st.Label.Render("find: ") + b.field.View()
+	switch {
+	case b.field.Value() == "":
+	case b.total == 0:
+		line += "  " + st.StatusWarn.UnsetBackground().Render("no match")
+	default:
+		line += "  " + st.Value.Render(fmt.Sprintf("%d/%d", b.cur, b.total))
+	}
+	line += st.Dim.Render("  enter/↑ older · ↓ newer · esc closes")
+	return xansi.Truncate(line, b.width, "…")
+}

@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// TestNewKeepsConversationInHistory: /new starts afresh and says the
+// last conversation is in the history; ctrl+l lists it, typing searches
+// every conversation's text, enter resumes the selected one and gives
+// the keys back to the input.
+func TestNewKeepsConversationInHistory(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	turn(t, m, f, "tell me about pears")
+	typeText(m, "/new")
+	m.Update(press("enter"))
+	drain(m, f)
+	if got := plain(m); !strings.Contains(got, "Type a message") || !strings.Contains(m.toast.last, "kept in the history") {
+		t.Fatalf("after /new (toast %q):\n%s", m.toast.last, got)
+	}
+	turn(t, m, f, "and now apples")
+
+	m.Update(press("ctrl+l"))
+	drain(m, f)
+	if m.focus != focusHistory || lastCall(f) != "ListHistory " {
+		t.Fatalf("ctrl+l: focus %v, last call %q", m.focus, lastCall(f))
+	}
+	got := plain(m)
+	for _, want := range []string{"history (1)", "tell me about pears", "the keys act here", "keys go to the history panel"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("history panel lacks %q:\n%s", want, got)
+		}
+	}
+	typeText(m, "pear")
+	if lastCall(f) != "ListHistory pear" {
+		t.Fatalf("typing searched with %q", lastCall(f))
+	}
+	drain(m, f)
+	if got := plain(m); !strings.Contains(got, "1 found") {
+		t.Fatalf("search result:\n%s", got)
+	}
+	// A list for an older query is dropped: a newer answer is coming.
+	stale := engine.History{Op: "list", Query: "pe", List: []engine.HistoryInfo{{ID: "x", Title: "stale entry"}}}
+	send(m, stale)
+	if strings.Contains(plain(m), "stale entry") {
+		t.Fatal("a list for an older query replaced the current one")
+	}
+	m.Update(press("enter"))
+	if !strings.HasPrefix(lastCall(f), "ResumeHistory ") {
+		t.Fatalf("enter called %q", lastCall(f))
+	}
+	drain(m, f)
+	got = plain(m)
+	if m.focus != focusInput || m.panel != panelNone || !strings.Contains(got, "tell me about pears") || strings.Contains(got, "and now apples") {
+		t.Fatalf("after resuming (focus %v, panel %v):\n%s", m.focus, m.panel, got)
+	}
+	// What was on screen went into the history; both are there now.
+	m.Update(press("ctrl+l"))
+	drain(m, f)
+	if got := plain(m); !strings.Contains(got, "history (2)") || !strings.Contains(got, "and now apples") || !strings.Contains(got, "● tell me about pears") {
+		t.Fatalf("history after resuming:\n%s", got)
+	}
+}
+
+// TestHistoryDeleteAsks: ctrl+d asks; only y deletes; tab gives the
+// keys back without closing the panel, tab again takes them.
+func TestHistoryDeleteAsks(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	goldenHistory(f)
+	m := newTestModel(t, f, 120, 40, Options{})
+	typeText(m, "/history")
+	m.Update(press("enter"))
+	drain(m, f)
+	m.Update(press("down"))
+	m.Update(press("ctrl+d"))
+	if got := plain(m); !strings.Contains(got, `Delete "Plan the pruning calendar" from the history?`) {
+		t.Fatalf("ctrl+d did not ask:\n%s", got)
+	}
+	m.Update(press("n"))
+	if strings.Contains(strings.Join(f.Calls(), "|"), "DeleteHistory") {
+		t.Fatal("n deleted")
+	}
+	m.Update(press("ctrl+d"))
+	m.Update(press("y"))
+	if lastCall(f) != "DeleteHistory 20260313-090000-b2" {
+		t.Fatalf("y called %q", lastCall(f))
+	}
+	drain(m, f)
+	if got := plain(m); strings.Contains(got, "pruning calendar") || !strings.Contains(m.toast.last, "Deleted") {
+		t.Fatalf("after delete (toast %q):\n%s", m.toast.last, got)
+	}
+	m.Update(press("tab"))
+	if m.focus != focusInput || m.panel != panelHistory {
+		t.Fatalf("tab: focus %v panel %v", m.focus, m.panel)
+	}
+	typeText(m, "d")
+	if m.input.Value() != "d" {
+		t.Fatal("a key typed after tab did not reach the input")
+	}
+	m.Update(press("ctrl+c"))
+	m.Update(press("tab"))
+	if m.focus != focusHistory {
+		t.Fatalf("tab did not give the keys back to the panel: %v", m.focus)
+	}
+	m.Update(press("esc"))
+	if m.panel != panelNone || m.focus != focusInput {
+		t.Fatal("esc did not close the panel")
+	}
+}
+
+// TestPaletteRunsNewCommands: the palette opens the history and the
+// search and regenerates, as their keys do.
+func TestPaletteRunsNewCommands(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	turn(t, m, f, "hello")
+	for _, tt := range []struct {
+		filter string
+		check  func() bool
+	}{
+		{"history", func() bool { return m.focus == focusHistory && m.panel == panelHistory }},
+		{"search this", func() bool { return m.focus == focusFind }},
+		{"regenerate", func() bool { return lastCall(f) == "Regenerate" }},
+	} {
+		m.Update(press("ctrl+p"))
+		typeText(m, tt.filter)
+		m.Update(press("enter"))
+		if !tt.check() {
+			t.Errorf("palette %q: focus %v, panel %v, last call %q", tt.filter, m.focus, m.panel, lastCall(f))
+		}
+		m.Update(press("esc"))
+		drain(m, f)
+	}
+}
