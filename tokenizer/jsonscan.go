@@ -114,7 +114,7 @@ func (s *scanner) str(dst []byte) ([]byte, error) {
 			}
 			dst = utf8.AppendRune(dst, r)
 		default:
-			return dst, s.errorf("invalid escape \\%c", c)
+			return dst, s.errorf("invalid escape %q", "\\"+string(rune(c)))
 		}
 	}
 }
