@@ -61,6 +61,14 @@ func (e *Engine) UseHistory(st HistoryStore, p HistoryPolicy) {
 // faster than they are answered are merged into the last.
 func (e *Engine) ListHistory(query string) { e.reads.ask(&query) }
 
+// SearchHistory answers what ListHistory reports, to the caller: the
+// conversations whose text holds query (all for ""), newest first. It
+// reads the history's folder beside the engine goroutine, so a turn in
+// flight does not hold it up; the server's GET answers with it.
+func (e *Engine) SearchHistory(query string) ([]HistoryInfo, error) {
+	return e.reads.list(e, query)
+}
+
 // ResumeHistory replaces the conversation with one from the history; the
 // conversation it replaces is kept there first.
 func (e *Engine) ResumeHistory(id string) {
@@ -270,6 +278,7 @@ func thousands(n int) string {
 // arrive while one is answered are merged, and the answer is for the last.
 type historyReader struct {
 	mu     sync.Mutex
+	listMu sync.Mutex // one list at a time: texts is its cache
 	query  string
 	wanted bool
 	kick   chan struct{}
@@ -335,6 +344,8 @@ func (r *historyReader) run(e *Engine) {
 
 // list reads the history: every entry, or those whose text holds query.
 func (r *historyReader) list(e *Engine, query string) ([]HistoryInfo, error) {
+	r.listMu.Lock()
+	defer r.listMu.Unlock()
 	e.hmu.Lock()
 	st, cur := e.hist, e.histID
 	e.hmu.Unlock()

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"testing"
 
 	"github.com/orchard-llm/orchard/engine"
@@ -72,6 +74,20 @@ func TestAttachedVersionsAndHistory(t *testing.T) {
 	})
 	if l := list[len(list)-1].(engine.History).List; len(l) != 1 || l[0].ID != id || !l[0].KV {
 		t.Fatalf("history search %+v", l)
+	}
+	// An HTTP client reads the same search in the GET's answer.
+	resp, err := http.Get(ts.url + "/orchard/v1/history?q=HELLO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Query   string        `json:"query"`
+		History []wireHistory `json:"history"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || got.Query != "HELLO" || len(got.History) != 1 || got.History[0].ID != id {
+		t.Fatalf("GET history: %d %+v %v", resp.StatusCode, got, err)
 	}
 	a.ResumeHistory(id)
 	until(t, a, func(ev engine.Event) bool { x, ok := ev.(engine.History); return ok && x.Op == "resume" })

@@ -294,13 +294,27 @@ func (s *Server) sessionVersion(w http.ResponseWriter, r *http.Request) {
 	s.run(w, r, func(e Engine) { e.SelectVersion(body.Index, body.Version) })
 }
 
-// listHistory is GET /orchard/v1/history?q=TEXT: the engine lists the
-// conversation history beside its turns, so the list always arrives as a
-// "history" event on the event stream; this answers 202.
+// listHistory is GET /orchard/v1/history?q=TEXT: the conversations whose
+// text holds q, newest first. With "Prefer: respond-async" (an attached
+// screen) it answers 202 and the list comes as a "history" event on the
+// event stream, as every other command's result does.
 func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("q")
-	s.eng.ListHistory(q)
-	writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+	if async(r) {
+		s.eng.ListHistory(q)
+		writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
+		return
+	}
+	list, err := s.eng.SearchHistory(q)
+	if err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, engine.ErrNoHistory) {
+			status = http.StatusNotFound
+		}
+		apiError(w, status, "invalid_request_error", "history_failed", "", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "query": q, "history": toWireHistory(list)})
 }
 
 func (s *Server) resumeHistory(w http.ResponseWriter, r *http.Request) {

@@ -43,6 +43,7 @@ type Engine interface {
 	Edit(text string)
 	SelectVersion(index, version int)
 	ListHistory(query string)
+	SearchHistory(query string) ([]engine.HistoryInfo, error)
 	ResumeHistory(id string)
 	DeleteHistory(id string)
 	Mark(id uint64)
