@@ -229,7 +229,7 @@ func (c *checkpoints) View() string {
 			name = fmt.Sprintf("▣%d %s", cp.Media, name) // it holds images or clips
 		}
 		line := padRight(xansi.Truncate(name, nameW, "…"), nameW) + fmt.Sprintf("  %-12s  %5s  %7s  %8s  %s",
-			cp.Created.Format("Jan 02 15:04"),
+			cp.Created.Local().Format("Jan 02 15:04"),
 			commas(cp.Turns), commas(cp.Tokens), humanBytes(uint64(max(cp.Bytes, 0))),
 			xansi.Truncate(bundle, bundleW, "…"))
 		line = padRight(xansi.Truncate(line, inner, "…"), inner)

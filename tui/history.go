@@ -211,7 +211,7 @@ func (h *historyPanel) View() string {
 			name = "⚠ " + name
 		}
 		line := mark + padRight(xansi.Truncate(name, titleW, "…"), titleW) + fmt.Sprintf("  %-12s  %5s  %7s",
-			it.Updated.Format("Jan 02 15:04"), commas(it.Turns), cache)
+			it.Updated.Local().Format("Jan 02 15:04"), commas(it.Turns), cache)
 		line = padRight(xansi.Truncate(line, inner, "…"), inner)
 		switch {
 		case i == h.cursor && h.focused:
