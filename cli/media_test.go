@@ -1,57 +1,33 @@
 package cli
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"image"
-	"image/color"
-	"image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/orchard-llm/orchard/internal/testmedia"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
 func testPNG(t *testing.T, dir string) string {
 	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, 30, 20))
-	for y := range 20 {
-		for x := range 30 {
-			img.Set(x, y, color.RGBA{uint8(x * 8), uint8(y * 12), 90, 255})
-		}
-	}
-	p := filepath.Join(dir, "pic.png")
-	f, _ := os.Create(p)
-	png.Encode(f, img)
-	f.Close()
-	return p
+	return writeTestFile(t, dir, "pic.png", testmedia.PNG(1, 30, 20))
 }
 
 func testWAV(t *testing.T, dir string, seconds float64) string {
 	t.Helper()
-	n := int(seconds * 16000)
-	b := make([]byte, 44+2*n)
-	copy(b, "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*n))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1)
-	binary.LittleEndian.PutUint16(b[22:], 1)
-	binary.LittleEndian.PutUint32(b[24:], 16000)
-	binary.LittleEndian.PutUint32(b[28:], 32000)
-	binary.LittleEndian.PutUint16(b[32:], 2)
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(2*n))
-	for i := range n {
-		binary.LittleEndian.PutUint16(b[44+2*i:], uint16(int16(6000*math.Sin(float64(i)/7))))
+	return writeTestFile(t, dir, "clip.wav", testmedia.WAV(seconds, 440))
+}
+
+func writeTestFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	p := filepath.Join(dir, "clip.wav")
-	os.WriteFile(p, b, 0o600)
 	return p
 }
 

@@ -1,13 +1,8 @@
 package engine
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +11,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testmedia"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -23,19 +19,8 @@ import (
 // writePNG writes a w×h picture whose pattern depends on seed.
 func writePNG(t testing.TB, dir string, seed, w, h int) string {
 	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, color.NRGBA{uint8(x*7 + seed*40), uint8(y*5 + seed*13), uint8((x+y)*3 + seed), 255})
-		}
-	}
 	p := filepath.Join(dir, fmt.Sprintf("picture-%d.png", seed))
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
+	if err := os.WriteFile(p, testmedia.PNG(seed, w, h), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -44,26 +29,8 @@ func writePNG(t testing.TB, dir string, seed, w, h int) string {
 // writeWAV writes a 16 kHz mono 16-bit clip of a tone.
 func writeWAV(t testing.TB, dir string, seconds, hz float64) string {
 	t.Helper()
-	n := int(seconds * 16000)
-	data := make([]byte, 44+2*n)
-	copy(data, "RIFF")
-	binary.LittleEndian.PutUint32(data[4:], uint32(36+2*n))
-	copy(data[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(data[16:], 16)
-	binary.LittleEndian.PutUint16(data[20:], 1) // PCM
-	binary.LittleEndian.PutUint16(data[22:], 1) // mono
-	binary.LittleEndian.PutUint32(data[24:], 16000)
-	binary.LittleEndian.PutUint32(data[28:], 32000)
-	binary.LittleEndian.PutUint16(data[32:], 2)
-	binary.LittleEndian.PutUint16(data[34:], 16)
-	copy(data[36:], "data")
-	binary.LittleEndian.PutUint32(data[40:], uint32(2*n))
-	for i := range n {
-		v := int16(8000 * math.Sin(2*math.Pi*hz*float64(i)/16000))
-		binary.LittleEndian.PutUint16(data[44+2*i:], uint16(v))
-	}
 	p := filepath.Join(dir, fmt.Sprintf("tone-%.0f.wav", hz))
-	if err := os.WriteFile(p, data, 0o600); err != nil {
+	if err := os.WriteFile(p, testmedia.WAV(seconds, hz), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,3 +213,15 @@ func engineReply(t testing.TB, set engine.Settings, msgs ...string) []string {
 }
 
 var httpClient = &http.Client{Timeout: 60 * time.Second}
+
+// postChat posts a raw body to /v1/chat/completions, for what a client
+// library would never send; err is the API error the answer carries.
+func postChat(t testing.TB, ts *testServer, body string) (*http.Response, error) {
+	t.Helper()
+	resp, err := httpClient.Post(ts.url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp, responseError(resp)
+}

@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,45 +17,8 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testmedia"
 )
-
-// pngBytes is a w×h picture whose pattern depends on seed.
-func pngBytes(t testing.TB, seed, w, h int) []byte {
-	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, color.NRGBA{uint8(x*9 + seed*50), uint8(y*7 + seed*19), uint8((x+y)*5 + seed), 255})
-		}
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// wavBytes is a 16 kHz mono 16-bit clip of a tone.
-func wavBytes(seconds, hz float64) []byte {
-	n := int(seconds * 16000)
-	data := make([]byte, 44+2*n)
-	copy(data, "RIFF")
-	binary.LittleEndian.PutUint32(data[4:], uint32(36+2*n))
-	copy(data[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(data[16:], 16)
-	binary.LittleEndian.PutUint16(data[20:], 1)
-	binary.LittleEndian.PutUint16(data[22:], 1)
-	binary.LittleEndian.PutUint32(data[24:], 16000)
-	binary.LittleEndian.PutUint32(data[28:], 32000)
-	binary.LittleEndian.PutUint16(data[32:], 2)
-	binary.LittleEndian.PutUint16(data[34:], 16)
-	copy(data[36:], "data")
-	binary.LittleEndian.PutUint32(data[40:], uint32(2*n))
-	for i := range n {
-		binary.LittleEndian.PutUint16(data[44+2*i:], uint16(int16(8000*math.Sin(2*math.Pi*hz*float64(i)/16000))))
-	}
-	return data
-}
 
 // mediaFiles writes the test's pictures and clip into dir.
 type mediaFiles struct {
@@ -74,12 +32,12 @@ func writeMedia(t testing.TB) mediaFiles {
 	var m mediaFiles
 	for i := range m.pics {
 		m.pics[i] = filepath.Join(dir, fmt.Sprintf("picture-%d.png", i))
-		if err := os.WriteFile(m.pics[i], pngBytes(t, i+1, 24+4*i, 18), 0o600); err != nil {
+		if err := os.WriteFile(m.pics[i], testmedia.PNG(i+1, 24+4*i, 18), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	m.clip = filepath.Join(dir, "tone.wav")
-	if err := os.WriteFile(m.clip, wavBytes(0.5, 440), 0o600); err != nil {
+	if err := os.WriteFile(m.clip, testmedia.WAV(0.5, 440), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -214,7 +172,7 @@ func TestOpenAIMedia(t *testing.T) {
 func TestOpenAIMediaRefusals(t *testing.T) {
 	ts := startServer(t, serverOpts{family: "v2", maxMedia: 4 << 10})
 	c := openAIClient(ts, "")
-	pic := base64.StdEncoding.EncodeToString(pngBytes(t, 1, 8, 8))
+	pic := base64.StdEncoding.EncodeToString(testmedia.PNG(1, 8, 8))
 	big := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 5<<10))
 	image := func(url string) openai.ChatCompletionNewParams {
 		return params(ts.info.Name, 4, openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
@@ -223,7 +181,7 @@ func TestOpenAIMediaRefusals(t *testing.T) {
 		}))
 	}
 	audio := params(ts.info.Name, 4, openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
-		openai.InputAudioContentPart(openai.ChatCompletionContentPartInputAudioInputAudioParam{Data: base64.StdEncoding.EncodeToString(wavBytes(0.2, 300)), Format: "wav"}),
+		openai.InputAudioContentPart(openai.ChatCompletionContentPartInputAudioInputAudioParam{Data: base64.StdEncoding.EncodeToString(testmedia.WAV(0.2, 300)), Format: "wav"}),
 	}))
 	later := params(ts.info.Name, 4, openai.UserMessage("hi"), openai.ChatCompletionMessageParamUnion{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
 		Content: openai.ChatCompletionAssistantMessageParamContentUnion{OfString: openai.String("x")}}}, openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
@@ -283,12 +241,7 @@ func TestOpenAIMediaRefusals(t *testing.T) {
 		{"body too large", `{"model": "orchard", "messages": [{"role": "user", "content": "` + strings.Repeat("a", 33<<20) + `"}]}`, 413, "request body"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := httpClient.Post(ts.url+"/v1/chat/completions", "application/json", strings.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			err = responseError(resp)
+			resp, err := postChat(t, ts, tc.body)
 			if resp.StatusCode != tc.status || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("HTTP %d: %v", resp.StatusCode, err)
 			}
@@ -478,7 +431,7 @@ func TestAttachMediaRefused(t *testing.T) {
 		says string
 	}{
 		{engine.MediaFile{Kind: engine.MediaAudio, Path: m.clip}, "more than the 1 KiB allowed by the server"},
-		{engine.MediaFile{Kind: engine.MediaAudio, Data: wavBytes(0.01, 300), Name: "tiny.wav"}, "audio_fp16.mlmodelc"},
+		{engine.MediaFile{Kind: engine.MediaAudio, Data: testmedia.WAV(0.01, 300), Name: "tiny.wav"}, "audio_fp16.mlmodelc"},
 		{engine.MediaFile{Kind: engine.MediaImage, Data: bytes.Repeat([]byte{1}, 2<<10), Name: "big.png"}, "media[0] is 2 KiB, over the 1 KiB"},
 	} {
 		a.Send("hear this", tc.f)

@@ -169,12 +169,7 @@ func TestOpenAIErrors(t *testing.T) {
 		{"zero max_tokens", `{"model": "` + model + `", "max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]}`, "invalid_value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := httpClient.Post(ts.url+"/v1/chat/completions", "application/json", strings.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			err = responseError(resp)
+			resp, err := postChat(t, ts, tc.body)
 			if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" {
 				t.Fatalf("HTTP %d: %v", resp.StatusCode, err)
 			}
