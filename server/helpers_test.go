@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -215,13 +216,18 @@ func engineReply(t testing.TB, set engine.Settings, msgs ...string) []string {
 var httpClient = &http.Client{Timeout: 60 * time.Second}
 
 // postChat posts a raw body to /v1/chat/completions, for what a client
-// library would never send; err is the API error the answer carries.
-func postChat(t testing.TB, ts *testServer, body string) (*http.Response, error) {
+// library would never send, and returns the answer and the API error it
+// carries.
+func postChat(t testing.TB, ts *testServer, body string) (*http.Response, apiErrorDetail) {
 	t.Helper()
 	resp, err := httpClient.Post(ts.url+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	return resp, responseError(resp)
+	var e apiErrorBody
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatalf("HTTP %d: the answer is no API error: %v", resp.StatusCode, err)
+	}
+	return resp, e.Error
 }

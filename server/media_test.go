@@ -241,9 +241,9 @@ func TestOpenAIMediaRefusals(t *testing.T) {
 		{"body too large", `{"model": "orchard", "messages": [{"role": "user", "content": "` + strings.Repeat("a", 33<<20) + `"}]}`, 413, "request body"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := postChat(t, ts, tc.body)
-			if resp.StatusCode != tc.status || !strings.Contains(err.Error(), tc.says) {
-				t.Fatalf("HTTP %d: %v", resp.StatusCode, err)
+			resp, e := postChat(t, ts, tc.body)
+			if resp.StatusCode != tc.status || !strings.Contains(e.Message, tc.says) {
+				t.Fatalf("HTTP %d: %s", resp.StatusCode, e.Message)
 			}
 		})
 	}

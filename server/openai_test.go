@@ -169,9 +169,9 @@ func TestOpenAIErrors(t *testing.T) {
 		{"zero max_tokens", `{"model": "` + model + `", "max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]}`, "invalid_value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := postChat(t, ts, tc.body)
-			if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" {
-				t.Fatalf("HTTP %d: %v", resp.StatusCode, err)
+			resp, e := postChat(t, ts, tc.body)
+			if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" || e.Code == nil || *e.Code != tc.code {
+				t.Fatalf("HTTP %d code %v: %s", resp.StatusCode, e.Code, e.Message)
 			}
 		})
 	}
