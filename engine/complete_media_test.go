@@ -44,13 +44,7 @@ func readBytes(t testing.TB, path string) []byte {
 func TestCompleteMedia(t *testing.T) {
 	dir := t.TempDir()
 	pic, clip := writePNG(t, dir, 4, 30, 20), writeWAV(t, dir, 0.5, 330)
-	for _, tt := range []struct {
-		family, kind, path, text string
-	}{
-		{"r1", MediaImage, pic, "What is this?"},
-		{"v2", MediaImage, pic, "What is this?"},
-		{"r1", MediaAudio, clip, "Transcribe."},
-	} {
+	for _, tt := range mediaCases(pic, clip) {
 		t.Run(tt.family+"-"+tt.kind, func(t *testing.T) {
 			b := tinyBundle(t, tt.family)
 			set := greedyOff(8)

@@ -36,6 +36,19 @@ func writeWAV(t testing.TB, dir string, seconds, hz float64) string {
 	return p
 }
 
+// mediaCase is a first turn with a file.
+type mediaCase struct{ family, kind, path, text string }
+
+// mediaCases are the families that take each kind of file: r1 and v2 a
+// picture, r1 a clip.
+func mediaCases(pic, clip string) []mediaCase {
+	return []mediaCase{
+		{"r1", MediaImage, pic, "What is this?"},
+		{"v2", MediaImage, pic, "What is this?"},
+		{"r1", MediaAudio, clip, "Transcribe."},
+	}
+}
+
 // mediaSession is a session on a tiny bundle with its encoders.
 func mediaSession(t testing.TB, b *bundle.Bundle, set Settings) *Session {
 	t.Helper()
@@ -101,13 +114,7 @@ func sendMedia(t testing.TB, s *Session, text string, files ...MediaFile) ([]int
 func TestMediaTurnsMatchOracle(t *testing.T) {
 	dir := t.TempDir()
 	pic, clip := writePNG(t, dir, 1, 40, 30), writeWAV(t, dir, 0.6, 440)
-	for _, tt := range []struct {
-		family, kind, path, text string
-	}{
-		{"r1", MediaImage, pic, "What is this?"},
-		{"v2", MediaImage, pic, "What is this?"},
-		{"r1", MediaAudio, clip, "Transcribe."},
-	} {
+	for _, tt := range mediaCases(pic, clip) {
 		t.Run(tt.family+"-"+tt.kind, func(t *testing.T) {
 			b := tinyBundle(t, tt.family)
 			set := Settings{MaxTokens: 12, Speculation: SpecModeOff}
