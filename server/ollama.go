@@ -36,7 +36,6 @@ type ollamaMessage struct {
 	Role    string   `json:"role"`
 	Content string   `json:"content"`
 	Images  []string `json:"images,omitempty"` // base64, user messages
-
 }
 
 type ollamaChunk struct {
