@@ -29,6 +29,7 @@ var hostileTOML = []struct {
 	{"value missing", "[sampling]\ntop_k = \n", nil, "config.toml:2: sampling.top_k: unexpected character"},
 	{"unterminated array", "[keys]\nquit = [\"a\",\n", nil, "config.toml:2: keys.quit: array is incomplete"},
 	{"escape in a key", "[sampling]\n\"\\u001b]0;x\\u0007\" = 1\n", ErrUnknownKey, `config.toml:2: "sampling.\x1b]0;x\a": unknown key`},
+	{"newline in a key", "\"\\n\" = 1\n", ErrUnknownKey, `config.toml:1: "\n": unknown key`},
 	{"huge string for a number", "[sampling]\ntop_k = \"" + strings.Repeat("9", 100000) + "\"\n", ErrWrongType,
 		`got the string "99999`},
 }

@@ -226,7 +226,7 @@ func tableHeader(l string) (string, bool) {
 
 // cutKey keeps a key from a broken line short and printable.
 func cutKey(k string) string {
-	if len(k) > termsafe.MaxQuote || !termsafe.Safe(k) {
+	if len(k) > termsafe.MaxQuote || !termsafe.SafeLine(k) {
 		return termsafe.Quote(k)
 	}
 	return k

@@ -40,6 +40,11 @@ func Text(s string) string { return clean(s, true) }
 // Safe reports whether s prints as itself (Text would not change it).
 func Safe(s string) bool { return firstUnsafe(s, true) < 0 }
 
+// SafeLine reports whether s prints as itself on one line (Line would not
+// change it): for names and keys, where a newline or tab would split or
+// misalign the message that shows them.
+func SafeLine(s string) bool { return firstUnsafe(s, false) < 0 }
+
 func firstUnsafe(s string, keepLines bool) int {
 	for i := 0; i < len(s); {
 		c := s[i]

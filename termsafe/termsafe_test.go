@@ -34,6 +34,9 @@ func TestLineAndText(t *testing.T) {
 		if got := Safe(c.in); got != (c.in == c.text) {
 			t.Errorf("Safe(%q) = %v", c.in, got)
 		}
+		if got := SafeLine(c.in); got != (c.in == c.line) {
+			t.Errorf("SafeLine(%q) = %v", c.in, got)
+		}
 	}
 }
 
