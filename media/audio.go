@@ -38,16 +38,18 @@ func DecodeAudio(src Source, o Options) (*Audio, error) {
 		return nil, fmt.Errorf("audio %s is empty", path)
 	}
 	pcm, err := decodeAudio(path, data, o)
+	if tl := (*TooLongError)(nil); errors.As(err, &tl) {
+		return nil, &LimitError{Option: "MaxSeconds", Err: fmt.Errorf("audio %s %w", path, err)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("audio %s: %w", path, err)
 	}
 	if len(pcm.Samples) == 0 {
 		return nil, fmt.Errorf("audio %s: the file holds no samples", path)
 	}
-	secs := float64(len(pcm.Samples)) / float64(pcm.Rate)
-	if secs > o.maxSeconds() {
-		return nil, fmt.Errorf("audio %s is %s long; orchard reads at most %s of audio (each 30 s takes 750 tokens of context)",
-			path, formatSeconds(secs), formatSeconds(o.maxSeconds()))
+	// The decoders stop at the limit; a platform decoder may not.
+	if secs := float64(len(pcm.Samples)) / float64(pcm.Rate); secs > o.maxSeconds() {
+		return nil, &LimitError{Option: "MaxSeconds", Err: fmt.Errorf("audio %s %w", path, &TooLongError{Seconds: secs, Limit: o.maxSeconds()})}
 	}
 	a := &Audio{Info: info, Format: pcm.Format, SourceRate: pcm.Rate, Channels: pcm.Channels, Samples: pcm.Samples}
 	if pcm.Rate != SampleRate {
@@ -62,16 +64,16 @@ func decodeAudio(path string, data []byte, o Options) (*PCM, error) {
 	var err error
 	switch sniffAudio(data) {
 	case "wav":
-		pcm, err = decodeWAV(data)
+		pcm, err = decodeWAV(data, o.maxSeconds())
 	case "flac":
-		pcm, err = decodeFLAC(data)
+		pcm, err = decodeFLAC(data, o.maxSeconds())
 	case "mp3":
-		pcm, err = decodeMP3(data)
+		pcm, err = decodeMP3(data, o.maxSeconds())
 	default:
 		if o.Audio == nil {
 			return nil, fmt.Errorf("%w: orchard reads WAV, FLAC and MP3 here (m4a, caf and other formats only on macOS, through AVFoundation); convert it, e.g. to WAV", ErrUnsupportedFormat)
 		}
-		pcm, err = o.Audio.DecodeAudio(path, data)
+		pcm, err = o.Audio.DecodeAudio(path, data, o.maxSeconds())
 		if errors.Is(err, ErrUnsupportedFormat) {
 			return nil, fmt.Errorf("%w: not WAV, FLAC, MP3 or a format the system decoder reads", ErrUnsupportedFormat)
 		}

@@ -2,12 +2,15 @@ package media
 
 import (
 	"bytes"
+	"errors"
 	"image/color"
 	"image/png"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -77,7 +80,7 @@ func TestLoadAudioMP3(t *testing.T) {
 	}
 	// A stereo copy (by hand) for the joint-stereo encoding.
 	raw, _ := os.ReadFile(w)
-	mono, err := decodeWAV(raw)
+	mono, err := decodeWAV(raw, DefaultMaxSeconds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,4 +198,84 @@ func TestLoadImageWebP(t *testing.T) {
 			t.Errorf("alpha: (%d,%d) = %v, want %v", c.x, c.y, p[:3], c.want)
 		}
 	}
+}
+
+// TestLongClipStopsAtTheLimit: a small compressed file can hold hours of
+// audio, so decoding stops at the length limit. Each format refuses a
+// clip over it with a *TooLongError, allocating for the limit rather than
+// the clip: a quarter of what decoding the whole clip takes, at most.
+func TestLongClipStopsAtTheLimit(t *testing.T) {
+	needTool(t, "flac")
+	needTool(t, "lame")
+	dir := t.TempDir()
+	const rate, secs = 22050, 60
+	pcm := make([]byte, 0, 2*rate*secs)
+	for i := range rate * secs {
+		v := int16(8000 * math.Sin(2*math.Pi*440*float64(i)/rate))
+		pcm = append(pcm, byte(v), byte(uint16(v)>>8))
+	}
+	wav := filepath.Join(dir, "long.wav")
+	if err := os.WriteFile(wav, wavFile(wavePCM, 1, rate, 16, false, nil, pcm), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "flac", "--silent", "-o", filepath.Join(dir, "long.flac"), wav)
+	run(t, "lame", "--quiet", "-b", "32", wav, filepath.Join(dir, "long.mp3"))
+	flac, err := os.ReadFile(filepath.Join(dir, "long.flac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stream that does not declare its length (STREAMINFO's 36-bit total
+	// is 0) is stopped while decoding, not from its header.
+	unsized := bytes.Clone(flac)
+	unsized[21] &= 0xf0
+	clear(unsized[22:26])
+	if err := os.WriteFile(filepath.Join(dir, "unsized.flac"), unsized, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file   string
+		header bool // refused from the header, knowing the length
+	}{{"long.wav", true}, {"long.flac", true}, {"unsized.flac", false}, {"long.mp3", false}} {
+		t.Run(c.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var whole *PCM
+			full := allocated(func() { whole, err = decodeAudio(c.file, data, Options{}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := float64(len(whole.Samples)) / float64(whole.Rate); s < secs-0.1 || s > secs+0.2 {
+				t.Fatalf("decoded %g s of %d", s, secs)
+			}
+			cut := allocated(func() { _, err = decodeAudio(c.file, data, Options{MaxSeconds: 2}) })
+			var tl *TooLongError
+			if !errors.As(err, &tl) || tl.Limit != 2 || (tl.Seconds > 0) != c.header {
+				t.Fatalf("over the limit: %v (%+v)", err, tl)
+			}
+			t.Logf("refused with %d KiB allocated; the whole clip takes %d KiB", cut>>10, full>>10)
+			if cut*4 > full {
+				t.Errorf("refusing took %d bytes, decoding all of it %d", cut, full)
+			}
+		})
+	}
+	// The message a user reads.
+	_, err = LoadAudio(filepath.Join(dir, "long.mp3"), Options{MaxSeconds: 2})
+	if want := "long.mp3 is longer than 2.0 s, the most audio orchard reads"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v lacks %q", err, want)
+	}
+	_, err = LoadAudio(wav, Options{MaxSeconds: 2})
+	if want := "long.wav is 1 min 00 s long; orchard reads at most 2.0 s of audio"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v lacks %q", err, want)
+	}
+}
+
+// allocated is the bytes f allocates on the heap.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -329,7 +329,7 @@ func imageIOError(rc C.int, im *C.orchard_image) error {
 // AVAudioFile reads (it is built on it): m4a, aac, caf, aiff, mp3, wav…
 type audioToolbox struct{}
 
-func (audioToolbox) DecodeAudio(path string, data []byte) (*PCM, error) {
+func (audioToolbox) DecodeAudio(path string, data []byte, maxSeconds float64) (*PCM, error) {
 	if len(data) == 0 {
 		return nil, errors.New("the file is empty")
 	}
@@ -348,7 +348,7 @@ func (audioToolbox) DecodeAudio(path string, data []byte) (*PCM, error) {
 	if st := C.orchard_audio_open(cpath, &a, &call); st != 0 {
 		return nil, audioStatusError(C.GoString(call), int32(st))
 	}
-	return decodeSystemAudio(extAudio{&a})
+	return decodeSystemAudio(extAudio{&a}, maxSeconds)
 }
 
 // extAudio is the systemAudio of an orchard_audio.

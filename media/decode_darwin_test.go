@@ -236,7 +236,7 @@ func TestDarwinAudioToolbox(t *testing.T) {
 	macTool(t, "afconvert")
 	dir := t.TempDir()
 	wav := writeFile(t, dir, "tone.wav", stereoWAV())
-	want, err := decodeWAV(stereoWAV())
+	want, err := decodeWAV(stereoWAV(), DefaultMaxSeconds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestDarwinAudioToolbox(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pcm, err := audioToolbox{}.DecodeAudio(out, data)
+		pcm, err := audioToolbox{}.DecodeAudio(out, data, DefaultMaxSeconds)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
@@ -290,7 +290,7 @@ func TestDarwinAudioToolbox(t *testing.T) {
 			t.Errorf("%s: LoadAudio gives %q, %.3f s", tc.file, a.Format, a.Seconds())
 		}
 	}
-	if _, err := (audioToolbox{}).DecodeAudio("junk.m4a", []byte("\x00\x00\x00\x20ftypM4A junk junk junk junk")); !errors.Is(err, ErrUnsupportedFormat) {
+	if _, err := (audioToolbox{}).DecodeAudio("junk.m4a", []byte("\x00\x00\x00\x20ftypM4A junk junk junk junk"), DefaultMaxSeconds); !errors.Is(err, ErrUnsupportedFormat) {
 		t.Errorf("junk: %v", err)
 	}
 }

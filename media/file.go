@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // FileInfo identifies a media file: what a checkpoint stores to recognise
@@ -45,16 +46,23 @@ func BytesSource(name string, data []byte) Source {
 // from ReadSource were not checked yet).
 func (src Source) checkSize(o Options) error {
 	if int64(len(src.Data)) > o.maxBytes() {
-		return fmt.Errorf("%s is %s, over the %s orchard reads for one attachment", src.Info.Path, formatBytes(int64(len(src.Data))), formatBytes(o.maxBytes()))
+		return tooBig(src.Info.Path, int64(len(src.Data)), o.maxBytes())
 	}
 	return nil
+}
+
+func tooBig(path string, size, limit int64) error {
+	return &LimitError{Option: "MaxBytes", Err: fmt.Errorf("%s is %s, over the %s orchard reads for one attachment",
+		path, formatBytes(size), formatBytes(limit))}
 }
 
 // readFile reads a whole media file (refusing one larger than limit) and
 // describes it.
 func readFile(path string, limit int64) ([]byte, FileInfo, error) {
 	info := FileInfo{Path: path, Name: filepath.Base(path)}
-	f, err := os.Open(path)
+	// regfile: a FIFO or a device in the file's place is refused at once,
+	// where a plain open would wait for a writer or read forever.
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, info, err
 	}
@@ -63,12 +71,8 @@ func readFile(path string, limit int64) ([]byte, FileInfo, error) {
 	if err != nil {
 		return nil, info, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, info, fmt.Errorf("%s is not a regular file", path)
-	}
 	if st.Size() > limit {
-		return nil, info, fmt.Errorf("%s is %s, over the %s orchard reads for one attachment",
-			path, formatBytes(st.Size()), formatBytes(limit))
+		return nil, info, tooBig(path, st.Size(), limit)
 	}
 	data := make([]byte, st.Size())
 	if _, err := io.ReadFull(f, data); err != nil {

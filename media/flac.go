@@ -10,8 +10,9 @@ import (
 )
 
 // decodeFLAC decodes a FLAC stream with github.com/mewkiz/flac, frame by
-// frame, averaging channels as it goes.
-func decodeFLAC(data []byte) (*PCM, error) {
+// frame, averaging channels as it goes and stopping once the clip is past
+// maxSeconds.
+func decodeFLAC(data []byte, maxSeconds float64) (*PCM, error) {
 	s, err := flac.New(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("FLAC: %w", err)
@@ -22,7 +23,11 @@ func decodeFLAC(data []byte) (*PCM, error) {
 		return nil, fmt.Errorf("FLAC stream info is invalid (%d channels, %d bits, %d Hz)", channels, bps, info.SampleRate)
 	}
 	scale := 1 / float32(uint64(1)<<(bps-1))
-	m := newMixer(channels, int(min(info.NSamples, 1<<26)))
+	limit := frameLimit(int(info.SampleRate), maxSeconds)
+	if info.NSamples > uint64(limit) {
+		return nil, &TooLongError{Seconds: float64(info.NSamples) / float64(info.SampleRate), Limit: maxSeconds}
+	}
+	m := newMixer(channels, int(info.NSamples), limit)
 	frame := make([]float32, channels)
 	for {
 		f, err := s.ParseNext()
@@ -39,7 +44,9 @@ func decodeFLAC(data []byte) (*PCM, error) {
 			for c, sub := range f.Subframes {
 				frame[c] = float32(sub.Samples[i]) * scale
 			}
-			m.add(frame)
+			if !m.add(frame) {
+				return nil, &TooLongError{Limit: maxSeconds}
+			}
 		}
 	}
 	return &PCM{Samples: m.out, Rate: int(info.SampleRate), Channels: channels, Format: "flac"}, nil

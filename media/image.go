@@ -155,8 +155,12 @@ func checkPixels(path string, w, h int, o Options) error {
 		return fmt.Errorf("image %s declares %d×%d pixels", path, w, h)
 	}
 	if w > o.maxSide() || h > o.maxSide() || int64(w)*int64(h) > int64(o.maxPixels()) {
-		return fmt.Errorf("image %s is %d×%d (%.0f megapixels); orchard decodes at most %d megapixels and %d pixels a side: scale it down first",
-			path, w, h, float64(w)*float64(h)/1e6, o.maxPixels()/1e6, o.maxSide())
+		option := "MaxPixels"
+		if int64(w)*int64(h) <= int64(o.maxPixels()) {
+			option = "MaxSide"
+		}
+		return &LimitError{Option: option, Err: fmt.Errorf("image %s is %d×%d (%.0f megapixels); orchard decodes at most %g megapixels and %d pixels a side: scale it down first",
+			path, w, h, float64(w)*float64(h)/1e6, float64(o.maxPixels())/1e6, o.maxSide())}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/hajimehoshi/go-mp3"
 )
@@ -12,25 +13,35 @@ import (
 // decodeMP3 decodes an MPEG-1/2 layer III stream with
 // github.com/hajimehoshi/go-mp3, which always yields 16-bit stereo (a mono
 // file's two channels are equal, so their average is the file's channel).
-// The encoder's priming delay is not removed: a few dozen milliseconds of
-// silence lead the clip.
-func decodeMP3(data []byte) (*PCM, error) {
+// It decodes a buffer at a time and stops once the clip is past
+// maxSeconds: a few megabytes of MP3 can hold hours. The encoder's priming
+// delay is not removed: a few dozen milliseconds of silence lead the clip.
+func decodeMP3(data []byte, maxSeconds float64) (*PCM, error) {
 	d, err := mp3.NewDecoder(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("MP3: %w", err)
 	}
-	raw, err := io.ReadAll(d)
-	if err != nil {
-		return nil, fmt.Errorf("MP3: %w", err)
+	limit := frameLimit(d.SampleRate(), maxSeconds)
+	m := newMixer(2, int(min(max(d.Length()/4, 0), math.MaxInt32)), limit)
+	buf := make([]byte, 1<<16)
+	var frame [2]float32
+	for {
+		n, err := io.ReadFull(d, buf)
+		for i := 0; i+4 <= n; i += 4 {
+			frame[0] = float32(int16(binary.LittleEndian.Uint16(buf[i:]))) / (1 << 15)
+			frame[1] = float32(int16(binary.LittleEndian.Uint16(buf[i+2:]))) / (1 << 15)
+			if !m.add(frame[:]) {
+				return nil, &TooLongError{Limit: maxSeconds}
+			}
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("MP3: %w", err)
+		}
 	}
-	frames := len(raw) / 4
-	out := make([]float32, frames)
-	for i := range out {
-		l := int16(binary.LittleEndian.Uint16(raw[4*i:]))
-		r := int16(binary.LittleEndian.Uint16(raw[4*i+2:]))
-		out[i] = (float32(l) + float32(r)) / (2 << 15)
-	}
-	return &PCM{Samples: out, Rate: d.SampleRate(), Channels: mp3Channels(data), Format: "mp3"}, nil
+	return &PCM{Samples: m.out, Rate: d.SampleRate(), Channels: mp3Channels(data), Format: "mp3"}, nil
 }
 
 // mp3Channels reads the channel mode of the first frame header (after an

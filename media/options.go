@@ -50,11 +50,22 @@ type ImageDecoder interface {
 
 // AudioDecoder is the seam for a platform's audio decoder. DecodeAudio
 // returns the clip's samples, channels averaged, at the file's own rate;
-// LoadAudio resamples them. It returns ErrUnsupportedFormat for data it
-// cannot read.
+// LoadAudio resamples them. It stops with a *TooLongError once the clip is
+// past maxSeconds, and returns ErrUnsupportedFormat for data it cannot read.
 type AudioDecoder interface {
-	DecodeAudio(path string, data []byte) (*PCM, error)
+	DecodeAudio(path string, data []byte, maxSeconds float64) (*PCM, error)
 }
+
+// LimitError refuses a file over one of the Options limits; Option names
+// the field (MaxBytes, MaxPixels, MaxSide or MaxSeconds), so that a front
+// end can say which of its settings raises it.
+type LimitError struct {
+	Option string
+	Err    error
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+func (e *LimitError) Unwrap() error { return e.Err }
 
 // ErrUnsupportedFormat is returned for a file no decoder reads.
 var ErrUnsupportedFormat = errors.New("unsupported format")

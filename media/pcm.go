@@ -1,5 +1,10 @@
 package media
 
+import (
+	"fmt"
+	"math"
+)
+
 // PCM is decoded audio before resampling: mono samples in [-1, 1] (the
 // file's channels averaged) at the file's own rate.
 type PCM struct {
@@ -10,22 +15,50 @@ type PCM struct {
 }
 
 // mixer averages interleaved frames into mono as they are decoded, so a
-// long stereo file never needs its interleaved copy in memory.
+// long stereo file never needs its interleaved copy in memory. It holds at
+// most limit frames: a small compressed file can decode to hours of
+// samples, so decoders stop at the length limit rather than after it.
 type mixer struct {
 	channels int
 	scale    float32 // 1/channels
 	out      []float32
+	limit    int
 }
 
-func newMixer(channels, frames int) *mixer {
-	return &mixer{channels: channels, scale: 1 / float32(channels), out: make([]float32, 0, frames)}
+// newMixer reserves room for the frames a header declares, never more than
+// the limit (a header may lie).
+func newMixer(channels, frames, limit int) *mixer {
+	return &mixer{channels: channels, scale: 1 / float32(channels), out: make([]float32, 0, min(max(frames, 0), limit+1)), limit: limit}
 }
 
-// add appends one frame given as channel values.
-func (m *mixer) add(frame []float32) {
+// add appends one frame given as channel values; false once the clip is
+// past the limit (the caller stops decoding and returns m.tooLong()).
+func (m *mixer) add(frame []float32) bool {
 	var s float32
 	for _, v := range frame {
 		s += v
 	}
 	m.out = append(m.out, s*m.scale)
+	return len(m.out) <= m.limit
+}
+
+// frameLimit is the most frames at rate that fit in maxSeconds.
+func frameLimit(rate int, maxSeconds float64) int {
+	return int(min(math.Floor(maxSeconds*float64(rate)), math.MaxInt32))
+}
+
+// TooLongError refuses a clip over the length limit, found while decoding
+// it: Seconds is its length when the file's header tells it, 0 when
+// decoding stopped at the limit without knowing the rest.
+type TooLongError struct {
+	Seconds float64
+	Limit   float64
+}
+
+func (e *TooLongError) Error() string {
+	if e.Seconds > 0 {
+		return fmt.Sprintf("is %s long; orchard reads at most %s of audio (each 30 s takes 750 tokens of context)",
+			formatSeconds(e.Seconds), formatSeconds(e.Limit))
+	}
+	return fmt.Sprintf("is longer than %s, the most audio orchard reads (each 30 s takes 750 tokens of context)", formatSeconds(e.Limit))
 }

@@ -54,7 +54,7 @@ func TestSplit(t *testing.T) {
 
 type fakeAudio struct{ called bool }
 
-func (f *fakeAudio) DecodeAudio(path string, data []byte) (*PCM, error) {
+func (f *fakeAudio) DecodeAudio(path string, data []byte, maxSeconds float64) (*PCM, error) {
 	f.called = true
 	if string(data[4:8]) != "ftyp" {
 		return nil, ErrUnsupportedFormat

@@ -3,6 +3,8 @@ package media
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"image"
 	"image/jpeg"
 	"image/png"
 	"math"
@@ -10,7 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestDecodeFromBytes: a file's bytes decode exactly as the file does —
@@ -89,5 +93,57 @@ func TestDecodeFromBytesRefusals(t *testing.T) {
 				t.Errorf("audio: %v", err)
 			}
 		})
+	}
+}
+
+// TestLimitErrorsNameTheirOption: every refusal over a limit is a
+// *LimitError naming the Options field, so that front ends can say which
+// setting raises it.
+func TestLimitErrorsNameTheirOption(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.wav")
+	if err := os.WriteFile(big, wavFile(wavePCM, 1, 8000, 16, false, nil, make([]byte, 2*8000*3)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wide := filepath.Join(dir, "wide.png")
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 400, 10))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wide, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, option string
+		load         func() error
+	}{
+		{"file size", "MaxBytes", func() error { _, err := LoadAudio(big, Options{MaxBytes: 1000}); return err }},
+		{"seconds", "MaxSeconds", func() error { _, err := LoadAudio(big, Options{MaxSeconds: 2}); return err }},
+		{"pixels", "MaxPixels", func() error { _, err := LoadImage(wide, Options{MaxPixels: 3000}); return err }},
+		{"side", "MaxSide", func() error { _, err := LoadImage(wide, Options{MaxSide: 300}); return err }},
+	} {
+		var le *LimitError
+		if err := c.load(); !errors.As(err, &le) || le.Option != c.option {
+			t.Errorf("%s: %v, want a LimitError of %s", c.name, err, c.option)
+		}
+	}
+}
+
+// TestAttachingAFIFOFailsAtOnce: a named pipe in a file's place is refused
+// without waiting for a writer that never comes.
+func TestAttachingAFIFOFailsAtOnce(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "clip.wav")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := LoadAudio(p, Options{}); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), p) {
+			t.Errorf("FIFO: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("LoadAudio waited on a FIFO")
 	}
 }

@@ -104,8 +104,9 @@ const (
 	maxChannels       = 1024
 )
 
-// decodeSystemAudio reads src to the end and averages its channels.
-func decodeSystemAudio(src systemAudio) (*PCM, error) {
+// decodeSystemAudio reads src to the end, or until it is past maxSeconds,
+// and averages its channels.
+func decodeSystemAudio(src systemAudio, maxSeconds float64) (*PCM, error) {
 	rate, channels, frames, name := src.Format()
 	if channels < 1 || channels > maxChannels {
 		return nil, fmt.Errorf("the system decoder reports %d channels; orchard reads 1 to %d", channels, maxChannels)
@@ -114,10 +115,9 @@ func decodeSystemAudio(src systemAudio) (*PCM, error) {
 	if r < 1 {
 		return nil, fmt.Errorf("the system decoder reports a sample rate of %g Hz", rate)
 	}
-	// Reserve for the declared length, but no more than the longest audio
-	// orchard reads by default: a header may lie.
-	reserve := int(min(max(frames, 0), int64(r)*(DefaultMaxSeconds+1)))
-	mix := newMixer(channels, reserve)
+	// The declared length only sizes the buffer (capped at the limit): the
+	// system's figure may be an estimate, so the samples decide.
+	mix := newMixer(channels, int(min(max(frames, 0), math.MaxInt32)), frameLimit(r, maxSeconds))
 	per := max(1, audioChunkSamples/channels)
 	buf := make([]float32, per*channels)
 	for {
@@ -132,7 +132,9 @@ func decodeSystemAudio(src systemAudio) (*PCM, error) {
 			return nil, fmt.Errorf("the system decoder returned %d frames for a %d-frame buffer", n, per)
 		}
 		for i := range n {
-			mix.add(buf[i*channels : (i+1)*channels])
+			if !mix.add(buf[i*channels : (i+1)*channels]) {
+				return nil, &TooLongError{Limit: maxSeconds}
+			}
 		}
 	}
 	return &PCM{Samples: mix.out, Rate: r, Channels: channels, Format: name}, nil

@@ -90,6 +90,12 @@ func TestDecodeSystemImage(t *testing.T) {
 		t.Errorf("over black: %v, want 128 64 0 then transparent black", rgb[:6])
 	}
 
+	// A clip past the limit stops there, with only what was read so far.
+	long := &fakeAudioStream{rate: 8000, channels: 2, frames: 0, frameLen: make([]float32, 2*8000*20), pieces: []int{1000}}
+	if _, err := decodeSystemAudio(long, 1); !errors.As(err, new(*TooLongError)) || long.p > 9 {
+		t.Errorf("20 s clip with a 1 s limit: %v after %d reads", err, long.p)
+	}
+
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name           string
@@ -257,7 +263,7 @@ func TestDecodeSystemAudio(t *testing.T) {
 			func(int) float32 { return 0 }, 8000},
 	} {
 		f := &fakeAudioStream{rate: tc.rate, channels: tc.ch, frames: int64(tc.n), frameLen: interleave(tc.ch, tc.n, tc.at), pieces: tc.pieces}
-		pcm, err := decodeSystemAudio(f)
+		pcm, err := decodeSystemAudio(f, DefaultMaxSeconds)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -274,7 +280,7 @@ func TestDecodeSystemAudio(t *testing.T) {
 	// A header claiming a huge length reserves no more than the longest
 	// audio read by default.
 	f := &fakeAudioStream{rate: 16000, channels: 1, frames: 1 << 40, frameLen: make([]float32, 10), pieces: []int{10}}
-	pcm, err := decodeSystemAudio(f)
+	pcm, err := decodeSystemAudio(f, DefaultMaxSeconds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +300,7 @@ func TestDecodeSystemAudio(t *testing.T) {
 		{"read fails", &fakeAudioStream{rate: 44100, channels: 2, readErr: boom}, "boom"},
 		{"overread", &fakeAudioStream{rate: 44100, channels: 2, overread: true}, "frames for a"},
 	} {
-		if _, err := decodeSystemAudio(tc.f); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := decodeSystemAudio(tc.f, DefaultMaxSeconds); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}

@@ -18,8 +18,9 @@ const (
 // IEEE float of 32 or 64 bits, plain or WAVE_FORMAT_EXTENSIBLE, any channel
 // count. Chunks other than "fmt " and "data" are skipped, with the pad byte
 // RIFF puts after an odd-sized chunk. A data size of 0 or 0xFFFFFFFF (left
-// by writers that stream) means "to the end of the file".
-func decodeWAV(data []byte) (*PCM, error) {
+// by writers that stream) means "to the end of the file". A clip longer
+// than maxSeconds is refused from its header, before any sample is read.
+func decodeWAV(data []byte, maxSeconds float64) (*PCM, error) {
 	if len(data) < 12 || string(data[0:4]) != "RIFF" || string(data[8:12]) != "WAVE" {
 		switch {
 		case len(data) >= 4 && string(data[0:4]) == "RIFX":
@@ -74,13 +75,13 @@ func decodeWAV(data []byte) (*PCM, error) {
 			if !haveFmt {
 				return nil, fmt.Errorf("WAV data chunk comes before its fmt chunk")
 			}
-			return wavSamples(chunk, tag, channels, rate, bits, blockAlign)
+			return wavSamples(chunk, tag, channels, rate, bits, blockAlign, maxSeconds)
 		}
 		p = int(body + size + size&1)
 	}
 }
 
-func wavSamples(chunk []byte, tag, channels, rate, bits, blockAlign int) (*PCM, error) {
+func wavSamples(chunk []byte, tag, channels, rate, bits, blockAlign int, maxSeconds float64) (*PCM, error) {
 	switch {
 	case channels < 1:
 		return nil, fmt.Errorf("WAV declares %d channels", channels)
@@ -101,7 +102,11 @@ func wavSamples(chunk []byte, tag, channels, rate, bits, blockAlign int) (*PCM, 
 	}
 	width := bits / 8
 	frames := len(chunk) / blockAlign
-	m := newMixer(channels, frames)
+	limit := frameLimit(rate, maxSeconds)
+	if frames > limit {
+		return nil, &TooLongError{Seconds: float64(frames) / float64(rate), Limit: maxSeconds}
+	}
+	m := newMixer(channels, frames, limit)
 	frame := make([]float32, channels)
 	for f := range frames {
 		b := chunk[f*blockAlign:]

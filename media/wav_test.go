@@ -73,7 +73,7 @@ func TestDecodeWAVFormats(t *testing.T) {
 	} {
 		// An odd-sized chunk before the data exercises RIFF's pad byte.
 		raw := wavFile(c.tag, 2, 22050, c.bits, c.extensible, [][2]string{{"LIST", "odd"}}, c.frames)
-		pcm, err := decodeWAV(raw)
+		pcm, err := decodeWAV(raw, DefaultMaxSeconds)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -113,7 +113,7 @@ func TestDecodeWAVRefusals(t *testing.T) {
 		{"zero channels", wavFile(wavePCM, 0, 8000, 16, false, nil, []byte{1, 2}), "0 channels"},
 		{"zero rate", wavFile(wavePCM, 1, 0, 16, false, nil, []byte{1, 2}), "sample rate 0"},
 	} {
-		_, err := decodeWAV(c.raw)
+		_, err := decodeWAV(c.raw, DefaultMaxSeconds)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
 		}
@@ -121,7 +121,7 @@ func TestDecodeWAVRefusals(t *testing.T) {
 	// A streaming writer's size 0xFFFFFFFF means "to the end".
 	stream := append([]byte(nil), good...)
 	binary.LittleEndian.PutUint32(stream[40:], 0xffffffff)
-	if pcm, err := decodeWAV(stream); err != nil || len(pcm.Samples) != 4 {
+	if pcm, err := decodeWAV(stream, DefaultMaxSeconds); err != nil || len(pcm.Samples) != 4 {
 		t.Errorf("streamed WAV: %v", err)
 	}
 }
