@@ -133,7 +133,7 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	if *demoFlag {
 		set.MaxTokens = demoReplyTokens
 	}
-	m, err := openModel(dir, engineOptions(cfg), set, func(msg string) { fmt.Fprintln(stderr, msg) })
+	m, err := openModel(dir, cfg, set, func(msg string) { fmt.Fprintln(stderr, msg) })
 	if err != nil {
 		logger.Error("open", "bundle", dir, "err", err)
 		fmt.Fprintln(stderr, "orchard:", err)

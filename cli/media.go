@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/media"
+	"github.com/orchard-llm/orchard/tui"
 )
 
 // mediaFlags collects --image and --audio files, in order.
@@ -92,9 +94,14 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 		mel = fs.String("mel-out", "", "write the log-mel input to this .npy `file`")
 		mask = fs.String("mask-out", "", "write the frame mask input to this .npy `file`")
 	}
+	flags := config.RegisterFlags(fs, "media.max_file_size", "media.max_megapixels", "media.max_audio_seconds")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return exitUsage
+	}
+	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
+	if err != nil {
+		return configError(stderr, "orchard media", err)
 	}
 	if len(pos) != 1 || (*model == "") == !*demo {
 		fmt.Fprintf(stderr, "orchard media %s: give --model DIR (or --demo) and one %s file\n", kind, kind)
@@ -126,7 +133,7 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard media:", err)
 		return exitUsage
 	}
-	enc := engine.NewEncoders(b, rt, units)
+	enc := newEncoders(b, rt, units, cfg)
 	defer enc.Close()
 	enc.KeepInputs = true
 	res, err := enc.Encode(kind, pos[0])

@@ -62,6 +62,9 @@ func TestMediaCommand(t *testing.T) {
 		{[]string{"media", "video", "--model", out, pic}, 2, "unknown kind"},
 		{[]string{"media", "image", "--model", out, clip}, 2, "clip.wav"},
 		{[]string{"media", "image", "--model", out}, 2, "one image file"},
+		// The config's limits, here from flags, bound what is read.
+		{[]string{"media", "image", "--model", out, "--media-max-size", "10B", pic}, 2, "the media.max_file_size setting raises the limit"},
+		{[]string{"media", "audio", "--model", out, "--media-max-seconds", "0", clip}, 2, "media.max_audio_seconds: invalid value"},
 	} {
 		code, _, stderr := runCmd(t, tt.args...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
@@ -112,5 +115,10 @@ func TestRunWithMedia(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, "run", "--model", out, "--image", filepath.Join(dir, "nope.png"), "--prompt", "x"); code != 2 {
 		t.Errorf("missing file: exit %d %s", code, stderr)
+	}
+	// The media limits of the config bound what run reads.
+	code, _, stderr = runCmd(t, "run", "--model", out, "--image", pic, "--prompt", "x", "--media-max-size", "10B")
+	if code != 2 || !strings.Contains(stderr, "pic.png") || !strings.Contains(stderr, "media.max_file_size") {
+		t.Errorf("over the file size limit: exit %d %s", code, stderr)
 	}
 }

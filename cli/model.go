@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/reference"
@@ -26,8 +27,10 @@ type loaded struct {
 // openModel opens a bundle on the runtime it needs: the reference runtime
 // for orchard's synthetic bundles (their chunk folders hold reference
 // twins), Core ML for published ones.
-// progress receives one-line messages (compiling, first-run notes).
-func openModel(dir string, o engine.Options, set engine.Settings, progress func(string)) (*loaded, error) {
+// progress receives one-line messages (compiling, first-run notes). The
+// config places the chunks and bounds the media files read.
+func openModel(dir string, cfg *config.Config, set engine.Settings, progress func(string)) (*loaded, error) {
+	o := engineOptions(cfg)
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -75,13 +78,26 @@ func openModel(dir string, o engine.Options, set engine.Settings, progress func(
 		return nil, err
 	}
 	if len(b.Encoders) > 0 {
-		sess.Media = engine.NewEncoders(b, rt, cu)
+		sess.Media = newEncoders(b, rt, cu, cfg)
 	}
 	caps := chain.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
 		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...),
 		Media: sess.Media.Kinds()}
 	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start)}, nil
+}
+
+// newEncoders opens a bundle's encoders within the config's media limits.
+func newEncoders(b *bundle.Bundle, rt coreml.Runtime, cu coreml.ComputeUnits, cfg *config.Config) *engine.Encoders {
+	enc := engine.NewEncoders(b, rt, cu)
+	m := cfg.Media
+	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000, MaxSeconds: float64(m.MaxAudioSeconds)})
+	keep := m.KeepEncoded
+	if keep == 0 {
+		keep = -1 // the engine's 0 is its default; the config's is none
+	}
+	enc.KeepEncoded(keep)
+	return enc
 }
 
 // compilePackages compiles chunks shipped as .mlpackage once (cached as

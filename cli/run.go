@@ -90,7 +90,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stderr, "Loading model bundle: %s\n", dir)
-	m, err := openModel(dir, engineOptions(cfg), set, func(msg string) { fmt.Fprintln(stderr, " ", msg) })
+	m, err := openModel(dir, cfg, set, func(msg string) { fmt.Fprintln(stderr, " ", msg) })
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard run:", err)
 		return exitCode(err)

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -74,7 +76,7 @@ func TestServe(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main([]string{"serve", "--demo", "--listen", "127.0.0.1:0", "--socket", sock, "--api-key", "k"}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+		done <- Main([]string{"serve", "--demo", "--listen", "127.0.0.1:0", "--socket", sock, "--api-key", "k", "--max-media-size", "3MiB"}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	}()
 	addr := regexp.MustCompile(`listening on  http://(127\.0\.0\.1:\d+)`)
 	deadline := time.Now().Add(60 * time.Second)
@@ -106,6 +108,23 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := server.Probe(context.Background(), m[1], ""); err == nil {
 		t.Fatal("TCP without the key answered")
+	}
+	// server.max_media_size reaches the server: attached screens read it.
+	req, _ := http.NewRequest("GET", "http://"+m[1]+"/orchard/v1/session", nil)
+	req.Header.Set("Authorization", "Bearer k")
+	var session struct {
+		Info struct {
+			MaxFileBytes int64 `json:"max_file_bytes"`
+		} `json:"info"`
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&session)
+	resp.Body.Close()
+	if err != nil || session.Info.MaxFileBytes != 3<<20 {
+		t.Errorf("max_file_bytes %d, want 3 MiB (%v)", session.Info.MaxFileBytes, err)
 	}
 	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
 	select {

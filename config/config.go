@@ -23,6 +23,7 @@ type Config struct {
 	Log         Log
 	UI          UI
 	History     History
+	Media       Media
 	Server      Server
 	// Keys maps a TUI action to the keys bound to it, overriding the TUI's
 	// defaults action by action; an empty list unbinds the action.
@@ -108,6 +109,15 @@ type History struct {
 	KVBudget int64
 }
 
+// Media bounds the pictures and clips orchard reads, and the encoder
+// output it keeps for files sent again.
+type Media struct {
+	MaxFileSize     int64 // largest picture or clip file read
+	MaxMegapixels   int   // largest picture, decoded
+	MaxAudioSeconds int   // longest clip
+	KeepEncoded     int64 // encoder output kept in memory; 0 keeps none
+}
+
 // Log configures the log file.
 type Log struct {
 	Debug bool
@@ -117,6 +127,8 @@ type Log struct {
 type Server struct {
 	Listen string // TCP address of orchard serve
 	APIKey string // required as a bearer token when set; never shown
+	// MaxMediaSize is the largest picture or clip a request may carry.
+	MaxMediaSize int64
 }
 
 // UI holds presentation choices.
@@ -164,7 +176,9 @@ func defaults(env func(string) string) *Config {
 		UI:       UI{Theme: "auto"},
 		// Five E4B caches of a full 2K context take about 600 MB.
 		History: History{Enabled: true, KeepKV: 5, KVBudget: 2 << 30},
-		Server:  Server{Listen: "127.0.0.1:11535"},
+		// The media package's limits; a hundred E2B pictures kept.
+		Media:   Media{MaxFileSize: 256 << 20, MaxMegapixels: 100, MaxAudioSeconds: 600, KeepEncoded: 128 << 20},
+		Server:  Server{Listen: "127.0.0.1:11535", MaxMediaSize: 32 << 20},
 		Keys:    map[string][]string{},
 		sources: map[string]Source{},
 	}

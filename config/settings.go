@@ -108,6 +108,8 @@ func settings() []setting {
 			func(c *Config) *bool { return &c.Log.Debug }),
 		stringSetting("server.listen", "listen", "TCP address orchard serve listens on; beyond loopback it needs an API key",
 			func(c *Config) *string { return &c.Server.Listen }),
+		sizeSetting("server.max_media_size", "max-media-size", "largest picture or clip one request to orchard serve may carry (a body may be four times that)",
+			1, func(c *Config) *int64 { return &c.Server.MaxMediaSize }),
 		secretSetting("server.api_key", "api-key", "API key orchard serve requires (Authorization: Bearer KEY) and the chat sends when it attaches",
 			func(c *Config) *string { return &c.Server.APIKey }),
 		enumSetting("ui.theme", "theme", "colours: auto (from the terminal background), dark or light",
@@ -118,7 +120,16 @@ func settings() []setting {
 		intSetting("history.keep_kv", "history-keep-kv", "the most recent conversations of the history that keep their cache and resume without a prefill; 0 keeps text only",
 			0, 10000, func(c *Config) *int { return &c.History.KeepKV }),
 		sizeSetting("history.kv_budget", "history-kv-budget", "disk space the caches of the history may take together, such as \"2GiB\" or \"500MB\"",
-			func(c *Config) *int64 { return &c.History.KVBudget }),
+			0, func(c *Config) *int64 { return &c.History.KVBudget }),
+
+		sizeSetting("media.max_file_size", "media-max-size", "largest picture or audio file read, such as \"256MiB\"",
+			1, func(c *Config) *int64 { return &c.Media.MaxFileSize }),
+		intSetting("media.max_megapixels", "media-max-megapixels", "largest picture decoded, in millions of pixels, 1…1000",
+			1, 1000, func(c *Config) *int { return &c.Media.MaxMegapixels }),
+		intSetting("media.max_audio_seconds", "media-max-seconds", "longest clip read, in seconds (each 30 s takes 750 tokens of context), 1…86400",
+			1, 86400, func(c *Config) *int { return &c.Media.MaxAudioSeconds }),
+		sizeSetting("media.keep_encoded", "media-keep-encoded", "memory kept for the encodings of pictures and clips, so that one sent again skips its encoder; 0 keeps none",
+			0, func(c *Config) *int64 { return &c.Media.KeepEncoded }),
 	}
 }
 
@@ -308,7 +319,8 @@ func unitsSetting(key, flag, doc string, field func(*Config) *coreml.ComputeUnit
 // sizeSetting holds a number of bytes: an integer, or a string with a
 // unit (B, KB/MB/GB/TB in powers of 1000, K/M/G/T or KiB/MiB/GiB/TiB in
 // powers of 1024).
-func sizeSetting(key, flag, doc string, field func(*Config) *int64) setting {
+// sizeSetting is a size of at least least bytes.
+func sizeSetting(key, flag, doc string, least int64, field func(*Config) *int64) setting {
 	return setting{key: key, flag: flag, doc: doc,
 		set: func(c *Config, v any, _ pathCtx) error {
 			var n int64
@@ -326,6 +338,9 @@ func sizeSetting(key, flag, doc string, field func(*Config) *int64) setting {
 			}
 			if n < 0 {
 				return invalid("%d is negative", n)
+			}
+			if n < least {
+				return invalid("%s is below %s", FormatSize(n), FormatSize(least))
 			}
 			*field(c) = n
 			return nil

@@ -94,7 +94,41 @@ func fileError(path string, err error) error {
 	if err == nil {
 		return nil
 	}
+	var le *media.LimitError
+	if errors.As(err, &le) {
+		if key := limitSetting(le.Option); key != "" {
+			err = fmt.Errorf("%w; the %s setting raises the limit", err, key)
+		}
+	}
 	return &FileError{Path: path, Err: err}
+}
+
+// limitSetting is the config key of a media limit (MediaLimits), by the
+// media.Options field it sets; "" for one no setting raises.
+func limitSetting(option string) string {
+	switch option {
+	case "MaxBytes":
+		return "media.max_file_size"
+	case "MaxPixels":
+		return "media.max_megapixels"
+	case "MaxSeconds":
+		return "media.max_audio_seconds"
+	}
+	return ""
+}
+
+// MediaLimits bound the files the encoders read; a zero field keeps the
+// media package's default (media.DefaultMaxBytes and the rest).
+type MediaLimits struct {
+	MaxFileBytes int64
+	MaxPixels    int
+	MaxSeconds   float64
+}
+
+// SetLimits bounds the files read from now on; call it before the first
+// Encode, as it is not synchronised with one.
+func (e *Encoders) SetLimits(l MediaLimits) {
+	e.opts.MaxBytes, e.opts.MaxPixels, e.opts.MaxSeconds = l.MaxFileBytes, l.MaxPixels, l.MaxSeconds
 }
 
 // thumbSide is the longest side of the thumbnail kept with an image.

@@ -299,3 +299,36 @@ func TestMediaRefusals(t *testing.T) {
 		t.Errorf("width mismatch: %v", err)
 	}
 }
+
+// TestMediaLimits: the limits set from the config bound what is read, and
+// a refusal names the setting that raises it; a file within them encodes.
+func TestMediaLimits(t *testing.T) {
+	b := tinyBundle(t, "r1")
+	dir := t.TempDir()
+	pic, clip := writePNG(t, dir, 1, 40, 30), writeWAV(t, dir, 3, 440)
+	for _, c := range []struct {
+		name   string
+		limits MediaLimits
+		kind   string
+		file   string
+		says   string // "" encodes
+	}{
+		{"file size", MediaLimits{MaxFileBytes: 100}, MediaImage, pic, "; the media.max_file_size setting raises the limit"},
+		{"clip length", MediaLimits{MaxSeconds: 2}, MediaAudio, clip, "is 3.0 s long; orchard reads at most 2.0 s of audio (each 30 s takes 750 tokens of context); the media.max_audio_seconds setting raises the limit"},
+		{"within them", MediaLimits{MaxFileBytes: 1 << 20, MaxSeconds: 4}, MediaAudio, clip, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			enc := NewEncoders(b, reference.New(), coreml.CPUAndGPU)
+			defer enc.Close()
+			enc.SetLimits(c.limits)
+			_, err := enc.Encode(c.kind, c.file)
+			var fe *FileError
+			switch {
+			case c.says == "" && err != nil:
+				t.Fatal(err)
+			case c.says != "" && (!errors.As(err, &fe) || !strings.Contains(err.Error(), c.says)):
+				t.Errorf("error %v lacks %q", err, c.says)
+			}
+		})
+	}
+}
