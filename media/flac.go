@@ -27,7 +27,7 @@ func decodeFLAC(data []byte, maxSeconds float64) (*PCM, error) {
 	if info.NSamples > uint64(limit) {
 		return nil, &TooLongError{Seconds: float64(info.NSamples) / float64(info.SampleRate), Limit: maxSeconds}
 	}
-	m := newMixer(channels, int(info.NSamples), limit)
+	m := newMixer(channels, declared(int64(info.NSamples)), limit)
 	frame := make([]float32, channels)
 	for {
 		f, err := s.ParseNext()

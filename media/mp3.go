@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/hajimehoshi/go-mp3"
 )
@@ -21,8 +20,10 @@ func decodeMP3(data []byte, maxSeconds float64) (*PCM, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MP3: %w", err)
 	}
-	limit := frameLimit(d.SampleRate(), maxSeconds)
-	m := newMixer(2, int(min(max(d.Length()/4, 0), math.MaxInt32)), limit)
+	if d.SampleRate() < 1 {
+		return nil, fmt.Errorf("MP3 declares a sample rate of %d Hz", d.SampleRate())
+	}
+	m := newMixer(2, declared(d.Length()/4), frameLimit(d.SampleRate(), maxSeconds))
 	buf := make([]byte, 1<<16)
 	var frame [2]float32
 	for {

@@ -25,10 +25,18 @@ type mixer struct {
 	limit    int
 }
 
-// newMixer reserves room for the frames a header declares, never more than
-// the limit (a header may lie).
+// newMixer reserves room for frames (never more than the limit): the
+// frames the data holds when that is certain, or declared(n) for a
+// header's claim.
 func newMixer(channels, frames, limit int) *mixer {
 	return &mixer{channels: channels, scale: 1 / float32(channels), out: make([]float32, 0, min(max(frames, 0), limit+1)), limit: limit}
+}
+
+// declared is what a header's length claim may reserve: a lying header
+// gets at most 64 MB of buffer, and past that the samples grow it as they
+// really arrive.
+func declared(frames int64) int {
+	return int(min(max(frames, 0), 1<<24))
 }
 
 // add appends one frame given as channel values; false once the clip is

@@ -117,7 +117,7 @@ func decodeSystemAudio(src systemAudio, maxSeconds float64) (*PCM, error) {
 	}
 	// The declared length only sizes the buffer (capped at the limit): the
 	// system's figure may be an estimate, so the samples decide.
-	mix := newMixer(channels, int(min(max(frames, 0), math.MaxInt32)), frameLimit(r, maxSeconds))
+	mix := newMixer(channels, declared(frames), frameLimit(r, maxSeconds))
 	per := max(1, audioChunkSamples/channels)
 	buf := make([]float32, per*channels)
 	for {
