@@ -236,3 +236,29 @@ func TestDecodeJPEGCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestHuffmanTableOversubscribed: a DHT with more codes of a length than
+// there are bit patterns is refused, not written past the lookup table
+// (the fuzz finding kept as FuzzDecodeImage/found-oversubscribed-huffman).
+func TestHuffmanTableOversubscribed(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		counts [16]int
+		ok     bool
+	}{
+		{"complete", [16]int{0, 4}, true},
+		{"three of length 1", [16]int{3}, false},
+		{"five of length 2", [16]int{0, 5}, false},
+		{"full at length 10", [16]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 2}, true},
+		{"one more at length 10", [16]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 3}, false},
+	} {
+		total := 0
+		for _, n := range c.counts {
+			total += n
+		}
+		var h huffTable
+		if err := h.build(c.counts, make([]byte, total)); (err == nil) != c.ok {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}

@@ -48,6 +48,11 @@ func (t *huffTable) build(counts [16]int, vals []byte) error {
 	code, k := int32(0), int32(0)
 	for l := 1; l <= 16; l++ {
 		n := int32(counts[l-1])
+		if code+n > 1<<l {
+			// More codes of this length than there are bit patterns: an
+			// over-subscribed table, refused before it fills the lookup.
+			return fmt.Errorf("jpeg: bad Huffman table")
+		}
 		t.valPtr[l], t.minCode[l] = k, code
 		if n == 0 {
 			t.maxCode[l] = -1
@@ -65,9 +70,6 @@ func (t *huffTable) build(counts [16]int, vals []byte) error {
 		}
 		code = (code + n) << 1
 		k += n
-		if code > 1<<(l+1) {
-			return fmt.Errorf("jpeg: bad Huffman table")
-		}
 	}
 	t.maxCode[17] = 0x7fffffff
 	for i, e := range t.lut {
