@@ -267,7 +267,14 @@ func (e *Encoders) EncodeFile(f MediaFile) (*Encoded, error) {
 
 // encodeFile is EncodeFile; starting is called when the file must really
 // be encoded (not when its rows are kept).
-func (e *Encoders) encodeFile(f MediaFile, starting func()) (*Encoded, error) {
+func (e *Encoders) encodeFile(f MediaFile, starting func()) (_ *Encoded, err error) {
+	// A file may come from any client of orchard serve: a bug that one
+	// damaged file trips in a decoder fails that file, not the process.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fileError(f.label(), fmt.Errorf("%s %s: orchard could not read it (%v); please report the file", f.Kind, f.label(), r))
+		}
+	}()
 	if err := e.Can(f.Kind); err != nil {
 		return nil, err
 	}
@@ -275,7 +282,6 @@ func (e *Encoders) encodeFile(f MediaFile, starting func()) (*Encoded, error) {
 	if f.Data != nil {
 		src = media.BytesSource(f.label(), f.Data)
 	} else {
-		var err error
 		if src, err = media.ReadSource(f.Path, e.opts); err != nil {
 			return nil, fileError(f.label(), fmt.Errorf("%s %s: %w", f.Kind, f.Path, err))
 		}
@@ -292,7 +298,6 @@ func (e *Encoders) encodeFile(f MediaFile, starting func()) (*Encoded, error) {
 		starting()
 	}
 	var enc *Encoded
-	var err error
 	if f.Kind == MediaImage {
 		enc, err = e.image(src)
 	} else {

@@ -332,3 +332,27 @@ func TestMediaLimits(t *testing.T) {
 		})
 	}
 }
+
+// panicAlloc is a runtime whose Alloc panics, standing in for any bug a
+// damaged file trips while it is prepared.
+type panicAlloc struct{ coreml.Runtime }
+
+func (panicAlloc) Alloc([]int, coreml.DType) *coreml.Tensor { panic("boom") }
+
+// TestEncodePanicIsAFileError: a panic while a file is prepared fails that
+// file with a FileError naming it, and the encoders stay usable: one bad
+// picture posted to orchard serve does not end the process.
+func TestEncodePanicIsAFileError(t *testing.T) {
+	b := tinyBundle(t, "r1")
+	pic := writePNG(t, t.TempDir(), 1, 20, 20)
+	enc := NewEncoders(b, panicAlloc{reference.New()}, coreml.CPUAndGPU)
+	defer enc.Close()
+	_, err := enc.Encode(MediaImage, pic)
+	var fe *FileError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "picture-1.png") || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("a panic while encoding: %v", err)
+	}
+	if _, err := enc.Encode(MediaImage, pic); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("a second file: %v (the lock must be free again)", err)
+	}
+}

@@ -12,7 +12,8 @@ import (
 // decodeFLAC decodes a FLAC stream with github.com/mewkiz/flac, frame by
 // frame, averaging channels as it goes and stopping once the clip is past
 // maxSeconds.
-func decodeFLAC(data []byte, maxSeconds float64) (*PCM, error) {
+func decodeFLAC(data []byte, maxSeconds float64) (_ *PCM, err error) {
+	defer guard("FLAC", &err)
 	s, err := flac.New(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("FLAC: %w", err)

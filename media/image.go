@@ -43,22 +43,22 @@ type imageCodec struct {
 }
 
 // imageCodecFor returns the pure-Go decoder of a format, called directly
-// rather than through image.Decode's global registry. GIF decodes the first
-// frame.
+// rather than through image.Decode's global registry, and guarded. GIF
+// decodes the first frame.
 func imageCodecFor(format string) (imageCodec, bool) {
 	switch format {
 	case "png":
-		return imageCodec{png.DecodeConfig, png.Decode}, true
+		return guarded(format, imageCodec{png.DecodeConfig, png.Decode}), true
 	case "jpeg":
-		return imageCodec{jpeg.DecodeConfig, jpeg.Decode}, true
+		return guarded(format, imageCodec{jpeg.DecodeConfig, jpeg.Decode}), true
 	case "gif":
-		return imageCodec{gif.DecodeConfig, gif.Decode}, true
+		return guarded(format, imageCodec{gif.DecodeConfig, gif.Decode}), true
 	case "webp":
-		return imageCodec{webp.DecodeConfig, webp.Decode}, true
+		return guarded(format, imageCodec{webp.DecodeConfig, webp.Decode}), true
 	case "bmp":
-		return imageCodec{bmp.DecodeConfig, bmp.Decode}, true
+		return guarded(format, imageCodec{bmp.DecodeConfig, bmp.Decode}), true
 	case "tiff":
-		return imageCodec{tiff.DecodeConfig, tiff.Decode}, true
+		return guarded(format, imageCodec{tiff.DecodeConfig, tiff.Decode}), true
 	}
 	return imageCodec{}, false
 }
@@ -239,7 +239,7 @@ func (im *Image) pixels(sw, sh int) (image.Image, error) {
 		// other files the scaled decoder leaves alone, and anything it finds
 		// malformed go to image/jpeg.
 		scale = 1
-		if src, err = jpeg.Decode(bytes.NewReader(im.jpeg)); err != nil {
+		if src, err = guarded("jpeg", imageCodec{jpeg.DecodeConfig, jpeg.Decode}).decode(bytes.NewReader(im.jpeg)); err != nil {
 			return nil, fmt.Errorf("image %s: jpeg: %w", im.Info.Path, err)
 		}
 	}

@@ -15,7 +15,8 @@ import (
 // It decodes a buffer at a time and stops once the clip is past
 // maxSeconds: a few megabytes of MP3 can hold hours. The encoder's priming
 // delay is not removed: a few dozen milliseconds of silence lead the clip.
-func decodeMP3(data []byte, maxSeconds float64) (*PCM, error) {
+func decodeMP3(data []byte, maxSeconds float64) (_ *PCM, err error) {
+	defer guard("MP3", &err)
 	d, err := mp3.NewDecoder(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("MP3: %w", err)
