@@ -318,8 +318,7 @@ func unitsSetting(key, flag, doc string, field func(*Config) *coreml.ComputeUnit
 
 // sizeSetting holds a number of bytes: an integer, or a string with a
 // unit (B, KB/MB/GB/TB in powers of 1000, K/M/G/T or KiB/MiB/GiB/TiB in
-// powers of 1024).
-// sizeSetting is a size of at least least bytes.
+// powers of 1024), of at least least bytes.
 func sizeSetting(key, flag, doc string, least int64, field func(*Config) *int64) setting {
 	return setting{key: key, flag: flag, doc: doc,
 		set: func(c *Config, v any, _ pathCtx) error {
