@@ -137,7 +137,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	reply := terminalSafe(stdout) // the model's text may hold escapes too
 	emit := func(ev engine.Event) {
 		switch e := ev.(type) {
-		case engine.Delta:
+		case *engine.Delta:
 			replyIDs = append(replyIDs, e.Tokens...)
 			if !*asJSON {
 				fmt.Fprint(reply, e.Text)

@@ -16,7 +16,7 @@ func turnOf(t testing.TB, do func(emit func(Event)) error) ([]int, []Event) {
 	var ids []int
 	var evs []Event
 	err := do(func(e Event) {
-		if d, ok := e.(Delta); ok {
+		if d, ok := e.(*Delta); ok {
 			ids = append(ids, d.Tokens...)
 		}
 		evs = append(evs, e)

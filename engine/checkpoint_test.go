@@ -209,7 +209,7 @@ func TestContinueFromCoreLLMDirectory(t *testing.T) {
 	}
 	var got []int
 	if err := c.Continue(func(e Event) {
-		if d, ok := e.(Delta); ok {
+		if d, ok := e.(*Delta); ok {
 			got = append(got, d.Tokens...)
 		}
 	}); err != nil {

@@ -291,7 +291,7 @@ type stopper struct {
 
 func (st *stopper) pass(ev Event, sink func(Event)) {
 	switch e := ev.(type) {
-	case Delta:
+	case *Delta:
 		switch {
 		case st.hit:
 			return
@@ -301,6 +301,8 @@ func (st *stopper) pass(ev Event, sink func(Event)) {
 			return
 		}
 		st.held += e.Text
+		c := *e // the text passed on differs: a copy, as a sent Delta is never changed
+		e = &c
 		cut := -1
 		for _, x := range st.stops {
 			if i := strings.Index(st.held, x); i >= 0 && (cut < 0 || i < cut) {
@@ -373,7 +375,7 @@ func (st *stopper) flush(reply string, sink func(Event)) {
 	st.sent.WriteString(tail)
 	st.reply = st.sent.String()
 	st.held = ""
-	sink(Delta{Text: tail})
+	sink(&Delta{Text: tail})
 }
 
 func withReason(m TurnMetrics, r string) TurnMetrics {

@@ -58,7 +58,7 @@ func run(t testing.TB, e *Engine, req Request) result {
 		case ev := <-ch:
 			r.evs = append(r.evs, ev)
 			switch x := ev.(type) {
-			case Delta:
+			case *Delta:
 				r.text += x.Text
 				r.ids = append(r.ids, x.Tokens...)
 			case Finished, Cancelled, Failed:
@@ -197,7 +197,7 @@ func TestCompleteLeavesTheChatAlone(t *testing.T) {
 	evs := collect(t, e, isEnd)
 	var got1 []int
 	for _, ev := range evs {
-		if d, ok := ev.(Delta); ok {
+		if d, ok := ev.(*Delta); ok {
 			got1 = append(got1, d.Tokens...)
 		}
 	}
@@ -210,7 +210,7 @@ func TestCompleteLeavesTheChatAlone(t *testing.T) {
 	evs = collect(t, e, isEnd)
 	var got2 []int
 	for _, ev := range evs {
-		if d, ok := ev.(Delta); ok {
+		if d, ok := ev.(*Delta); ok {
 			got2 = append(got2, d.Tokens...)
 		}
 	}
@@ -336,7 +336,7 @@ func TestCompleteCancel(t *testing.T) {
 	e.do("block", func() { <-block })
 	jobs <- e.Complete(Request{Messages: []Message{{Role: "user", Content: "a long reply please"}}, Settings: set}, func(ev Event) {
 		switch x := ev.(type) {
-		case Delta:
+		case *Delta:
 			seen += len(x.Tokens)
 			if seen >= 5 && atCancel == 0 {
 				atCancel = seen

@@ -51,7 +51,7 @@ func TestCancelledReplyIsInterrupted(t *testing.T) {
 	s.stops = nil
 	var n int
 	s.Send("Tell me everything.", func(ev Event) {
-		if _, ok := ev.(Delta); ok {
+		if _, ok := ev.(*Delta); ok {
 			if n++; n == 3 {
 				s.Cancel()
 			}
@@ -149,7 +149,7 @@ func TestContinuationKeepsCharactersWhole(t *testing.T) {
 	text := func(run func(func(Event)) error) string {
 		var sb strings.Builder
 		if err := run(func(ev Event) {
-			if d, ok := ev.(Delta); ok {
+			if d, ok := ev.(*Delta); ok {
 				sb.WriteString(d.Text)
 			}
 		}); err != nil {

@@ -97,13 +97,9 @@ func (e *Engine) refresh() {
 // emit queues an event; a Delta merges into a Delta at the queue's tail.
 func (e *Engine) emit(ev Event) {
 	e.qmu.Lock()
-	if d, ok := ev.(Delta); ok && len(e.queue) > 0 {
-		if tail, ok := e.queue[len(e.queue)-1].(Delta); ok {
-			tail.Text += d.Text
-			tail.Tokens = append(tail.Tokens, d.Tokens...)
-			tail.FromDraft = append(tail.FromDraft, d.FromDraft...)
-			tail.Live = d.Live
-			e.queue[len(e.queue)-1] = tail
+	if d, ok := ev.(*Delta); ok && len(e.queue) > 0 {
+		if tail, ok := e.queue[len(e.queue)-1].(*Delta); ok {
+			e.queue[len(e.queue)-1] = d.After(tail)
 			e.qmu.Unlock()
 			return
 		}

@@ -62,7 +62,7 @@ func TestEngineDeliversInOrder(t *testing.T) {
 	var text string
 	var toks, deltas int
 	for _, ev := range evs {
-		if d, ok := ev.(Delta); ok {
+		if d, ok := ev.(*Delta); ok {
 			text += d.Text
 			toks += len(d.Tokens)
 			deltas++

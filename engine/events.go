@@ -21,15 +21,29 @@ type Started struct {
 // PrefillProgress reports prompt tokens fed so far.
 type PrefillProgress struct{ Done, Total int }
 
-// Delta is newly generated text. Tokens and FromDraft are parallel:
-// FromDraft[i] says whether token i was accepted from a speculative draft
-// (the TUI can highlight them). Coalesced deltas concatenate. The slices
-// are read-only views of the turn's record.
+// Delta is newly generated text, sent as a *Delta: the engine hands out a
+// token's event without allocating it (deltas come from a slab per 64
+// tokens), and never changes one after sending it, so a consumer may keep
+// it. Tokens and FromDraft are parallel: FromDraft[i] says whether token i
+// was accepted from a speculative draft (the TUI can highlight them).
+// Coalesced deltas concatenate into a new Delta. The slices are read-only
+// views of the turn's record.
 type Delta struct {
 	Text      string
 	Tokens    []int
 	FromDraft []bool
 	Live      Live // running figures after this delta
+}
+
+// After is prev followed by d, as a new Delta: neither is changed, since
+// a Delta that was sent may be kept (or seen by several consumers).
+func (d *Delta) After(prev *Delta) *Delta {
+	return &Delta{
+		Text:      prev.Text + d.Text,
+		Tokens:    append(prev.Tokens[:len(prev.Tokens):len(prev.Tokens)], d.Tokens...),
+		FromDraft: append(prev.FromDraft[:len(prev.FromDraft):len(prev.FromDraft)], d.FromDraft...),
+		Live:      d.Live,
+	}
 }
 
 // Live are the figures a status bar shows while a turn streams.
@@ -131,7 +145,7 @@ type HistoryInfo struct {
 
 func (Started) event()         {}
 func (PrefillProgress) event() {}
-func (Delta) event()           {}
+func (*Delta) event()          {}
 func (Finished) event()        {}
 func (Cancelled) event()       {}
 func (Failed) event()          {}

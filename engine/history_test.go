@@ -52,7 +52,7 @@ func sendWait(t *testing.T, e *Engine, text string) ([]int, TurnMetrics) {
 	var m TurnMetrics
 	collect(t, e, func(ev Event) bool {
 		switch x := ev.(type) {
-		case Delta:
+		case *Delta:
 			ids = append(ids, x.Tokens...)
 		case Finished:
 			m = x.Metrics

@@ -96,7 +96,7 @@ func sendMedia(t testing.TB, s *Session, text string, files ...MediaFile) ([]int
 	var st Started
 	err := s.Send(text, func(e Event) {
 		switch e := e.(type) {
-		case Delta:
+		case *Delta:
 			ids = append(ids, e.Tokens...)
 		case Started:
 			st = e

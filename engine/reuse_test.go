@@ -47,7 +47,7 @@ func TestCancelKeepsSessionConsistent(t *testing.T) {
 		n := 0
 		var final Event
 		err := s.Send("Tell me a long story.", func(e Event) {
-			if _, ok := e.(Delta); ok {
+			if _, ok := e.(*Delta); ok {
 				if n++; n == 5 {
 					s.Cancel()
 				}

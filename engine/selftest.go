@@ -142,7 +142,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 				}
 				s.Memory = nil
 				err = s.Send(p, func(e Event) {
-					if d, ok := e.(Delta); ok {
+					if d, ok := e.(*Delta); ok {
 						got[j] = append(got[j], d.Tokens...)
 					}
 				})
@@ -171,7 +171,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		for i, p := range prompts {
 			var got []int
 			if err := s.Send(p, func(e Event) {
-				if d, ok := e.(Delta); ok {
+				if d, ok := e.(*Delta); ok {
 					got = append(got, d.Tokens...)
 				}
 			}); err != nil {

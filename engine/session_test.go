@@ -33,7 +33,7 @@ func reply(t testing.TB, s *Session, text string) ([]int, Event) {
 	var ids []int
 	var last Event
 	err := s.Send(text, func(e Event) {
-		if d, ok := e.(Delta); ok {
+		if d, ok := e.(*Delta); ok {
 			ids = append(ids, d.Tokens...)
 		}
 		last = e

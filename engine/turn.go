@@ -28,9 +28,24 @@ type turn struct {
 	stream             *tokenizer.Stream
 	emit               func(Event)
 	finish             string
-	lastFed            bool   // the last emitted token is in the cache (verify rounds)
-	op                 string // the Op of a Failed event
-	one                [1]int // a single emitted token, without allocating
+	lastFed            bool    // the last emitted token is in the cache (verify rounds)
+	op                 string  // the Op of a Failed event
+	one                [1]int  // a single emitted token, without allocating
+	deltas             []Delta // the slab the next Delta events come from
+}
+
+// deltaSlab is how many Delta events one allocation makes room for.
+const deltaSlab = 64
+
+// newDelta returns a Delta of the turn's slab that no one has seen: each
+// is sent once and never reused, so consumers may keep it.
+func (t *turn) newDelta() *Delta {
+	if len(t.deltas) == 0 {
+		t.deltas = make([]Delta, deltaSlab)
+	}
+	d := &t.deltas[0]
+	t.deltas = t.deltas[1:]
+	return d
 }
 
 // Send runs one turn for the user's text, reporting through emit. It
@@ -432,7 +447,9 @@ func (s *Session) emitTokens(t *turn, toks []int, firstDraft int) {
 	// The event shares the turn's record: it only grows, and the full
 	// slice expressions make a consumer's append copy rather than write.
 	to := len(t.gen)
-	t.emit(Delta{Text: text, Tokens: t.gen[from:to:to], FromDraft: t.fromDraft[from:to:to], Live: s.live(t, now)})
+	d := t.newDelta()
+	*d = Delta{Text: text, Tokens: t.gen[from:to:to], FromDraft: t.fromDraft[from:to:to], Live: s.live(t, now)}
+	t.emit(d)
 }
 
 // live computes the running figures after an emission.

@@ -38,7 +38,7 @@ func BenchmarkStreamOverhead(b *testing.B) {
 		n := 0
 		ts.eng.Complete(req, func(ev engine.Event) {
 			switch e := ev.(type) {
-			case engine.Delta:
+			case *engine.Delta:
 				n += len(e.Tokens)
 			case engine.Finished, engine.Cancelled, engine.Failed:
 				done <- n

@@ -184,7 +184,7 @@ func Attach(ctx context.Context, addr, key string) (*Client, error) {
 		}
 		c.box.push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens, Attachments: cur.Attachments})
 		if cur.Text != "" {
-			c.box.push(engine.Delta{Text: cur.Text, Live: cur.Live.live()})
+			c.box.push(&engine.Delta{Text: cur.Text, Live: cur.Live.live()})
 		}
 	}
 	go c.read(resp.Body, rd)

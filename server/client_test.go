@@ -47,7 +47,7 @@ func turnEnd(ev engine.Event) bool {
 func textOf(evs []engine.Event) string {
 	var b strings.Builder
 	for _, ev := range evs {
-		if d, ok := ev.(engine.Delta); ok {
+		if d, ok := ev.(*engine.Delta); ok {
 			b.WriteString(d.Text)
 		}
 	}
@@ -102,7 +102,7 @@ func TestAttach(t *testing.T) {
 		t.Fatalf("attach with a wrong key: %v", err)
 	}
 	b.Send("tell me more")
-	evsA := until(t, a, func(ev engine.Event) bool { _, ok := ev.(engine.Delta); return ok })
+	evsA := until(t, a, func(ev engine.Event) bool { _, ok := ev.(*engine.Delta); return ok })
 	cl, ok := evsA[0].(engine.Cleared)
 	if !ok || len(cl.Messages) != 3 || cl.Messages[2].Content != "tell me more" {
 		t.Fatalf("the other screen's message: %#v", evsA)
@@ -125,7 +125,7 @@ func TestAttach(t *testing.T) {
 	if _, ok := evsC[0].(engine.Started); !ok {
 		t.Fatalf("re-attached: first event %#v", evsC[0])
 	}
-	if d, ok := evsC[1].(engine.Delta); !ok || d.Text == "" {
+	if d, ok := evsC[1].(*engine.Delta); !ok || d.Text == "" {
 		t.Fatalf("re-attached: no catch-up delta: %#v", evsC[:2])
 	}
 	if got := textOf(evsC); got != want[1] {
@@ -152,7 +152,7 @@ func TestAttach(t *testing.T) {
 	// Cancel stops the chat's reply.
 	c.SetSettings(engine.DefaultSettings())
 	c.Send("a long one")
-	until(t, c, func(ev engine.Event) bool { _, ok := ev.(engine.Delta); return ok })
+	until(t, c, func(ev engine.Event) bool { _, ok := ev.(*engine.Delta); return ok })
 	c.Cancel()
 	evs = until(t, c, turnEnd)
 	if _, ok := evs[len(evs)-1].(engine.Cancelled); !ok {

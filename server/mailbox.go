@@ -73,19 +73,15 @@ func (m *mailbox[T]) close() {
 
 // mergeDelta merges consecutive engine deltas, as the engine does.
 func mergeDelta(last *engine.Event, next engine.Event) bool {
-	d, ok := next.(engine.Delta)
+	d, ok := next.(*engine.Delta)
 	if !ok {
 		return false
 	}
-	tail, ok := (*last).(engine.Delta)
+	tail, ok := (*last).(*engine.Delta)
 	if !ok {
 		return false
 	}
-	tail.Text += d.Text
-	tail.Tokens = append(tail.Tokens[:len(tail.Tokens):len(tail.Tokens)], d.Tokens...)
-	tail.FromDraft = append(tail.FromDraft[:len(tail.FromDraft):len(tail.FromDraft)], d.FromDraft...)
-	tail.Live = d.Live
-	*last = tail
+	*last = d.After(tail)
 	return true
 }
 

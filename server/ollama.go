@@ -184,7 +184,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	var text strings.Builder
 	end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
-		d, ok := ev.(engine.Delta)
+		d, ok := ev.(*engine.Delta)
 		if !ok {
 			return nil
 		}

@@ -379,7 +379,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !cr.Stream {
 		var text strings.Builder
 		end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
-			if d, ok := ev.(engine.Delta); ok {
+			if d, ok := ev.(*engine.Delta); ok {
 				text.WriteString(d.Text)
 			}
 			return nil
@@ -427,7 +427,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		switch e := ev.(type) {
 		case engine.Started:
 			return start()
-		case engine.Delta:
+		case *engine.Delta:
 			if err := start(); err != nil {
 				return err
 			}

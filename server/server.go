@@ -234,7 +234,7 @@ func (s *Server) pump() {
 			s.pending = nil
 			continue
 		}
-		if _, ok := ev.(engine.Delta); !ok {
+		if _, ok := ev.(*engine.Delta); !ok {
 			s.pending = append(s.pending, ev)
 		}
 		s.publishChat(ev)
@@ -303,7 +303,7 @@ func (s *Server) publishChat(ev engine.Event) {
 		w.User, w.Origin = s.user, s.origin
 		cur := w
 		s.current = &cur
-	case engine.Delta:
+	case *engine.Delta:
 		if s.current != nil {
 			s.current.Text += e.Text
 			s.current.Live = w.Live

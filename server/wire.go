@@ -246,7 +246,7 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 		return wireEvent{Type: "started", Turn: e.Turn, PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, Attachments: e.Attachments, Versions: e.Versions}, true
 	case engine.PrefillProgress:
 		return wireEvent{Type: "prefill", Done: e.Done, Total: e.Total}, true
-	case engine.Delta:
+	case *engine.Delta:
 		return wireEvent{Type: "delta", Text: e.Text, Tokens: e.Tokens, FromDraft: e.FromDraft, Live: toWireLive(e.Live)}, true
 	case engine.Finished:
 		m := e.Metrics
@@ -289,7 +289,7 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 	case "prefill":
 		return engine.PrefillProgress{Done: w.Done, Total: w.Total}, true
 	case "delta":
-		return engine.Delta{Text: w.Text, Tokens: w.Tokens, FromDraft: w.FromDraft, Live: w.Live.live()}, true
+		return &engine.Delta{Text: w.Text, Tokens: w.Tokens, FromDraft: w.FromDraft, Live: w.Live.live()}, true
 	case "finished", "cancelled":
 		var reply string
 		if w.Reply != nil {

@@ -32,7 +32,7 @@ func BenchmarkViewStreaming500(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		tok := toks[i%len(toks)]
-		m.Update(engineMsg{events: []engine.Event{engine.Delta{Text: tok, Tokens: []int{i}, FromDraft: []bool{i%3 != 0},
+		m.Update(engineMsg{events: []engine.Event{&engine.Delta{Text: tok, Tokens: []int{i}, FromDraft: []bool{i%3 != 0},
 			Live: engine.Live{Generated: i, DecodeTokPerS: 30, LastTokenMs: 33, ContextUsed: 1900 + i%100, ContextLimit: 2048, SpecState: engine.SpecOn}}}})
 		m.Update(frameMsg{})
 		_ = m.View()
@@ -115,7 +115,7 @@ func BenchmarkViewStreamingFind500(b *testing.B) {
 	toks := splitTokens(strings.Repeat(goldenReply+"\n\n", 20))
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		m.Update(engineMsg{events: []engine.Event{engine.Delta{Text: toks[i%len(toks)], Tokens: []int{i}, FromDraft: []bool{false},
+		m.Update(engineMsg{events: []engine.Event{&engine.Delta{Text: toks[i%len(toks)], Tokens: []int{i}, FromDraft: []bool{false},
 			Live: engine.Live{Generated: i, DecodeTokPerS: 30, ContextUsed: 1900, ContextLimit: 2048}}}})
 		m.Update(frameMsg{})
 		_ = m.View()

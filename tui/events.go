@@ -30,9 +30,9 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			}
 		case engine.PrefillProgress:
 			m.stats.Prefill(e)
-		case engine.Delta:
-			m.stats.Delta(e)
-			m.conv.AppendDelta(e)
+		case *engine.Delta:
+			m.stats.Delta(*e)
+			m.conv.AppendDelta(*e)
 			streamed = true
 		case engine.Finished:
 			m.pendingSend = ""

@@ -369,7 +369,7 @@ func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engi
 		}
 		d.Live = engine.Live{Generated: i, DecodeTokPerS: 1000 / mean(perToken), LastTokenMs: perToken[len(perToken)-1],
 			ContextUsed: prompt + i, ContextLimit: f.info.Context, SpecState: state, AcceptanceRate: rate}
-		f.emit(d)
+		f.emit(&d)
 		if f.opts.TokenDelay > 0 {
 			select {
 			case <-time.After(f.opts.TokenDelay * time.Duration(n)):

@@ -40,12 +40,12 @@ func conversationScene(m *Model, finishSecond bool) {
 		{Role: "user", Content: "How do I grow apples?"},
 	}})
 	send(m, engine.Started{Turn: 0, PromptTokens: 412, ReusedTokens: 380})
-	send(m, engine.Delta{Text: goldenReply, Tokens: []int{1, 2, 3, 4}, FromDraft: []bool{false, true, true, false},
+	send(m, &engine.Delta{Text: goldenReply, Tokens: []int{1, 2, 3, 4}, FromDraft: []bool{false, true, true, false},
 		Live: engine.Live{Generated: 96, DecodeTokPerS: 30.1, LastTokenMs: 31, ContextUsed: 508, ContextLimit: 2048, SpecState: engine.SpecAdaptive, AcceptanceRate: 0.66}})
 	send(m, engine.Finished{Reply: goldenReply, Metrics: goldenMetrics()})
 	m.conv.AddUser("And pollination?")
 	send(m, engine.Started{Turn: 2, PromptTokens: 520, ReusedTokens: 508})
-	send(m, engine.Delta{Text: "Most apple varieties need a **second variety** nearby that", Tokens: []int{5, 6, 7},
+	send(m, &engine.Delta{Text: "Most apple varieties need a **second variety** nearby that", Tokens: []int{5, 6, 7},
 		FromDraft: []bool{true, true, false},
 		Live:      engine.Live{Generated: 11, DecodeTokPerS: 28.7, LastTokenMs: 34, ContextUsed: 531, ContextLimit: 2048, SpecState: engine.SpecAdaptive, AcceptanceRate: 0.7}})
 	if finishSecond {

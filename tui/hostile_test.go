@@ -47,8 +47,8 @@ func TestViewsShowFileTextVisibly(t *testing.T) {
 		{Role: "model", Content: "# Heading\n\n**bold** " + all + "\n\n- item " + evilSGR},
 	}})
 	send(m, engine.Started{PromptTokens: 5},
-		engine.Delta{Text: thinkOpen + "thought\nhidden " + all + thinkClose, Tokens: []int{1}, FromDraft: []bool{true}, Live: live(1, 10, engine.SpecOn, 0)},
-		engine.Delta{Text: "streamed " + all + "\n\nmore", Tokens: []int{2}, FromDraft: []bool{true}, Live: live(2, 10, engine.SpecOn, 0)})
+		&engine.Delta{Text: thinkOpen + "thought\nhidden " + all + thinkClose, Tokens: []int{1}, FromDraft: []bool{true}, Live: live(1, 10, engine.SpecOn, 0)},
+		&engine.Delta{Text: "streamed " + all + "\n\nmore", Tokens: []int{2}, FromDraft: []bool{true}, Live: live(2, 10, engine.SpecOn, 0)})
 	send(m, engine.Checkpoints{Op: "list", List: []engine.CheckpointInfo{{Name: "evil", Bundle: all, Turns: 1}}})
 	m.Update(press("ctrl+s"))
 	views := map[string]string{"streaming": m.View().Content}

@@ -29,8 +29,8 @@ func TestStreamingEventsUpdateTranscriptAndStats(t *testing.T) {
 		t.Fatalf("status bar does not show the prefill:\n%s", got)
 	}
 	send(m,
-		engine.Delta{Text: "Hello ", Tokens: []int{1}, FromDraft: []bool{false}, Live: live(1, 20, engine.SpecAdaptive, 0)},
-		engine.Delta{Text: "apple orchard", Tokens: []int{2, 3}, FromDraft: []bool{true, false}, Live: live(3, 24.5, engine.SpecAdaptive, 0.5)},
+		&engine.Delta{Text: "Hello ", Tokens: []int{1}, FromDraft: []bool{false}, Live: live(1, 20, engine.SpecAdaptive, 0)},
+		&engine.Delta{Text: "apple orchard", Tokens: []int{2, 3}, FromDraft: []bool{true, false}, Live: live(3, 24.5, engine.SpecAdaptive, 0.5)},
 	)
 	got := plain(m)
 	for _, want := range []string{"Hello apple orchard", "● 24.5 tok/s", "spec adaptive 50%", "ctx 103/2,048"} {
@@ -65,7 +65,7 @@ func TestStreamingEventsUpdateTranscriptAndStats(t *testing.T) {
 
 func TestCancelledKeepsPartialReply(t *testing.T) {
 	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
-	send(m, engine.Started{PromptTokens: 10}, engine.Delta{Text: "partial answ", Live: live(2, 10, engine.SpecOff, 0)})
+	send(m, engine.Started{PromptTokens: 10}, &engine.Delta{Text: "partial answ", Live: live(2, 10, engine.SpecOff, 0)})
 	send(m, engine.Cancelled{Partial: "partial answ", Metrics: engine.TurnMetrics{GeneratedTokens: 2, FinishReason: "cancelled"}})
 	got := plain(m)
 	for _, want := range []string{"partial answ", "cancelled · 2 tokens", "■ cancelled", "partial reply is kept"} {
@@ -449,7 +449,7 @@ func TestScrolledUpViewStaysPut(t *testing.T) {
 	}
 	before := plain(m)
 	send(m, engine.Started{PromptTokens: 10})
-	send(m, engine.Delta{Text: "new\n\nlines\n\nkeep\n\ncoming", Live: live(4, 10, engine.SpecOff, 0)})
+	send(m, &engine.Delta{Text: "new\n\nlines\n\nkeep\n\ncoming", Live: live(4, 10, engine.SpecOff, 0)})
 	after := plain(m)
 	if firstLines(before, 10) != firstLines(after, 10) {
 		t.Fatalf("streaming moved a scrolled-up view:\nbefore:\n%s\nafter:\n%s", before, after)
@@ -476,11 +476,11 @@ func TestThinkingFoldedAndDraftHighlight(t *testing.T) {
 	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{})
 	reply := thinkOpen + "thought\nsecret chain of reasoning here" + thinkClose + "The answer."
 	send(m, engine.Started{PromptTokens: 5})
-	send(m, engine.Delta{Text: reply[:12], Live: live(1, 10, engine.SpecOn, 0)})
+	send(m, &engine.Delta{Text: reply[:12], Live: live(1, 10, engine.SpecOn, 0)})
 	if got := plain(m); strings.Contains(got, "<|chan") {
 		t.Fatalf("a half-arrived marker is shown:\n%s", got)
 	}
-	send(m, engine.Delta{Text: reply[12:], Tokens: []int{1, 2}, FromDraft: []bool{true, true}, Live: live(3, 10, engine.SpecOn, 1)})
+	send(m, &engine.Delta{Text: reply[12:], Tokens: []int{1, 2}, FromDraft: []bool{true, true}, Live: live(3, 10, engine.SpecOn, 1)})
 	send(m, engine.Finished{Reply: reply})
 	got := plain(m)
 	if strings.Contains(got, "secret chain") || !strings.Contains(got, "thinking · 5 words") || !strings.Contains(got, "The answer.") {
