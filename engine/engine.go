@@ -264,6 +264,7 @@ func (e *Engine) Clear() {
 			e.emit(Failed{Op: "clear", Err: err})
 			return
 		}
+		e.refresh() // a consumer that reads Messages on Cleared sees none
 		e.emit(Cleared{Settings: e.sess.Settings()})
 	})
 }

@@ -308,9 +308,15 @@ func (s *Server) publishChat(ev engine.Event) {
 			s.current.Text += e.Text
 			s.current.Live = w.Live
 		}
-	case engine.Finished, engine.Cancelled, engine.Cleared:
+	case engine.Finished, engine.Cancelled:
+		// The engine refreshes its copy before it sends a turn's end.
 		s.current = nil
 		w.Messages = toWireMessages(s.eng.Messages())
+	case engine.Cleared:
+		// The event holds the conversation it starts (none after a
+		// clear); the engine's copy may not be refreshed yet, and once
+		// sent the screens the old conversation again.
+		s.current = nil
 	case engine.Failed:
 		if e.Op == "send" || e.Op == "regenerate" || e.Op == "edit" {
 			s.current = nil

@@ -1,0 +1,47 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// staleMessages is an engine whose copy of the conversation lags behind
+// its events, as the real one's may for a moment after a command.
+type staleMessages struct {
+	Engine
+	msgs []engine.Message
+}
+
+func (s staleMessages) Messages() []engine.Message { return s.msgs }
+
+// TestClearedCarriesItsOwnConversation: a Cleared event reaches the
+// screens with the conversation it starts (none after a clear), not the
+// engine's copy, which may still hold the old one; a turn's end carries
+// the copy, which the engine refreshes before it sends one. An attached
+// screen once showed the old conversation again after /clear.
+func TestClearedCarriesItsOwnConversation(t *testing.T) {
+	b := familyBundle(t, "r1", "tiny")
+	eng := engine.Start(newSession(t, b, engine.DefaultSettings(), 0), engine.ModelInfo{Name: b.Name()})
+	defer eng.Close()
+	old := []engine.Message{{Role: "user", Content: "before"}, {Role: "model", Content: "the clear"}}
+	srv := New(Options{Engine: staleMessages{eng, old}, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings()})
+	sub := srv.subscribe()
+	defer srv.unsubscribe(sub)
+	srv.publishChat(engine.Cleared{})
+	srv.publishChat(engine.Cleared{Messages: old[:1]}) // a checkpoint loaded
+	srv.publishChat(engine.Cancelled{})
+	items, _ := sub.take()
+	var got []int
+	for _, w := range items {
+		if w.Type == "cleared" || w.Type == "cancelled" {
+			if w.Messages == nil {
+				t.Fatalf("%s without messages", w.Type)
+			}
+			got = append(got, len(*w.Messages))
+		}
+	}
+	if len(got) != 3 || got[0] != 0 || got[1] != 1 || got[2] != 2 {
+		t.Errorf("messages per event (cleared, cleared, cancelled): %v, want [0 1 2]", got)
+	}
+}
