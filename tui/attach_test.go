@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/ansi/kitty"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testmedia"
 	"github.com/orchard-llm/orchard/termimg"
 )
 
@@ -193,5 +194,25 @@ func TestKittyThumbnails(t *testing.T) {
 	// A second send of the same picture transmits nothing again.
 	if cmd := m.pics.send([]engine.Attachment{att}); len(runCmds(cmd)) != 0 {
 		t.Error("the picture was sent twice")
+	}
+}
+
+// TestCheckpointsThumbnailFollowsSelection: the panel draws the selected
+// checkpoint's picture from its cache, and a new selection (or width)
+// draws the new one.
+func TestCheckpointsThumbnailFollowsSelection(t *testing.T) {
+	c := newCheckpoints(newStyles(true, false))
+	c.SetSize(100, 30)
+	a, b := testmedia.PNG(1, 64, 48), testmedia.PNG(5, 64, 48)
+	c.SetList([]engine.CheckpointInfo{{Name: "a", Thumbnail: a, Media: 1}, {Name: "b", Thumbnail: b, Media: 1}}, "")
+	c.focused = true
+	first := c.View()
+	if again := c.View(); again != first {
+		t.Fatal("a redraw with nothing new differs")
+	}
+	c.cursor = 1
+	second := c.View()
+	if row := halfBlocks(b, thumbCols)[2]; !strings.Contains(second, row) || strings.Contains(first, row) {
+		t.Error("the panel still draws the first checkpoint's picture")
 	}
 }

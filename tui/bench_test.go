@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testmedia"
 )
 
 // benchTranscript is n turns of mixed markdown.
@@ -120,4 +121,28 @@ func BenchmarkViewStreamingFind500(b *testing.B) {
 		m.Update(frameMsg{})
 		_ = m.View()
 	}
+}
+
+// BenchmarkCheckpointsPanelThumbnail is a redraw of the checkpoints panel
+// with the selected checkpoint's picture shown, against a baseline of
+// decoding that picture's PNG on every redraw as the panel once did.
+func BenchmarkCheckpointsPanelThumbnail(b *testing.B) {
+	c := newCheckpoints(newStyles(true, false))
+	c.SetSize(100, 30)
+	pic := testmedia.PNG(1, 256, 192)
+	c.SetList([]engine.CheckpointInfo{{Name: "alpha", Thumbnail: pic, Media: 1}}, "")
+	c.focused = true
+	b.Run("panel", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = c.View()
+		}
+	})
+	b.Run("baseline-redecode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = c.View()
+			_ = halfBlocks(pic, thumbCols) // the decode each redraw once did too
+		}
+	})
 }

@@ -38,6 +38,7 @@ type checkpoints struct {
 	focused       bool
 	mode          ckptMode
 	field         textinput.Model
+	thumb         *thumbCache // the selected checkpoint's picture, drawn
 }
 
 // ckptRows is how many checkpoints the panel shows at once.
@@ -47,7 +48,7 @@ func newCheckpoints(st *Styles) checkpoints {
 	f := textinput.New()
 	f.Prompt = ""
 	f.CharLimit = 120
-	return checkpoints{st: st, field: f}
+	return checkpoints{st: st, field: f, thumb: &thumbCache{}}
 }
 
 func (c *checkpoints) SetSize(w, h int) {
@@ -243,11 +244,12 @@ func (c *checkpoints) View() string {
 	}
 	if c.thumbRows() > 0 {
 		cp, _ := c.selected()
-		thumb := halfBlocks(cp.Thumbnail, min(thumbCols, inner))
-		for len(thumb) < thumbRows {
-			thumb = append(thumb, "")
+		thumb := c.thumb.get(cp.Thumbnail, min(thumbCols, inner))
+		thumb = thumb[:min(len(thumb), thumbRows)]
+		lines = append(lines, thumb...)
+		for range thumbRows - len(thumb) {
+			lines = append(lines, "")
 		}
-		lines = append(lines, thumb[:thumbRows]...)
 	}
 	lines = append(lines, c.footer(inner))
 	return border.Width(c.width).Render(strings.Join(lines, "\n"))

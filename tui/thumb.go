@@ -24,6 +24,24 @@ const (
 	maxThumbPixels = 1 << 20
 )
 
+// thumbCache keeps the half-block lines of the last thumbnail drawn: a
+// panel is redrawn every frame, and decoding its PNG each time took
+// most of every redraw (BenchmarkCheckpointsPanelThumbnail).
+type thumbCache struct {
+	data  []byte
+	cols  int
+	lines []string
+	done  bool
+}
+
+// get returns halfBlocks(data, cols), decoding only when they changed.
+func (t *thumbCache) get(data []byte, cols int) []string {
+	if !t.done || cols != t.cols || !bytes.Equal(data, t.data) {
+		t.data, t.cols, t.lines, t.done = data, cols, halfBlocks(data, cols), true
+	}
+	return t.lines
+}
+
 // chips renders a message's attachments: one line each (name, size, pixels
 // or seconds, soft tokens) and, for an image with a thumbnail, a small
 // picture drawn in coloured half blocks.
