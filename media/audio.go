@@ -38,6 +38,12 @@ func DecodeAudio(src Source, o Options) (*Audio, error) {
 		return nil, fmt.Errorf("audio %s is empty", path)
 	}
 	pcm, err := decodeAudio(path, data, o)
+	if err == nil {
+		// The decoders stop at the limit; a platform decoder may not.
+		if secs := float64(len(pcm.Samples)) / float64(pcm.Rate); secs > o.maxSeconds() {
+			err = &TooLongError{Seconds: secs, Limit: o.maxSeconds()}
+		}
+	}
 	if tl := (*TooLongError)(nil); errors.As(err, &tl) {
 		return nil, &LimitError{Option: "MaxSeconds", Err: fmt.Errorf("audio %s %w", path, err)}
 	}
@@ -46,10 +52,6 @@ func DecodeAudio(src Source, o Options) (*Audio, error) {
 	}
 	if len(pcm.Samples) == 0 {
 		return nil, fmt.Errorf("audio %s: the file holds no samples", path)
-	}
-	// The decoders stop at the limit; a platform decoder may not.
-	if secs := float64(len(pcm.Samples)) / float64(pcm.Rate); secs > o.maxSeconds() {
-		return nil, &LimitError{Option: "MaxSeconds", Err: fmt.Errorf("audio %s %w", path, &TooLongError{Seconds: secs, Limit: o.maxSeconds()})}
 	}
 	a := &Audio{Info: info, Format: pcm.Format, SourceRate: pcm.Rate, Channels: pcm.Channels, Samples: pcm.Samples}
 	if pcm.Rate != SampleRate {

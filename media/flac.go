@@ -24,9 +24,9 @@ func decodeFLAC(data []byte, maxSeconds float64) (_ *PCM, err error) {
 		return nil, fmt.Errorf("FLAC stream info is invalid (%d channels, %d bits, %d Hz)", channels, bps, info.SampleRate)
 	}
 	scale := 1 / float32(uint64(1)<<(bps-1))
-	limit := frameLimit(int(info.SampleRate), maxSeconds)
-	if info.NSamples > uint64(limit) {
-		return nil, &TooLongError{Seconds: float64(info.NSamples) / float64(info.SampleRate), Limit: maxSeconds}
+	limit := limitAt(int(info.SampleRate), maxSeconds)
+	if err := limit.check(int64(info.NSamples)); err != nil { // a 36-bit count: no overflow
+		return nil, err
 	}
 	m := newMixer(channels, declared(int64(info.NSamples)), limit)
 	frame := make([]float32, channels)
@@ -46,7 +46,7 @@ func decodeFLAC(data []byte, maxSeconds float64) (_ *PCM, err error) {
 				frame[c] = float32(sub.Samples[i]) * scale
 			}
 			if !m.add(frame) {
-				return nil, &TooLongError{Limit: maxSeconds}
+				return nil, limit.reached()
 			}
 		}
 	}

@@ -46,21 +46,24 @@ type imageCodec struct {
 // rather than through image.Decode's global registry, and guarded. GIF
 // decodes the first frame.
 func imageCodecFor(format string) (imageCodec, bool) {
+	var c imageCodec
 	switch format {
 	case "png":
-		return guarded(format, imageCodec{png.DecodeConfig, png.Decode}), true
+		c = imageCodec{png.DecodeConfig, png.Decode}
 	case "jpeg":
-		return guarded(format, imageCodec{jpeg.DecodeConfig, jpeg.Decode}), true
+		c = imageCodec{jpeg.DecodeConfig, jpeg.Decode}
 	case "gif":
-		return guarded(format, imageCodec{gif.DecodeConfig, gif.Decode}), true
+		c = imageCodec{gif.DecodeConfig, gif.Decode}
 	case "webp":
-		return guarded(format, imageCodec{webp.DecodeConfig, webp.Decode}), true
+		c = imageCodec{webp.DecodeConfig, webp.Decode}
 	case "bmp":
-		return guarded(format, imageCodec{bmp.DecodeConfig, bmp.Decode}), true
+		c = imageCodec{bmp.DecodeConfig, bmp.Decode}
 	case "tiff":
-		return guarded(format, imageCodec{tiff.DecodeConfig, tiff.Decode}), true
+		c = imageCodec{tiff.DecodeConfig, tiff.Decode}
+	default:
+		return imageCodec{}, false
 	}
-	return imageCodec{}, false
+	return guarded(format, c), true
 }
 
 // LoadImage reads an image file: PNG, JPEG, GIF (first frame), WebP, BMP or
@@ -239,7 +242,8 @@ func (im *Image) pixels(sw, sh int) (image.Image, error) {
 		// other files the scaled decoder leaves alone, and anything it finds
 		// malformed go to image/jpeg.
 		scale = 1
-		if src, err = guarded("jpeg", imageCodec{jpeg.DecodeConfig, jpeg.Decode}).decode(bytes.NewReader(im.jpeg)); err != nil {
+		codec, _ := imageCodecFor("jpeg")
+		if src, err = codec.decode(bytes.NewReader(im.jpeg)); err != nil {
 			return nil, fmt.Errorf("image %s: jpeg: %w", im.Info.Path, err)
 		}
 	}

@@ -24,7 +24,8 @@ func decodeMP3(data []byte, maxSeconds float64) (_ *PCM, err error) {
 	if d.SampleRate() < 1 {
 		return nil, fmt.Errorf("MP3 declares a sample rate of %d Hz", d.SampleRate())
 	}
-	m := newMixer(2, declared(d.Length()/4), frameLimit(d.SampleRate(), maxSeconds))
+	limit := limitAt(d.SampleRate(), maxSeconds)
+	m := newMixer(2, declared(d.Length()/4), limit)
 	buf := make([]byte, 1<<16)
 	var frame [2]float32
 	for {
@@ -33,7 +34,7 @@ func decodeMP3(data []byte, maxSeconds float64) (_ *PCM, err error) {
 			frame[0] = float32(int16(binary.LittleEndian.Uint16(buf[i:]))) / (1 << 15)
 			frame[1] = float32(int16(binary.LittleEndian.Uint16(buf[i+2:]))) / (1 << 15)
 			if !m.add(frame[:]) {
-				return nil, &TooLongError{Limit: maxSeconds}
+				return nil, limit.reached()
 			}
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {

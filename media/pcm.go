@@ -14,10 +14,34 @@ type PCM struct {
 	Format   string // "wav", "flac", "mp3", or the platform decoder's name
 }
 
+// clipLimit is the length limit of one clip, in frames at its rate: a
+// small compressed file can decode to hours of samples, so decoders stop
+// at the limit rather than after it.
+type clipLimit struct {
+	seconds float64
+	rate    int
+	frames  int // the most frames that fit in seconds
+}
+
+func limitAt(rate int, seconds float64) clipLimit {
+	return clipLimit{seconds: seconds, rate: rate, frames: int(min(math.Floor(seconds*float64(rate)), math.MaxInt32))}
+}
+
+// check refuses a clip whose length, known from its header, is over the
+// limit, before anything is decoded.
+func (l clipLimit) check(frames int64) error {
+	if frames > int64(l.frames) {
+		return &TooLongError{Seconds: float64(frames) / float64(l.rate), Limit: l.seconds}
+	}
+	return nil
+}
+
+// reached refuses a clip that decoding found to run past the limit.
+func (l clipLimit) reached() error { return &TooLongError{Limit: l.seconds} }
+
 // mixer averages interleaved frames into mono as they are decoded, so a
 // long stereo file never needs its interleaved copy in memory. It holds at
-// most limit frames: a small compressed file can decode to hours of
-// samples, so decoders stop at the length limit rather than after it.
+// most one frame past the limit.
 type mixer struct {
 	channels int
 	scale    float32 // 1/channels
@@ -28,8 +52,8 @@ type mixer struct {
 // newMixer reserves room for frames (never more than the limit): the
 // frames the data holds when that is certain, or declared(n) for a
 // header's claim.
-func newMixer(channels, frames, limit int) *mixer {
-	return &mixer{channels: channels, scale: 1 / float32(channels), out: make([]float32, 0, min(max(frames, 0), limit+1)), limit: limit}
+func newMixer(channels, frames int, l clipLimit) *mixer {
+	return &mixer{channels: channels, scale: 1 / float32(channels), out: make([]float32, 0, min(max(frames, 0), l.frames+1)), limit: l.frames}
 }
 
 // declared is what a header's length claim may reserve: a lying header
@@ -40,7 +64,7 @@ func declared(frames int64) int {
 }
 
 // add appends one frame given as channel values; false once the clip is
-// past the limit (the caller stops decoding and returns m.tooLong()).
+// past the limit (the caller stops decoding: clipLimit.reached).
 func (m *mixer) add(frame []float32) bool {
 	var s float32
 	for _, v := range frame {
@@ -48,11 +72,6 @@ func (m *mixer) add(frame []float32) bool {
 	}
 	m.out = append(m.out, s*m.scale)
 	return len(m.out) <= m.limit
-}
-
-// frameLimit is the most frames at rate that fit in maxSeconds.
-func frameLimit(rate int, maxSeconds float64) int {
-	return int(min(math.Floor(maxSeconds*float64(rate)), math.MaxInt32))
 }
 
 // TooLongError refuses a clip over the length limit, found while decoding

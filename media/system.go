@@ -117,7 +117,8 @@ func decodeSystemAudio(src systemAudio, maxSeconds float64) (*PCM, error) {
 	}
 	// The declared length only sizes the buffer (capped at the limit): the
 	// system's figure may be an estimate, so the samples decide.
-	mix := newMixer(channels, declared(frames), frameLimit(r, maxSeconds))
+	limit := limitAt(r, maxSeconds)
+	mix := newMixer(channels, declared(frames), limit)
 	per := max(1, audioChunkSamples/channels)
 	buf := make([]float32, per*channels)
 	for {
@@ -133,7 +134,7 @@ func decodeSystemAudio(src systemAudio, maxSeconds float64) (*PCM, error) {
 		}
 		for i := range n {
 			if !mix.add(buf[i*channels : (i+1)*channels]) {
-				return nil, &TooLongError{Limit: maxSeconds}
+				return nil, limit.reached()
 			}
 		}
 	}

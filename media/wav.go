@@ -102,9 +102,9 @@ func wavSamples(chunk []byte, tag, channels, rate, bits, blockAlign int, maxSeco
 	}
 	width := bits / 8
 	frames := len(chunk) / blockAlign
-	limit := frameLimit(rate, maxSeconds)
-	if frames > limit {
-		return nil, &TooLongError{Seconds: float64(frames) / float64(rate), Limit: maxSeconds}
+	limit := limitAt(rate, maxSeconds)
+	if err := limit.check(int64(frames)); err != nil {
+		return nil, err
 	}
 	m := newMixer(channels, frames, limit)
 	frame := make([]float32, channels)
