@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/media"
 )
 
 // Config is the effective configuration. Load fills it; Source tells where
@@ -176,8 +177,10 @@ func defaults(env func(string) string) *Config {
 		UI:       UI{Theme: "auto"},
 		// Five E4B caches of a full 2K context take about 600 MB.
 		History: History{Enabled: true, KeepKV: 5, KVBudget: 2 << 30},
-		// The media package's limits; a hundred E2B pictures kept.
-		Media:   Media{MaxFileSize: 256 << 20, MaxMegapixels: 100, MaxAudioSeconds: 600, KeepEncoded: 128 << 20},
+		// The media package's limits; kept encodings as
+		// engine.DefaultKeepEncoded (a hundred E2B pictures).
+		Media: Media{MaxFileSize: media.DefaultMaxBytes, MaxMegapixels: media.DefaultMaxPixels / 1_000_000,
+			MaxAudioSeconds: media.DefaultMaxSeconds, KeepEncoded: 128 << 20},
 		Server:  Server{Listen: "127.0.0.1:11535", MaxMediaSize: 32 << 20},
 		Keys:    map[string][]string{},
 		sources: map[string]Source{},
