@@ -27,6 +27,11 @@ type Request struct {
 	// Messages, usually as bytes (MediaFile.Data, named for messages by
 	// where they came from). Bytes encoded before are not encoded again.
 	Media map[int][]MediaFile
+	// Raw feeds the one user message's text as the whole prompt, without
+	// the chat template or a system prompt (OpenAI's /v1/completions,
+	// ollama's raw generate): control-token spellings in it are those
+	// tokens, and a BOS leads unless the text begins with one.
+	Raw bool
 }
 
 // RequestError is a request refused as given — settings the bundle cannot
@@ -93,7 +98,7 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 			return
 		}
 		e.sess.encoded = rows
-		e.sess.complete(req, job.cancelled.Load, sink)
+		e.sess.complete(req, ids, job.cancelled.Load, sink)
 	}
 	return job
 }
@@ -134,6 +139,9 @@ func (e *Engine) ConversationStats() ConversationStats {
 // a *RequestError that wraps the *FileError or ErrNoEncoder.
 func (s *Session) requestMedia(req Request, cancelled func() bool, sink func(Event)) (Request, map[string][][]uint16, error) {
 	rows := map[string][][]uint16{}
+	if req.Raw && len(req.Media) > 0 {
+		return req, nil, &RequestError{errors.New("a raw prompt takes no pictures or clips")}
+	}
 	if len(req.Media) == 0 {
 		return req, rows, nil
 	}
@@ -177,6 +185,15 @@ func (s *Session) requestMedia(req Request, cancelled func() bool, sink func(Eve
 // encoding would feed it, and where its media spans sit.
 func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 	n := len(req.Messages)
+	if req.Raw {
+		if n != 1 || req.Messages[0].Role != "user" {
+			return nil, nil, &RequestError{errors.New("a raw request is one user message: the prompt")}
+		}
+		if _, err := CheckSettings(s.info(), req.Settings, req.Settings); err != nil {
+			return nil, nil, &RequestError{err}
+		}
+		return s.rawIDs(req.Messages[0].Content), nil, nil
+	}
 	if n == 0 || req.Messages[n-1].Role != "user" {
 		return nil, nil, &RequestError{errors.New("the conversation must end with a user message")}
 	}
@@ -203,8 +220,9 @@ func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 	return ids, refs, nil
 }
 
-// complete runs one request's turn on the conversation now in the session.
-func (s *Session) complete(req Request, cancelled func() bool, sink func(Event)) {
+// complete runs one request's turn on the conversation now in the session;
+// ids are its prompt as requestIDs encoded it (fed as they are when raw).
+func (s *Session) complete(req Request, ids []int, cancelled func() bool, sink func(Event)) {
 	history := req.Messages[:len(req.Messages)-1]
 	if err := s.applySettings(req.Settings); err != nil {
 		sink(Failed{Op: "complete", Err: &RequestError{err}})
@@ -240,7 +258,11 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 	}
 	s.cancelHook = func() bool { return st.hit || cancelled() }
 	last := len(req.Messages) - 1
-	s.send(turnReq{text: req.Messages[last].Content, files: req.Media[last], from: s.tail(), op: "send"}, func(ev Event) { st.pass(ev, sink) })
+	r := turnReq{text: req.Messages[last].Content, files: req.Media[last], from: s.tail(), op: "send"}
+	if req.Raw {
+		r.raw = ids
+	}
+	s.send(r, func(ev Event) { st.pass(ev, sink) })
 	s.cancelHook, s.Metrics = nil, rec
 	if st.hit {
 		// The reply ends before the stop string; the cache may hold
@@ -286,6 +308,7 @@ type stopper struct {
 	held    string // text not yet passed on
 	sent    strings.Builder
 	hit     bool
+	which   string // the stop string hit
 	reply   string // the reply up to the stop string, once hit
 }
 
@@ -306,7 +329,7 @@ func (st *stopper) pass(ev Event, sink func(Event)) {
 		cut := -1
 		for _, x := range st.stops {
 			if i := strings.Index(st.held, x); i >= 0 && (cut < 0 || i < cut) {
-				cut = i
+				cut, st.which = i, x
 			}
 		}
 		if cut >= 0 {
@@ -324,7 +347,7 @@ func (st *stopper) pass(ev Event, sink func(Event)) {
 	case Finished:
 		st.flush(e.Reply, sink)
 		if st.hit {
-			e.Reply, e.Metrics.FinishReason = st.reply, "stop"
+			e.Reply, e.Metrics.FinishReason, e.Stop = st.reply, "stop", st.which
 		}
 		sink(e)
 	case Failed:
@@ -335,7 +358,7 @@ func (st *stopper) pass(ev Event, sink func(Event)) {
 	case Cancelled:
 		st.flush(e.Partial, sink)
 		if st.hit {
-			sink(Finished{Reply: st.reply, Metrics: withReason(e.Metrics, "stop")})
+			sink(Finished{Reply: st.reply, Metrics: withReason(e.Metrics, "stop"), Stop: st.which})
 			return
 		}
 		sink(e)

@@ -227,7 +227,8 @@ func TestCompleteLeavesTheChatAlone(t *testing.T) {
 }
 
 // TestCompleteStop: the reply ends before the first stop string, the
-// deltas add up to it and the reason is "stop"; a stop string that never
+// deltas add up to it, the reason is "stop" and Finished names the stop
+// string (Anthropic's stop_sequence); a stop string that never
 // appears changes nothing.
 func TestCompleteStop(t *testing.T) {
 	b := tinyBundle(t, "r1")
@@ -249,9 +250,10 @@ func TestCompleteStop(t *testing.T) {
 		stops  []string
 		text   string
 		reason string
+		which  string // the stop string Finished names
 	}{
-		{"hit", []string{"\x00never", stop}, want, "stop"},
-		{"miss", []string{"\x00never"}, full.text, finished(t, full).FinishReason},
+		{"hit", []string{"\x00never", stop}, want, "stop", stop},
+		{"miss", []string{"\x00never"}, full.text, finished(t, full).FinishReason, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, e, Request{Messages: msgs, Settings: set, Stop: tc.stops})
@@ -259,8 +261,8 @@ func TestCompleteStop(t *testing.T) {
 			if !ok {
 				t.Fatalf("end %#v", r.end)
 			}
-			if r.text != tc.text || f.Reply != tc.text || f.Metrics.FinishReason != tc.reason {
-				t.Fatalf("streamed %q, reply %q (%s); want %q (%s)", r.text, f.Reply, f.Metrics.FinishReason, tc.text, tc.reason)
+			if r.text != tc.text || f.Reply != tc.text || f.Metrics.FinishReason != tc.reason || f.Stop != tc.which {
+				t.Fatalf("streamed %q, reply %q (%s, stop %q); want %q (%s, stop %q)", r.text, f.Reply, f.Metrics.FinishReason, f.Stop, tc.text, tc.reason, tc.which)
 			}
 		})
 	}

@@ -135,8 +135,8 @@ func (s *Session) restoreState(c *convState) error {
 // A media span whose file differs ends the common prefix: placeholder ids
 // do not tell two pictures apart.
 func (c *convState) reuse(req Request, ids []int, refs []spanRef) int {
-	history := req.Messages[:len(req.Messages)-1]
-	if c.contOK && c.set.System == req.Settings.System && c.set.Thinking == req.Settings.Thinking && sameMessages(c.msgs, history) {
+	history := req.Messages[:max(len(req.Messages)-1, 0)]
+	if !req.Raw && c.contOK && c.set.System == req.Settings.System && c.set.Thinking == req.Settings.Thinking && sameMessages(c.msgs, history) {
 		return len(c.committed)
 	}
 	return mediaPrefix(commonPrefix(ids, c.committed), c.spans, refs)

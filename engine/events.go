@@ -61,6 +61,9 @@ type Live struct {
 type Finished struct {
 	Reply   string
 	Metrics TurnMetrics
+	// Stop is the stop string (Request.Stop) that ended the reply, if
+	// one did (FinishReason "stop").
+	Stop string
 }
 
 // Cancelled: the turn was stopped; the partial reply is kept in the

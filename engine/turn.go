@@ -29,6 +29,7 @@ type turn struct {
 	emit               func(Event)
 	finish             string
 	lastFed            bool    // the last emitted token is in the cache (verify rounds)
+	raw                bool    // the prompt was fed as given, without the template
 	op                 string  // the Op of a Failed event
 	one                [1]int  // a single emitted token, without allocating
 	deltas             []Delta // the slab the next Delta events come from
@@ -72,12 +73,15 @@ type turnReq struct {
 	from        tailState // what its prompt continues (the session's tail, or a turn's base)
 	op          string    // the Op of its Failed event: send, regenerate, edit
 	prefillOnly bool
+	// raw, when set, is the whole prompt (Request.Raw): the message holds
+	// its text, and the template is not used.
+	raw []int
 }
 
 func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.cancel.Store(false)
 	s.turn++
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op}
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, raw: r.raw != nil}
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
 	var msg Message
 	if r.msg != nil {
@@ -94,7 +98,10 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		msg = userMessage(r.text, atts)
 	}
 	msgs := append(slices.Clone(s.msgs), msg)
-	ids, dropped, err := s.promptIDs(&msgs, r.from)
+	ids, dropped, err := r.raw, 0, s.rawFits(r.raw)
+	if r.raw == nil {
+		ids, dropped, err = s.promptIDs(&msgs, r.from)
+	}
 	if err != nil {
 		emit(Failed{Op: r.op, Err: err})
 		return err
@@ -212,7 +219,7 @@ func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped
 		return ids, 0, nil
 	}
 	if s.set.ContextPolicy != ContextDropOldest {
-		return nil, 0, fmt.Errorf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %w", len(ids), ctx, ErrContextFull)
+		return nil, 0, &ContextFullError{Tokens: len(ids), Context: ctx}
 	}
 	// Drop the oldest turns (never the system prompt, never the new
 	// message) until the prompt leaves a quarter of the context to reply.
@@ -229,7 +236,7 @@ func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped
 		}
 	}
 	if len(ids) >= ctx {
-		return nil, 0, fmt.Errorf("the message alone is %d tokens and the context holds %d: %w", len(ids), ctx, ErrContextFull)
+		return nil, 0, &ContextFullError{Tokens: len(ids), Context: ctx, Alone: true}
 	}
 	*msgs = m
 	return ids, dropped, nil
@@ -547,6 +554,9 @@ func (s *Session) endTurn(t *turn) string {
 	prompt := s.msgs
 	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	s.contOK, s.unfed = false, nil
+	if t.raw {
+		return reply // no conversation to continue: the next prompt is encoded afresh
+	}
 	rendered, err := s.tmpl.Render(s.conversation(prompt))
 	if err != nil || len(s.committed) < len(t.prompt) || !slices.Equal(s.committed[:len(t.prompt)], t.prompt) {
 		return reply
