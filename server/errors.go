@@ -3,14 +3,17 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/orchard-llm/orchard/engine"
 )
 
-// apiErrorBody is OpenAI's error object; every error orchard serve
-// returns has this shape (ollama's endpoints use theirs).
+// apiErrorBody is OpenAI's error object, the shape of every error but
+// those of ollama's endpoints (/api/*) and Anthropic's (/v1/messages),
+// which have theirs (writeError).
 type apiErrorBody struct {
 	Error apiErrorDetail `json:"error"`
 }
@@ -58,33 +61,133 @@ func (e *badRequest) Error() string { return e.msg }
 
 func bad(code, param, msg string) error { return &badRequest{code: code, param: param, msg: msg} }
 
-// failure writes err as an OpenAI error: a refused request is 400, a
-// full line 503 with Retry-After, the rest 500.
+// failure writes err as an OpenAI error.
 func (s *Server) failure(w http.ResponseWriter, err error) {
+	s.classify(apiOpenAI, err).writeOpenAI(w)
+}
+
+// apiFailure is an error as the APIs report it: the HTTP status, OpenAI's
+// type, code and param, the message and, for a 503, the seconds to wait.
+type apiFailure struct {
+	status                int
+	typ, code, param, msg string
+	retryAfter            int
+}
+
+// The APIs orchard serves; each has its own error shape and its own words
+// for a remedy.
+const (
+	apiOpenAI      = "openai"
+	apiCompletions = "completions" // OpenAI's shape, a raw prompt
+	apiOllama      = "ollama"
+	apiAnthropic   = "anthropic"
+	// apiTranscription is OpenAI's transcriptions (its error shape).
+	apiTranscription = "transcription"
+)
+
+// classify judges err for an API: a refused request is 400 (413 for a
+// body or file over the limit), a full line 503 with Retry-After, the rest
+// 500.
+func (s *Server) classify(api string, err error) apiFailure {
 	var br *badRequest
 	var re *engine.RequestError
 	var fe *engine.FileError
 	switch {
 	case errors.As(err, &br):
-		apiError(w, br.httpStatus(), "invalid_request_error", br.code, br.param, br.msg)
+		return apiFailure{status: br.httpStatus(), typ: "invalid_request_error", code: br.code, param: br.param, msg: br.msg}
 	case errors.As(err, &fe):
 		// A picture or clip the decoders refuse: its part is its name.
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "invalid_file", fe.Path, err.Error())
+		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_file", param: fe.Path, msg: err.Error()}
 	case errors.Is(err, engine.ErrNoEncoder):
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "unsupported_content", "", err.Error())
+		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "unsupported_content", msg: err.Error()}
 	case errors.Is(err, engine.ErrContextFull):
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "context_length_exceeded", "messages", err.Error())
+		param := "messages"
+		if api == apiCompletions {
+			param = "prompt"
+		}
+		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "context_length_exceeded", param: param, msg: s.contextMessage(api, err)}
 	case errors.As(err, &re):
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "unsupported_value", "", err.Error())
+		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "unsupported_value", msg: err.Error()}
 	case errors.Is(err, errQueueFull):
-		w.Header().Set("Retry-After", strconv.Itoa(s.q.retryAfter()))
-		apiError(w, http.StatusServiceUnavailable, "server_error", "queue_full", "", err.Error()+"; retry later")
+		return apiFailure{status: http.StatusServiceUnavailable, typ: "server_error", code: "queue_full", msg: err.Error() + "; retry later", retryAfter: s.q.retryAfter()}
 	case errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed):
-		w.Header().Set("Retry-After", "5")
-		apiError(w, http.StatusServiceUnavailable, "server_error", "shutting_down", "", err.Error())
+		return apiFailure{status: http.StatusServiceUnavailable, typ: "server_error", code: "shutting_down", msg: err.Error(), retryAfter: 5}
 	case errors.Is(err, errChatBusy):
-		apiError(w, http.StatusConflict, "invalid_request_error", "busy", "", err.Error())
+		return apiFailure{status: http.StatusConflict, typ: "invalid_request_error", code: "busy", msg: err.Error()}
+	}
+	return apiFailure{status: http.StatusInternalServerError, typ: "server_error", code: "engine_error", msg: err.Error()}
+}
+
+// contextMessage says that a prompt does not fit, with the remedy of the
+// API it came through: the chat's /clear and context policy mean nothing
+// to a client, and the context is the bundle's (num_ctx cannot raise it).
+func (s *Server) contextMessage(api string, err error) string {
+	what, n, limit := "the conversation", 0, s.info.Context
+	var cf *engine.ContextFullError
+	if errors.As(err, &cf) {
+		n, limit = cf.Tokens, cf.Context
+		if cf.Alone {
+			what = "the last message alone"
+		}
+	}
+	if api == apiCompletions {
+		what = "the prompt"
+	}
+	msg := fmt.Sprintf("%s does not fit this model's context of %d tokens", what, limit)
+	if n > 0 {
+		msg = fmt.Sprintf("%s is %d tokens and this model's context holds %d", what, n, limit)
+	}
+	switch api {
+	case apiCompletions:
+		return msg + ": shorten the prompt"
+	case apiOllama:
+		return msg + ": shorten the messages or leave out the oldest turns (the context is fixed by the Core ML bundle; options.num_ctx cannot raise it)"
+	}
+	return msg + ": shorten the messages or leave out the oldest turns (the context is fixed by the Core ML bundle)"
+}
+
+func (f apiFailure) retry(w http.ResponseWriter) {
+	if f.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(f.retryAfter))
+	}
+}
+
+// writeOpenAI writes OpenAI's nested error object.
+func (f apiFailure) writeOpenAI(w http.ResponseWriter) {
+	f.retry(w)
+	apiError(w, f.status, f.typ, f.code, f.param, f.msg)
+}
+
+// writeOllama writes ollama's {"error": "message"}: its client shows the
+// string (an object printed as [object Object]).
+func (f apiFailure) writeOllama(w http.ResponseWriter) {
+	f.retry(w)
+	if f.code == "model_not_found" {
+		f.status = http.StatusNotFound // ollama's status for an unknown model
+	}
+	ollamaError(w, f.status, f.msg)
+}
+
+// apiOf names the API a path belongs to, for the errors written before
+// a request reaches its handler (a missing key, an unknown path).
+func apiOf(path string) string {
+	switch {
+	case path == "/api" || strings.HasPrefix(path, "/api/"):
+		return apiOllama
+	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
+		return apiAnthropic
+	}
+	return apiOpenAI
+}
+
+// writeError writes an error in the shape of the API r's path belongs to.
+func writeError(w http.ResponseWriter, r *http.Request, f apiFailure) {
+	switch apiOf(r.URL.Path) {
+	case apiOllama:
+		f.writeOllama(w)
+	case apiAnthropic:
+		f.writeAnthropic(w)
 	default:
-		apiError(w, http.StatusInternalServerError, "server_error", "engine_error", "", err.Error())
+		f.writeOpenAI(w)
 	}
 }

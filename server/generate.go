@@ -12,7 +12,7 @@ import (
 // generation is one API request on its way through the line and the
 // engine.
 type generation struct {
-	api    string // "openai" or "ollama"
+	api    string // apiOpenAI, apiOllama, ...: the metrics' label
 	id     string
 	client string
 	req    engine.Request
@@ -72,6 +72,7 @@ func (s *Server) generate(ctx context.Context, g generation, each func(engine.Ev
 			}
 			switch ev.(type) {
 			case engine.Finished, engine.Cancelled, engine.Failed:
+				s.metrics.turn(g.api, ev)
 				return ev, nil
 			}
 			if each != nil {

@@ -131,6 +131,8 @@ type serverOpts struct {
 	// maxMedia is the largest file a request may carry (0: the default).
 	maxMedia int64
 	history  bool // keep a conversation history
+	// maxTokens caps replies in the defaults requests start from.
+	maxTokens int
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -161,7 +163,9 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 		}
 		eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: 2, KVBudget: 1 << 30})
 	}
-	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
+	defaults := engine.DefaultSettings()
+	defaults.MaxTokens = o.maxTokens
+	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: defaults,
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -230,4 +234,10 @@ func postChat(t testing.TB, ts *testServer, body string) (*http.Response, apiErr
 		t.Fatalf("HTTP %d: the answer is no API error: %v", resp.StatusCode, err)
 	}
 	return resp, e.Error
+}
+
+// jsonOf shows a value as JSON, for failure messages.
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

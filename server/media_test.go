@@ -286,8 +286,9 @@ func TestOllamaImages(t *testing.T) {
 	if status != 200 || c2.Message.Content != want[1] {
 		t.Fatalf("HTTP %d follow-up %q, engine alone %q: %s", status, c2.Message.Content, want[1], raw)
 	}
-	if c2.PromptEvalCount > 30 || c2.PromptEvalCount >= c1.PromptEvalCount {
-		t.Fatalf("the follow-up prefilled %d tokens (the first %d)", c2.PromptEvalCount, c1.PromptEvalCount)
+	if c1.PrefilledCount == nil || c2.PrefilledCount == nil || *c2.PrefilledCount > 30 || *c2.PrefilledCount >= *c1.PrefilledCount ||
+		c2.PromptEvalCount <= c1.PromptEvalCount {
+		t.Fatalf("the follow-up prefilled %s tokens of %d (the first %s of %d)", jsonOf(c2.PrefilledCount), c2.PromptEvalCount, jsonOf(c1.PrefilledCount), c1.PromptEvalCount)
 	}
 	status, _, raw = chat(`{"model": "orchard", "stream": false, "messages": [{"role": "user", "content": "x", "images": ["aGVsbG8="]}]}`)
 	if status != 400 || !strings.Contains(raw, "messages[0].images[0]") {

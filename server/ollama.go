@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,6 +29,10 @@ type ollamaRequest struct {
 	} `json:"options"`
 	Format json.RawMessage `json:"format"`
 	Tools  json.RawMessage `json:"tools"`
+	// KeepAlive is accepted and ignored: the model stays loaded while
+	// orchard serve runs (0 asks for an unload: see ollamaLoad).
+	KeepAlive json.RawMessage `json:"keep_alive"`
+	Think     json.RawMessage `json:"think"`
 }
 
 type ollamaMessage struct {
@@ -38,17 +41,24 @@ type ollamaMessage struct {
 	Images  []string `json:"images,omitempty"` // base64, user messages
 }
 
+// ollamaChunk is a line of /api/chat's answer (Message) or of
+// /api/generate's (Response); the last has done and the figures.
 type ollamaChunk struct {
-	Model              string        `json:"model"`
-	CreatedAt          string        `json:"created_at"`
-	Message            ollamaMessage `json:"message"`
-	Done               bool          `json:"done"`
-	DoneReason         string        `json:"done_reason,omitempty"`
-	TotalDuration      int64         `json:"total_duration,omitempty"`
-	PromptEvalCount    int           `json:"prompt_eval_count,omitempty"`
-	PromptEvalDuration int64         `json:"prompt_eval_duration,omitempty"`
-	EvalCount          int           `json:"eval_count,omitempty"`
-	EvalDuration       int64         `json:"eval_duration,omitempty"`
+	Model              string         `json:"model"`
+	CreatedAt          string         `json:"created_at"`
+	Message            *ollamaMessage `json:"message,omitempty"`
+	Response           *string        `json:"response,omitempty"`
+	Done               bool           `json:"done"`
+	DoneReason         string         `json:"done_reason,omitempty"`
+	TotalDuration      int64          `json:"total_duration,omitempty"`
+	LoadDuration       int64          `json:"load_duration,omitempty"`
+	PromptEvalCount    int            `json:"prompt_eval_count,omitempty"`
+	PromptEvalDuration int64          `json:"prompt_eval_duration,omitempty"`
+	EvalCount          int            `json:"eval_count,omitempty"`
+	EvalDuration       int64          `json:"eval_duration,omitempty"`
+	// PrefilledCount is the part of prompt_eval_count that was prefilled;
+	// the rest came from the cache (ollama counts both).
+	PrefilledCount *int `json:"orchard_prefilled_count,omitempty"`
 }
 
 // ollamaError writes ollama's error shape.
@@ -57,21 +67,7 @@ func ollamaError(w http.ResponseWriter, status int, msg string) {
 }
 
 func (s *Server) ollamaFailure(w http.ResponseWriter, err error) {
-	var br *badRequest
-	var re *engine.RequestError
-	switch {
-	case errors.As(err, &br) && br.code == "model_not_found":
-		ollamaError(w, http.StatusNotFound, br.msg)
-	case errors.As(err, &br):
-		ollamaError(w, br.httpStatus(), err.Error())
-	case errors.As(err, &re), errors.Is(err, engine.ErrContextFull), errors.Is(err, engine.ErrNoEncoder):
-		ollamaError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, errQueueFull), errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed):
-		w.Header().Set("Retry-After", fmt.Sprint(s.q.retryAfter()))
-		ollamaError(w, http.StatusServiceUnavailable, err.Error())
-	default:
-		ollamaError(w, http.StatusInternalServerError, err.Error())
-	}
+	s.classify(apiOllama, err).writeOllama(w)
 }
 
 func (s *Server) ollamaModelOK(name string) bool {
@@ -88,6 +84,9 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	}
 	if t := bytes.TrimSpace(or.Tools); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
 		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
+	}
+	if t := bytes.TrimSpace(or.Think); len(t) > 0 && string(t) != "null" && string(t) != "false" {
+		return engine.Request{}, bad("unsupported_value", "think", "thinking is not supported on ollama's API; leave think out or false")
 	}
 	var in []chatMessage
 	var files [][]engine.MediaFile
@@ -155,11 +154,18 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 }
 
 // ollamaChat is POST /api/chat: NDJSON chunks by default, one object
-// with "stream": false.
+// with "stream": false. No messages loads the model (it is loaded).
 func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var or ollamaRequest
 	if err := s.decodeJSON(w, r, &or); err != nil {
 		s.ollamaFailure(w, err)
+		return
+	}
+	chunk := func(text string) ollamaChunk {
+		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Message: &ollamaMessage{Role: "assistant", Content: text}}
+	}
+	if len(or.Messages) == 0 {
+		s.ollamaLoad(w, or.Model, or.KeepAlive, chunk(""))
 		return
 	}
 	req, err := s.ollamaRequestOf(&or)
@@ -167,12 +173,15 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		s.ollamaFailure(w, err)
 		return
 	}
-	stream := or.Stream == nil || *or.Stream
-	g := generation{api: "ollama", id: newID("ollama-"), client: clientKey(r, ""), req: req}
+	g := generation{api: apiOllama, id: newID("ollama-"), client: clientKey(r, ""), req: req}
+	s.ollamaRun(w, r, g, or.Stream == nil || *or.Stream, chunk)
+}
+
+// ollamaRun generates g and answers as ollama does: NDJSON chunks made by
+// chunk while streaming, then the last with the figures; or that last
+// alone, holding the whole reply.
+func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, g generation, stream bool, chunk func(text string) ollamaChunk) {
 	t0 := time.Now()
-	chunk := func(content string) ollamaChunk {
-		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Message: ollamaMessage{Role: "assistant", Content: content}}
-	}
 	started := false
 	enc := json.NewEncoder(w)
 	start := func() {
@@ -182,14 +191,9 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 		}
 	}
-	var text strings.Builder
 	end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
 		d, ok := ev.(*engine.Delta)
-		if !ok {
-			return nil
-		}
-		if !stream {
-			text.WriteString(d.Text)
+		if !ok || !stream {
 			return nil
 		}
 		start()
@@ -208,7 +212,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 			s.ollamaFailure(w, e.Err)
 			return
 		}
-		enc.Encode(map[string]string{"error": e.Err.Error()})
+		enc.Encode(map[string]string{"error": s.classify(apiOllama, e.Err).msg})
 	case engine.Cancelled:
 		if r.Context().Err() != nil {
 			return
@@ -226,7 +230,9 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		last.Done, last.DoneReason = true, finishReason(m.FinishReason)
 		last.TotalDuration = time.Since(t0).Nanoseconds()
-		last.PromptEvalCount, last.PromptEvalDuration = m.PromptTokens-m.ReusedTokens, int64(m.PrefillSeconds*1e9)
+		// ollama counts the whole prompt, cached or not.
+		prefilled := m.PromptTokens - m.ReusedTokens
+		last.PromptEvalCount, last.PrefilledCount, last.PromptEvalDuration = m.PromptTokens, &prefilled, int64(m.PrefillSeconds*1e9)
 		last.EvalCount = m.GeneratedTokens
 		if m.DecodeTokPerSec > 0 {
 			last.EvalDuration = int64(float64(m.GeneratedTokens) / m.DecodeTokPerSec * 1e9)
@@ -243,10 +249,5 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 
 // ollamaTags is GET /api/tags: the one model served.
 func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"models": []any{map[string]any{
-		"name": s.info.Name, "model": s.info.Name, "modified_at": s.started.UTC().Format(time.RFC3339),
-		"size": 0, "digest": s.o.BundleID,
-		"details": map[string]any{"format": "coreml", "family": "gemma4", "families": []string{"gemma4"},
-			"parameter_size": "", "quantization_level": s.info.Family},
-	}}})
+	writeJSON(w, http.StatusOK, map[string]any{"models": []any{s.ollamaModel()}})
 }

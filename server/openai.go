@@ -413,11 +413,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			return nil
 		}
 		started = true
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
+		startSSE(w)
 		empty := ""
 		c := base
 		c.Choices = []chatChoice{{Delta: &chatOut{Role: "assistant", Content: &empty}}}

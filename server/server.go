@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
 )
 
@@ -111,6 +112,12 @@ type Server struct {
 	flightMu sync.Mutex // closing and inflight.Add move together
 	inflight sync.WaitGroup
 	pumpDone chan struct{}
+
+	facts   bundleFacts // what ollama's endpoints tell of the bundle
+	metrics *metrics
+	// instruction is the transcription instruction for a language
+	// (transcriptionFor; tests on the tiny bundle shorten it).
+	instruction func(language string) (string, error)
 }
 
 // chatTurn is the chat's turn, queued or running.
@@ -140,6 +147,7 @@ func New(o Options) *Server {
 	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
 		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
 		pumpDone: make(chan struct{})}
+	s.metrics, s.instruction = newMetrics(s, coreml.ReadMemory), transcriptionFor
 	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if _, ok := c.(*net.UnixConn); ok {
@@ -169,8 +177,22 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /v1/models/{id}", s.model)
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	mux.HandleFunc("POST /v1/completions", s.completions)
+	mux.HandleFunc("POST /v1/audio/transcriptions", s.transcriptions)
+	mux.HandleFunc("POST /v1/messages", s.anthropicMessages)
+	mux.HandleFunc("GET /{$}", s.root)
+	mux.HandleFunc("GET /api/version", s.ollamaVersion)
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
+	mux.HandleFunc("GET /api/ps", s.ollamaPs)
+	mux.HandleFunc("POST /api/show", s.ollamaShow)
 	mux.HandleFunc("POST /api/chat", s.ollamaChat)
+	mux.HandleFunc("POST /api/generate", s.ollamaGenerate)
+	mux.HandleFunc("POST /api/embed", s.ollamaEmbed)
+	mux.HandleFunc("POST /api/embeddings", s.ollamaEmbed)
+	for _, p := range []string{"POST /api/pull", "POST /api/push", "POST /api/create", "POST /api/copy", "DELETE /api/delete", "/api/blobs/"} {
+		mux.HandleFunc(p, s.ollamaManage)
+	}
+	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("GET /orchard/v1/events", s.events)
 	mux.HandleFunc("GET /orchard/v1/session", s.session)
 	mux.HandleFunc("POST /orchard/v1/session/messages", s.sessionSend)
@@ -192,25 +214,29 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /orchard/v1/history/{id}/resume", s.resumeHistory)
 	mux.HandleFunc("DELETE /orchard/v1/history/{id}", s.deleteHistory)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		apiError(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "no endpoint "+r.Method+" "+r.URL.Path+" (see the README, section orchard serve)")
+		writeError(w, r, apiFailure{status: http.StatusNotFound, typ: "invalid_request_error", code: "not_found",
+			msg: "no endpoint " + r.Method + " " + r.URL.Path + " (see the README, section orchard serve)"})
 	})
-	return s.authorize(mux)
+	return s.metrics.count(mux, s.authorize(mux))
 }
 
 // authorize checks the API key on every request but those through the
-// unix socket, whose file mode (0600) already limits it to its owner.
+// unix socket, whose file mode (0600) already limits it to its owner. The
+// key comes as "Authorization: Bearer KEY" or, as Anthropic's clients
+// send it, "x-api-key: KEY".
 func (s *Server) authorize(next http.Handler) http.Handler {
 	want := []byte("Bearer " + s.o.APIKey)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.o.APIKey != "" && r.Context().Value(unixConnKey{}) == nil {
 			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
+			alt := []byte(r.Header.Get("X-Api-Key"))
+			if subtle.ConstantTimeCompare(got, want) != 1 && subtle.ConstantTimeCompare(alt, want[len("Bearer "):]) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="orchard"`)
-				msg := "missing API key: send Authorization: Bearer KEY (the key orchard serve was started with)"
-				if len(got) > 0 {
+				msg := "missing API key: send Authorization: Bearer KEY or x-api-key: KEY (the key orchard serve was started with)"
+				if len(got) > 0 || len(alt) > 0 {
 					msg = "wrong API key"
 				}
-				apiError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "", msg)
+				writeError(w, r, apiFailure{status: http.StatusUnauthorized, typ: "invalid_request_error", code: "invalid_api_key", msg: msg})
 				return
 			}
 		}
@@ -240,6 +266,7 @@ func (s *Server) pump() {
 		s.publishChat(ev)
 		switch e := ev.(type) {
 		case engine.Finished, engine.Cancelled:
+			s.metrics.turn("chat", ev)
 			s.chatTurnOver()
 		case engine.Failed:
 			if e.Op == "send" {

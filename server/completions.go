@@ -1,0 +1,213 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/orchard-llm/orchard/engine"
+)
+
+// OpenAI's legacy completions, POST /v1/completions: a raw prompt, fed
+// without the chat template (engine.Request.Raw), continued by the model.
+// Its fields are the chat request's where they share a name, and are
+// judged by the same code.
+
+type completionRequest struct {
+	Model         string          `json:"model"`
+	Prompt        json.RawMessage `json:"prompt"` // a string, or an array of one
+	Suffix        *string         `json:"suffix"`
+	MaxTokens     *int            `json:"max_tokens"`
+	Echo          bool            `json:"echo"`
+	Logprobs      *int            `json:"logprobs"`
+	BestOf        *int            `json:"best_of"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *streamOptions  `json:"stream_options"`
+
+	Temperature       *float64        `json:"temperature"`
+	TopP              *float64        `json:"top_p"`
+	Seed              *int64          `json:"seed"`
+	Stop              json.RawMessage `json:"stop"`
+	N                 *int            `json:"n"`
+	User              string          `json:"user"`
+	FrequencyPenalty  *float64        `json:"frequency_penalty"`
+	PresencePenalty   *float64        `json:"presence_penalty"`
+	TopK              *int            `json:"top_k"`
+	MinP              *float64        `json:"min_p"`
+	RepetitionPenalty *float64        `json:"repetition_penalty"`
+}
+
+// defaultCompletionTokens is OpenAI's max_tokens when a completion request
+// leaves it out.
+const defaultCompletionTokens = 16
+
+type textCompletion struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []textChoice `json:"choices"`
+	Usage             *chatUsage   `json:"usage,omitempty"`
+}
+
+type textChoice struct {
+	Text         string    `json:"text"`
+	Index        int       `json:"index"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+// promptText reads "prompt": a string, or an array holding one.
+func promptText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", bad("invalid_value", "prompt", "prompt: field required")
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return one, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return "", bad("invalid_value", "prompt", "prompt must be a string or an array of one string (token arrays are not supported)")
+	}
+	if len(many) != 1 {
+		return "", bad("unsupported_value", "prompt", "prompt must hold one string: one engine generates one reply at a time")
+	}
+	return many[0], nil
+}
+
+// completionEngineRequest maps a completion request to a raw engine
+// request, through the chat request's checks.
+func (s *Server) completionEngineRequest(cr *completionRequest) (engine.Request, error) {
+	prompt, err := promptText(cr.Prompt)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	switch {
+	case cr.Suffix != nil && *cr.Suffix != "":
+		return engine.Request{}, bad("unsupported_value", "suffix", "suffix (fill in the middle) is not supported")
+	case cr.Logprobs != nil:
+		return engine.Request{}, bad("unsupported_value", "logprobs", "logprobs are not supported")
+	case cr.BestOf != nil && *cr.BestOf != 1:
+		return engine.Request{}, bad("unsupported_value", "best_of", "best_of must be 1: one engine generates one reply at a time")
+	}
+	maxTokens := defaultCompletionTokens
+	if cr.MaxTokens != nil {
+		maxTokens = *cr.MaxTokens
+	}
+	content, _ := json.Marshal(prompt)
+	chat := chatRequest{Model: cr.Model, Messages: []chatMessage{{Role: "user", Content: content}}, MaxTokens: &maxTokens,
+		Temperature: cr.Temperature, TopP: cr.TopP, Seed: cr.Seed, Stop: cr.Stop, N: cr.N, User: cr.User,
+		FrequencyPenalty: cr.FrequencyPenalty, PresencePenalty: cr.PresencePenalty, TopK: cr.TopK, MinP: cr.MinP, RepetitionPenalty: cr.RepetitionPenalty}
+	req, err := s.openAIRequest(&chat)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	req.Raw = true
+	return req, nil
+}
+
+// completions is POST /v1/completions.
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+	var cr completionRequest
+	fail := func(err error) { s.classify(apiCompletions, err).writeOpenAI(w) }
+	if err := s.decodeJSON(w, r, &cr); err != nil {
+		fail(err)
+		return
+	}
+	req, err := s.completionEngineRequest(&cr)
+	if err != nil {
+		fail(err)
+		return
+	}
+	echo := ""
+	if cr.Echo {
+		echo = req.Messages[0].Content
+	}
+	g := generation{api: apiCompletions, id: newID("cmpl-"), client: clientKey(r, cr.User), req: req}
+	base := textCompletion{ID: g.id, Object: "text_completion", Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
+	if !cr.Stream {
+		end, err := s.generate(r.Context(), g, nil)
+		if err != nil {
+			fail(err)
+			return
+		}
+		switch e := end.(type) {
+		case engine.Failed:
+			fail(e.Err)
+		case engine.Cancelled:
+			if r.Context().Err() == nil {
+				fail(errShuttingDown)
+			}
+		case engine.Finished:
+			reason := finishReason(e.Metrics.FinishReason)
+			base.Choices = []textChoice{{Text: echo + e.Reply, FinishReason: &reason}}
+			base.Usage = usageOf(e.Metrics)
+			writeJSON(w, http.StatusOK, base)
+		}
+		return
+	}
+
+	chunk := func(text string, reason *string) error {
+		c := base
+		c.Choices = []textChoice{{Text: text, FinishReason: reason}}
+		return writeSSE(w, "", c)
+	}
+	started := false
+	start := func() error {
+		if started {
+			return nil
+		}
+		started = true
+		startSSE(w)
+		if echo != "" {
+			return chunk(echo, nil)
+		}
+		return nil
+	}
+	end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
+		switch e := ev.(type) {
+		case engine.Started:
+			return start()
+		case *engine.Delta:
+			if err := start(); err != nil || e.Text == "" {
+				return err
+			}
+			return chunk(e.Text, nil)
+		}
+		return nil
+	})
+	if err != nil {
+		fail(err)
+		return
+	}
+	if f, ok := end.(engine.Failed); ok && !started {
+		fail(f.Err)
+		return
+	}
+	if start() != nil || r.Context().Err() != nil {
+		return
+	}
+	switch e := end.(type) {
+	case engine.Finished:
+		reason := finishReason(e.Metrics.FinishReason)
+		chunk("", &reason)
+		if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
+			c := base
+			c.Choices = []textChoice{}
+			c.Usage = usageOf(e.Metrics)
+			writeSSE(w, "", c)
+		}
+	case engine.Failed:
+		f := s.classify(apiCompletions, e.Err)
+		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: f.msg, Type: f.typ}})
+	case engine.Cancelled:
+		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: errShuttingDown.Error() + ": the reply was cut short", Type: "server_error"}})
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+	flush(w)
+}
