@@ -131,6 +131,10 @@ func transcriptionFor(code string) (string, error) {
 	return strings.Replace(engine.TranscriptionInstruction, transcriptionLanguage, fmt.Sprintf("in %s into %s text", name, name), 1), nil
 }
 
+// maxTranscriptTokens caps a transcript when the defaults set no cap:
+// Whisper's longest, for a 30-second window.
+const maxTranscriptTokens = 448
+
 // transcriptionLanguage is where the instruction names its language.
 const transcriptionLanguage = "in English into English text"
 
@@ -163,10 +167,13 @@ func (s *Server) transcriptionRequest(f *transcriptionForm) (engine.Request, err
 	if f.fileName != "" {
 		clip.Name = "file " + f.fileName
 	}
-	// The defaults' token cap stays: a transcript ends at the model's end
-	// of turn, and the cap bounds a model that does not.
+	// A transcript ends at the model's end of turn; the defaults' cap, or
+	// Whisper's 448 tokens, bounds a model that does not.
 	set := s.o.Defaults
 	set.System, set.Thinking = "", false
+	if set.MaxTokens == 0 {
+		set.MaxTokens = maxTranscriptTokens
+	}
 	if f.temperature != nil {
 		set.Sampling.Temperature = *f.temperature
 	}
