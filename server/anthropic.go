@@ -289,19 +289,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	g := generation{api: apiAnthropic, id: newID("msg_"), client: clientKey(r, user), req: req}
 	msg := anthropicMessageOut{ID: g.id, Type: "message", Role: "assistant", Model: s.info.Name, Content: []anthropicText{}}
 	if !mr.Stream {
-		end, err := s.generate(r.Context(), g, nil)
-		if err != nil {
-			s.anthropicFailure(w, err)
-			return
-		}
-		switch e := end.(type) {
-		case engine.Failed:
-			s.anthropicFailure(w, e.Err)
-		case engine.Cancelled:
-			if r.Context().Err() == nil {
-				s.anthropicFailure(w, errShuttingDown)
-			}
-		case engine.Finished:
+		if e, ok := s.generateWhole(r, g, func(err error) { s.anthropicFailure(w, err) }); ok {
 			msg.Content = []anthropicText{{Type: "text", Text: e.Reply}}
 			msg.StopReason, msg.StopSequence = anthropicStop(e)
 			msg.Usage = anthropicUsageOf(e.Metrics)

@@ -16,27 +16,15 @@ import (
 // judged by the same code.
 
 type completionRequest struct {
-	Model         string          `json:"model"`
-	Prompt        json.RawMessage `json:"prompt"` // a string, or an array of one
-	Suffix        *string         `json:"suffix"`
-	MaxTokens     *int            `json:"max_tokens"`
-	Echo          bool            `json:"echo"`
-	Logprobs      *int            `json:"logprobs"`
-	BestOf        *int            `json:"best_of"`
-	Stream        bool            `json:"stream"`
-	StreamOptions *streamOptions  `json:"stream_options"`
-
-	Temperature       *float64        `json:"temperature"`
-	TopP              *float64        `json:"top_p"`
-	Seed              *int64          `json:"seed"`
-	Stop              json.RawMessage `json:"stop"`
-	N                 *int            `json:"n"`
-	User              string          `json:"user"`
-	FrequencyPenalty  *float64        `json:"frequency_penalty"`
-	PresencePenalty   *float64        `json:"presence_penalty"`
-	TopK              *int            `json:"top_k"`
-	MinP              *float64        `json:"min_p"`
-	RepetitionPenalty *float64        `json:"repetition_penalty"`
+	// The fields completions share with chat completions (model,
+	// max_tokens, stream, sampling, stop, n, user, ...), read and judged
+	// as there; messages is not read.
+	chatRequest
+	Prompt   json.RawMessage `json:"prompt"` // a string, or an array of one
+	Suffix   *string         `json:"suffix"`
+	Echo     bool            `json:"echo"`
+	Logprobs *int            `json:"logprobs"` // a count here; it shadows the chat's switch
+	BestOf   *int            `json:"best_of"`
 }
 
 // defaultCompletionTokens is OpenAI's max_tokens when a completion request
@@ -95,14 +83,13 @@ func (s *Server) completionEngineRequest(cr *completionRequest) (engine.Request,
 	case cr.BestOf != nil && *cr.BestOf != 1:
 		return engine.Request{}, bad("unsupported_value", "best_of", "best_of must be 1: one engine generates one reply at a time")
 	}
-	maxTokens := defaultCompletionTokens
-	if cr.MaxTokens != nil {
-		maxTokens = *cr.MaxTokens
-	}
+	chat := cr.chatRequest
 	content, _ := json.Marshal(prompt)
-	chat := chatRequest{Model: cr.Model, Messages: []chatMessage{{Role: "user", Content: content}}, MaxTokens: &maxTokens,
-		Temperature: cr.Temperature, TopP: cr.TopP, Seed: cr.Seed, Stop: cr.Stop, N: cr.N, User: cr.User,
-		FrequencyPenalty: cr.FrequencyPenalty, PresencePenalty: cr.PresencePenalty, TopK: cr.TopK, MinP: cr.MinP, RepetitionPenalty: cr.RepetitionPenalty}
+	chat.Messages = []chatMessage{{Role: "user", Content: content}}
+	if chat.MaxTokens == nil && chat.MaxCompletionTokens == nil {
+		n := defaultCompletionTokens
+		chat.MaxTokens = &n
+	}
 	req, err := s.openAIRequest(&chat)
 	if err != nil {
 		return engine.Request{}, err
@@ -131,19 +118,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	g := generation{api: apiCompletions, id: newID("cmpl-"), client: clientKey(r, cr.User), req: req}
 	base := textCompletion{ID: g.id, Object: "text_completion", Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
 	if !cr.Stream {
-		end, err := s.generate(r.Context(), g, nil)
-		if err != nil {
-			fail(err)
-			return
-		}
-		switch e := end.(type) {
-		case engine.Failed:
-			fail(e.Err)
-		case engine.Cancelled:
-			if r.Context().Err() == nil {
-				fail(errShuttingDown)
-			}
-		case engine.Finished:
+		if e, ok := s.generateWhole(r, g, fail); ok {
 			reason := finishReason(e.Metrics.FinishReason)
 			base.Choices = []textChoice{{Text: echo + e.Reply, FinishReason: &reason}}
 			base.Usage = usageOf(e.Metrics)

@@ -85,6 +85,28 @@ func (s *Server) generate(ctx context.Context, g generation, each func(engine.Ev
 	}
 }
 
+// generateWhole runs g for an answer given whole: it returns the reply's
+// Finished event, or hands fail what went wrong and returns false. A
+// client gone away gets nothing.
+func (s *Server) generateWhole(r *http.Request, g generation, fail func(error)) (engine.Finished, bool) {
+	end, err := s.generate(r.Context(), g, nil)
+	if err != nil {
+		fail(err)
+		return engine.Finished{}, false
+	}
+	switch e := end.(type) {
+	case engine.Failed:
+		fail(e.Err)
+	case engine.Cancelled:
+		if r.Context().Err() == nil {
+			fail(errShuttingDown) // cancelled at shutdown
+		}
+	case engine.Finished:
+		return e, true
+	}
+	return engine.Finished{}, false
+}
+
 // flusher flushes a streamed response after each event.
 func flush(w http.ResponseWriter) error {
 	return http.NewResponseController(w).Flush()

@@ -377,25 +377,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	g := generation{api: "openai", id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
 	base := chatCompletion{ID: g.id, Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
 	if !cr.Stream {
-		var text strings.Builder
-		end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
-			if d, ok := ev.(*engine.Delta); ok {
-				text.WriteString(d.Text)
-			}
-			return nil
-		})
-		if err != nil {
-			s.failure(w, err)
-			return
-		}
-		switch e := end.(type) {
-		case engine.Failed:
-			s.failure(w, e.Err)
-		case engine.Cancelled:
-			if r.Context().Err() == nil {
-				s.failure(w, errShuttingDown)
-			}
-		case engine.Finished:
+		if e, ok := s.generateWhole(r, g, func(err error) { s.failure(w, err) }); ok {
 			reason := finishReason(e.Metrics.FinishReason)
 			content := e.Reply
 			base.Object = "chat.completion"

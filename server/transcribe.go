@@ -198,27 +198,17 @@ func (s *Server) transcriptions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g := generation{api: apiTranscription, id: newID("transcribe-"), client: clientKey(r, ""), req: req}
-	end, err := s.generate(r.Context(), g, nil)
-	if err != nil {
-		s.failure(w, err)
+	e, ok := s.generateWhole(r, g, func(err error) { s.failure(w, err) })
+	if !ok {
 		return
 	}
-	switch e := end.(type) {
-	case engine.Failed:
-		s.failure(w, e.Err)
-	case engine.Cancelled:
-		if r.Context().Err() == nil {
-			s.failure(w, errShuttingDown)
-		}
-	case engine.Finished:
-		text := strings.TrimSpace(e.Reply)
-		if f.responseFormat == "text" {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			io.WriteString(w, text+"\n")
-			return
-		}
-		m := e.Metrics
-		writeJSON(w, http.StatusOK, map[string]any{"text": text, "usage": map[string]any{"type": "tokens",
-			"input_tokens": m.PromptTokens, "output_tokens": m.GeneratedTokens, "total_tokens": m.PromptTokens + m.GeneratedTokens}})
+	text := strings.TrimSpace(e.Reply)
+	if f.responseFormat == "text" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, text+"\n")
+		return
 	}
+	m := e.Metrics
+	writeJSON(w, http.StatusOK, map[string]any{"text": text, "usage": map[string]any{"type": "tokens",
+		"input_tokens": m.PromptTokens, "output_tokens": m.GeneratedTokens, "total_tokens": m.PromptTokens + m.GeneratedTokens}})
 }
