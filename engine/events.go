@@ -338,4 +338,7 @@ type ModelInfo struct {
 	Notes        []string
 	Media        []string // kinds of attachments the bundle takes: "image", "audio"
 	Attached     string   // the server's address when the chat runs over orchard serve
+	// Thinking: the bundle's template can ask for the model's thinking
+	// (Start fills it in).
+	Thinking bool
 }

@@ -213,6 +213,14 @@ func (s *Session) Close() error {
 	return s.chain.Close()
 }
 
+// CanThink reports whether the template can ask for the model's thinking
+// (Settings.Thinking): Gemma 4's think token, or a manifest's thinking
+// suffix.
+func (s *Session) CanThink() bool {
+	_, err := s.tmpl.Encode(tokenizer.Conversation{Thinking: true, Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "?"}}})
+	return err == nil
+}
+
 // PromptIDs renders a one-message conversation with the session's system
 // prompt, as a first turn would feed it.
 func (s *Session) PromptIDs(text string) ([]int, error) {

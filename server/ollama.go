@@ -36,9 +36,10 @@ type ollamaRequest struct {
 }
 
 type ollamaMessage struct {
-	Role    string   `json:"role"`
-	Content string   `json:"content"`
-	Images  []string `json:"images,omitempty"` // base64, user messages
+	Role     string   `json:"role"`
+	Content  string   `json:"content"`
+	Thinking string   `json:"thinking,omitempty"` // the model's, with think (a sent one is not read)
+	Images   []string `json:"images,omitempty"`   // base64, user messages
 }
 
 // ollamaChunk is a line of /api/chat's answer (Message) or of
@@ -48,6 +49,7 @@ type ollamaChunk struct {
 	CreatedAt          string         `json:"created_at"`
 	Message            *ollamaMessage `json:"message,omitempty"`
 	Response           *string        `json:"response,omitempty"`
+	Thinking           string         `json:"thinking,omitempty"` // generate's, with think
 	Done               bool           `json:"done"`
 	DoneReason         string         `json:"done_reason,omitempty"`
 	TotalDuration      int64          `json:"total_duration,omitempty"`
@@ -85,8 +87,9 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	if t := bytes.TrimSpace(or.Tools); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
 		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
 	}
-	if t := bytes.TrimSpace(or.Think); len(t) > 0 && string(t) != "null" && string(t) != "false" {
-		return engine.Request{}, bad("unsupported_value", "think", "thinking is not supported on ollama's API; leave think out or false")
+	think, err := s.thinkOf(or.Think)
+	if err != nil {
+		return engine.Request{}, err
 	}
 	var in []chatMessage
 	var files [][]engine.MediaFile
@@ -124,7 +127,7 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 		}
 	}
 	set := s.o.Defaults
-	set.System, set.Thinking, set.MaxTokens = system, false, 0
+	set.System, set.Thinking, set.MaxTokens = system, think, 0
 	o := or.Options
 	if o.NumPredict != nil && *o.NumPredict > 0 {
 		set.MaxTokens = *o.NumPredict
@@ -161,11 +164,11 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		s.ollamaFailure(w, err)
 		return
 	}
-	chunk := func(text string) ollamaChunk {
-		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Message: &ollamaMessage{Role: "assistant", Content: text}}
+	chunk := func(thinking, text string) ollamaChunk {
+		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Message: &ollamaMessage{Role: "assistant", Content: text, Thinking: thinking}}
 	}
 	if len(or.Messages) == 0 {
-		s.ollamaLoad(w, or.Model, or.KeepAlive, chunk(""))
+		s.ollamaLoad(w, or.Model, or.KeepAlive, chunk("", ""))
 		return
 	}
 	req, err := s.ollamaRequestOf(&or)
@@ -179,8 +182,11 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 
 // ollamaRun generates g and answers as ollama does: NDJSON chunks made by
 // chunk while streaming, then the last with the figures; or that last
-// alone, holding the whole reply.
-func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, g generation, stream bool, chunk func(text string) ollamaChunk) {
+// alone, holding the whole reply. With thinking asked for, the thinking
+// goes apart from the answer.
+func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, g generation, stream bool, chunk func(thinking, text string) ollamaChunk) {
+	think := g.req.Settings.Thinking
+	var split thoughts
 	t0 := time.Now()
 	started := false
 	enc := json.NewEncoder(w)
@@ -196,8 +202,14 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, g generation,
 		if !ok || !stream {
 			return nil
 		}
+		thinking, text := "", d.Text
+		if think {
+			if thinking, text = split.push(d.Text); thinking == "" && text == "" {
+				return nil
+			}
+		}
 		start()
-		if err := enc.Encode(chunk(d.Text)); err != nil {
+		if err := enc.Encode(chunk(thinking, text)); err != nil {
 			return err
 		}
 		return flush(w)
@@ -224,9 +236,14 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, g generation,
 		enc.Encode(map[string]string{"error": errShuttingDown.Error()})
 	case engine.Finished:
 		m := e.Metrics
-		last := chunk("")
-		if !stream {
-			last = chunk(e.Reply)
+		last := chunk("", "")
+		switch {
+		case !stream && think:
+			last = chunk(splitThoughts(e.Reply))
+		case !stream:
+			last = chunk("", e.Reply)
+		case think:
+			last = chunk(split.flush())
 		}
 		last.Done, last.DoneReason = true, finishReason(m.FinishReason)
 		last.TotalDuration = time.Since(t0).Nanoseconds()

@@ -116,7 +116,8 @@ func (s *Server) ollamaPs(w http.ResponseWriter, r *http.Request) {
 }
 
 // ollamaCapabilities are the model's capabilities as ollama names them:
-// completion always, vision and audio where the bundle has the encoder.
+// completion always, vision and audio where the bundle has the encoder,
+// thinking where its template can ask for it.
 func (s *Server) ollamaCapabilities() []string {
 	caps := []string{"completion"}
 	if slices.Contains(s.info.Media, engine.MediaImage) {
@@ -124,6 +125,9 @@ func (s *Server) ollamaCapabilities() []string {
 	}
 	if slices.Contains(s.info.Media, engine.MediaAudio) {
 		caps = append(caps, "audio")
+	}
+	if s.info.Thinking {
+		caps = append(caps, "thinking")
 	}
 	return caps
 }
@@ -240,6 +244,8 @@ func (s *Server) ollamaGenerateOf(gr *ollamaGenerateRequest) (engine.Request, er
 		return engine.Request{}, bad("unsupported_value", "template", "a template override is not supported: send raw: true with the prompt as the model should see it")
 	case len(gr.Context) > 0:
 		return engine.Request{}, bad("unsupported_value", "context", "context (token ids of an earlier reply) is not supported: send the conversation to /api/chat")
+	case gr.Raw && len(bytes.TrimSpace(gr.Think)) > 0 && string(bytes.TrimSpace(gr.Think)) != "false" && string(bytes.TrimSpace(gr.Think)) != "null":
+		return engine.Request{}, bad("unsupported_value", "think", "a raw prompt asks for thinking itself (<|think|> in its system turn): leave think out")
 	case gr.Raw && len(gr.Images) > 0:
 		return engine.Request{}, bad("unsupported_value", "images", "a raw prompt takes no images: leave raw out to send them")
 	}
@@ -271,11 +277,11 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		s.ollamaFailure(w, err)
 		return
 	}
-	chunk := func(text string) ollamaChunk {
-		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Response: &text}
+	chunk := func(thinking, text string) ollamaChunk {
+		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Response: &text, Thinking: thinking}
 	}
 	if gr.Prompt == "" && len(gr.Images) == 0 {
-		s.ollamaLoad(w, gr.Model, gr.KeepAlive, chunk(""))
+		s.ollamaLoad(w, gr.Model, gr.KeepAlive, chunk("", ""))
 		return
 	}
 	req, err := s.ollamaGenerateOf(&gr)

@@ -34,16 +34,16 @@ func ollamaCall(t testing.TB, ts *testServer, method, path, body string) (int, [
 // TestOllamaDescribe: GET / and /api/version answer as ollama's
 // connection checks want; /api/tags and /api/ps describe the model with
 // its details and size; /api/show gives the capabilities the bundle has
-// (Zed), model_info with the context length (Zed) and the parameters and
+// (Zed; the synthetic tokenizers have Gemma 4's think token), model_info with the context length (Zed) and the parameters and
 // template (continue.dev); an unknown model is 404 in ollama's shape.
 func TestOllamaDescribe(t *testing.T) {
 	for _, tc := range []struct {
 		family string
 		caps   []string
 	}{
-		{"r1", []string{"completion", "vision", "audio"}},
-		{"v2", []string{"completion", "vision"}},
-		{"stateful3", []string{"completion"}},
+		{"r1", []string{"completion", "vision", "audio", "thinking"}},
+		{"v2", []string{"completion", "vision", "thinking"}},
+		{"stateful3", []string{"completion", "thinking"}},
 	} {
 		t.Run(tc.family, func(t *testing.T) {
 			ts := startServer(t, serverOpts{family: tc.family})
@@ -191,7 +191,7 @@ func TestOllamaErrors(t *testing.T) {
 		{"bad json", "POST", "/api/chat", `{"model":`, true, 400, "JSON"},
 		{"suffix", "POST", "/api/generate", `{"model": "orchard", "prompt": "a", "suffix": "b"}`, true, 400, "suffix"},
 		{"raw images", "POST", "/api/generate", `{"model": "orchard", "prompt": "a", "raw": true, "images": ["aGk="]}`, true, 400, "raw"},
-		{"think", "POST", "/api/chat", `{"model": "orchard", "think": true, "messages": [{"role": "user", "content": "a"}]}`, true, 400, "think"},
+		{"raw think", "POST", "/api/generate", `{"model": "orchard", "prompt": "a", "raw": true, "think": true}`, true, 400, "think"},
 		{"context", "POST", "/api/chat", `{"model": "orchard", "stream": false, "messages": [{"role": "user", "content": "` + strings.Repeat("apple ", 4*ts.info.Context) + `"}]}`, true, 400, "num_ctx"},
 		{"embed", "POST", "/api/embed", `{"model": "orchard", "input": "a"}`, true, 501, "embedding"},
 		{"embeddings", "POST", "/api/embeddings", `{"model": "orchard", "prompt": "a"}`, true, 501, "embedding"},
