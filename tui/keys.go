@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 )
@@ -122,10 +123,25 @@ func (k *keyMap) override(keys map[string][]string) error {
 		if len(ks) == 0 {
 			return fmt.Errorf("key action %q: no keys given", name)
 		}
+		for _, key := range ks {
+			if printableKey(key) && name != "help" {
+				return fmt.Errorf("key action %q: %s is a key you type, so bound to %s it could no longer go into a message; "+
+					"give %s a key with a modifier (such as ctrl+%s or alt+%s) or an F key", name, key, name, name, key, key)
+			}
+		}
 		b.SetKeys(ks...)
 		b.SetHelp(ks[0], b.Help().Desc)
 	}
 	return k.checkEssential()
+}
+
+// printableKey reports whether a key names a character the input takes
+// (q, Q, shift+q, 7, é, space), as opposed to one with ctrl, alt or
+// another modifier, or a named key (enter, f5, up). Only help may have
+// one: it acts on an empty input, as ? does.
+func printableKey(k string) bool {
+	k = strings.TrimPrefix(strings.ToLower(k), "shift+")
+	return k == "space" || utf8.RuneCountInString(k) == 1
 }
 
 // checkEssential refuses bindings that leave no way to send or to quit:
@@ -157,8 +173,9 @@ func (k *keyMap) checkEssential() error {
 }
 
 // CheckKeys reports whether overrides (action name → keys, as
-// Options.Keys) are valid: known actions, at least one key each, and a
-// key of its own left for send and for quit. The chat screen refuses
+// Options.Keys) are valid: known actions, at least one key each, no key
+// one types (q) for anything but help, and a key of its own left for
+// send and for quit. The chat screen refuses
 // what this refuses; config show uses it to say so before.
 func CheckKeys(keys map[string][]string) error {
 	k := defaultKeyMap()

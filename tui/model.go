@@ -474,7 +474,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.palette.Open()
 	case key.Matches(msg, k.Editor):
 		return prepareEditor(m.input.Value())
-	case key.Matches(msg, k.Help) && (msg.String() != "?" || m.input.Value() == ""):
+	case key.Matches(msg, k.Help) && (!printableKey(msg.String()) || m.input.Value() == ""):
 		m.showHelp, m.helpOffset = true, 0
 		return nil
 	case key.Matches(msg, k.Stats):

@@ -551,6 +551,48 @@ func TestKeyOverrides(t *testing.T) {
 	}
 }
 
+// TestPrintableKeysAreRefused: a key one types cannot be bound to an
+// action (--key quit=q ate every q typed), from flags or the config
+// (CheckKeys); with a modifier it can. Help may have one: it acts only
+// on an empty input.
+func TestPrintableKeysAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		keys map[string][]string
+		bad  string // in the error; "" for accepted
+	}{
+		{map[string][]string{"quit": {"q"}}, `key action "quit": q is a key you type`},
+		{map[string][]string{"quit": {"ctrl+c", "Q"}}, "Q is a key you type"},
+		{map[string][]string{"stats": {"shift+s"}}, "shift+s is a key you type"},
+		{map[string][]string{"new": {"space"}}, "ctrl+space"},
+		{map[string][]string{"thinking": {"é"}}, "é is a key you type"},
+		{map[string][]string{"quit": {"ctrl+q"}}, ""},
+		{map[string][]string{"stats": {"alt+s", "f9"}}, ""},
+		{map[string][]string{"help": {"h", "f1"}}, ""},
+	} {
+		err := CheckKeys(c.keys)
+		switch {
+		case c.bad == "" && err != nil:
+			t.Errorf("%v refused: %v", c.keys, err)
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("%v: err = %v, want %q", c.keys, err, c.bad)
+		}
+		if _, merr := newModel(testFake(t, FakeOptions{}), Options{Keys: c.keys}); (merr == nil) != (err == nil) {
+			t.Errorf("%v: the chat says %v, CheckKeys %v", c.keys, merr, err)
+		}
+	}
+	// help=h: h opens help on an empty input and is typed in a message.
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{Keys: map[string][]string{"help": {"h"}}})
+	typeText(m, "oh hi")
+	if m.showHelp || m.input.Value() != "oh hi" {
+		t.Fatalf("help %v, input %q", m.showHelp, m.input.Value())
+	}
+	m.input.Reset()
+	m.Update(press("h"))
+	if !m.showHelp {
+		t.Fatal("h on an empty input did not open help")
+	}
+}
+
 func TestEveryViewFitsTheWindow(t *testing.T) {
 	f := testFake(t, FakeOptions{})
 	m := newTestModel(t, f, 80, 24, Options{})
