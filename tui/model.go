@@ -181,7 +181,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	if m.autosaveEvery == 0 {
 		m.autosaveEvery = 2 * time.Minute
 	}
-	m.header = header{st: st, info: m.info}
+	m.header = header{st: st, info: m.info, home: lookupEnv(env, "HOME")}
 	m.conv = newConversation(st, md)
 	m.pics = newPictures(env, false)
 	m.conv.pics = m.pics
