@@ -11,7 +11,9 @@
 #   - a refused 50 KB paste (item 5): not restored from the draft, cleared
 #     by esc; ctrl+c clears the input, then quits;
 #   - /image attaches a picture to a message; the reply comes, the chip
-#     shows, a follow-up goes without it;
+#     shows, a follow-up goes without it; a file that is no picture is
+#     refused when attached; a message refused for a picture that does not
+#     decode keeps the other picture attached and enter sends it with it;
 #   - orchard serve (issue 15) in the background: the chat attaches by
 #     itself, a message is sent, the screen is dropped mid-reply as a lost
 #     SSH connection would, a new screen attaches and sees the reply end,
@@ -437,6 +439,31 @@ wait_re "○ [0-9.]+ tok/s"
 # sent again.
 type_line "And its colours?"
 wait_for "And its colours?"
+wait_re "○ [0-9.]+ tok/s"
+absent "attached:" "the attachment queue was not emptied by sending"
+quit
+
+echo "tui-e2e: attachments kept after a failed send (issue 18, item 6)"
+# notimage.png is refused when it is attached; broken.png looks like a PNG
+# (its first bytes) but does not decode, so the engine refuses the
+# message: the picture stays attached, broken.png is dropped, and enter
+# sends the message again with the picture.
+printf 'hello' >"$work/notimage.png"
+printf '\x89PNG\r\n\x1a\nnot really a picture' >"$work/broken.png"
+start
+type_line "/image $work/notimage.png"
+wait_for "notimage.png was not attached" "unsupported format"
+absent "attached: ▣ notimage.png" "a file that is not a picture was attached"
+type_line "/image '$pic'"
+wait_for "Attached orchard picture.png (PNG)"
+type_line "/image $work/broken.png"
+wait_for "attached: ▣ orchard picture.png  ▣ broken.png"
+type_line "Look at these"
+wait_for "The message was not sent" "broken.png was dropped"
+wait_for "attached: ▣ orchard picture.png  (sent with the next message)" "› Look at these"
+absent "▣ broken.png" "the file the engine refused is still attached"
+key Enter
+wait_for "▣ orchard picture.png · " "24×16"
 wait_re "○ [0-9.]+ tok/s"
 absent "attached:" "the attachment queue was not emptied by sending"
 quit

@@ -48,7 +48,7 @@ func commandTable() []command {
 		{name: "find", args: "[TEXT]", optArgs: true, help: "search this chat", run: (*Model).cmdFind},
 		{name: "image", args: "PATH", help: "attach an image", run: (*Model).cmdImage},
 		{name: "audio", args: "PATH", help: "attach a clip", run: (*Model).cmdAudio},
-		{name: "detach", help: "drop attachments", run: (*Model).cmdDetach},
+		{name: "detach", args: "[NAME]", optArgs: true, help: "drop one attachment, or all", choices: (*Model).attachmentNames, run: (*Model).cmdDetach},
 		{name: "system", args: "[TEXT]", optArgs: true, help: "the system prompt", run: (*Model).cmdSystem},
 		{name: "spec", args: "on|off|auto", help: "speculation mode", choices: func(*Model) []string { return []string{"on", "off", "auto"} }, run: (*Model).cmdSpec},
 		{name: "draft", args: "N", help: "draft length (tokens)", run: (*Model).cmdDraft},

@@ -18,7 +18,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 	for _, ev := range events {
 		switch e := ev.(type) {
 		case engine.Started:
-			m.pendingSend, m.pendingEdit = "", ""
+			m.pendingSend, m.pendingEdit, m.sentFiles = "", "", nil
 			m.stats.Started(e)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
@@ -119,6 +119,14 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 			m.refused = t // esc clears it; it is not kept as a draft
 		}
 		m.pendingSend = ""
+		// The files go back in the queue, but one the engine could not
+		// read: enter again sends the message with them.
+		text := failureText(e.Op, e.Err)
+		if kept := m.keepAttachments(m.sentFiles, e.Err); kept != "" {
+			text = strings.TrimSuffix(text, ".") + "." + kept
+		}
+		m.sentFiles = nil
+		return m.errorToast(text)
 	}
 	return m.errorToast(failureText(e.Op, e.Err))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/engine"
+	mediapkg "github.com/orchard-llm/orchard/media"
 )
 
 // FakeOptions configure a FakeEngine.
@@ -133,6 +134,18 @@ func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 		rec += " +" + m.Kind + ":" + m.Path
 	}
 	f.record(rec)
+	// As the engine, a file that does not decode refuses the message,
+	// naming the file (a FileError).
+	for _, m := range media {
+		load := func(p string) error { _, err := mediapkg.LoadImage(p, mediapkg.DefaultOptions()); return err }
+		if m.Kind == engine.MediaAudio {
+			load = func(p string) error { _, err := mediapkg.LoadAudio(p, mediapkg.DefaultOptions()); return err }
+		}
+		if err := load(m.Path); err != nil {
+			f.emit(engine.Failed{Op: "send", Err: &engine.FileError{Path: m.Path, Err: err}})
+			return
+		}
+	}
 	f.turn("send", func() (engine.Message, *engine.Branched, error) {
 		user := engine.Message{Role: "user", Content: text}
 		for _, m := range media {

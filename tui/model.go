@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -118,6 +119,8 @@ type Model struct {
 	unsaved        bool               // the conversation changed since it was last saved or loaded by name
 	pendingSend    string             // a sent message the engine has not started yet
 	attached       []engine.MediaFile // files queued for the next message (/image, /audio)
+	checking       []engine.MediaFile // files being checked before they join attached
+	sentFiles      []engine.MediaFile // the files of a message sent, until its turn starts
 	pics           *pictures          // which picture protocol the terminal speaks
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
@@ -342,6 +345,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case dirListedMsg:
 		m.paths.listed(msg)
 		m.updateCompletion()
+	case attachCheckedMsg:
+		cmd = m.attachChecked(msg)
 	case uv.KittyGraphicsEvent, tea.TerminalVersionMsg, uv.PrimaryDeviceAttributesEvent:
 		if m.pics.feed(msg) {
 			cmd = m.pics.sendAll(m.conv.msgs)
@@ -415,12 +420,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch m.focus {
 	case focusConfirm:
-		yes := m.confirm.Answer(msg)
+		act := m.confirm.Answer(msg)
 		m.setFocus(m.confirm.prev)
-		if yes == nil {
+		if act == nil {
 			return m.infoToast("Nothing was changed.")
 		}
-		return yes(m)
+		return act(m)
 	case focusPalette:
 		chosen, closed, cmd := m.palette.Update(msg)
 		if closed {
@@ -596,7 +601,7 @@ func (m *Model) scrollHelp(msg tea.KeyPressMsg) bool {
 // submit handles enter: a slash command, or a message to send.
 func (m *Model) submit() tea.Cmd {
 	v := strings.TrimSpace(m.input.Value())
-	if v == "" && len(m.attached) == 0 {
+	if v == "" && len(m.attached)+len(m.checking) == 0 {
 		return nil
 	}
 	if strings.HasPrefix(v, "/") && !strings.Contains(v, "\n") {
@@ -618,11 +623,14 @@ func (m *Model) submit() tea.Cmd {
 	if m.editing {
 		return m.sendEdit(v)
 	}
+	if len(m.checking) > 0 {
+		return m.infoToast(filepath.Base(m.checking[0].Path) + " is still being checked; press enter again in a moment.")
+	}
 	m.input.Remember(v)
 	m.input.Reset()
 	m.comp.Hide()
 	files := m.attached
-	m.attached = nil
+	m.attached, m.sentFiles = nil, files
 	m.conv.AddUser(v, files...)
 	m.pendingSend = orDefault(v, "(attachments)")
 	m.refused = ""
