@@ -27,7 +27,9 @@
 #     finds it, enter resumes it; it is still there in the next run;
 #   - search (ctrl+f): matches counted, enter jumps to older ones, esc
 #     closes;
-#   - /copy code N: the block's code reaches tmux's clipboard over OSC 52.
+#   - /copy code N: in a default tmux (which drops OSC 52) the block's code
+#     lands in tmux's buffer, and orchard says so; with set-clipboard on it
+#     reaches tmux's clipboard over OSC 52.
 #
 #   scripts/tui-e2e.sh                 # builds orchard, runs `orchard --demo`
 #   ORCHARD_CMD="/path/to/bin --demo" scripts/tui-e2e.sh
@@ -412,7 +414,9 @@ quit
 
 echo "tui-e2e: copy a code block"
 start
-tm set-option -g set-clipboard on
+# A default tmux drops OSC 52: the block goes into tmux's buffer, and
+# orchard says so.
+tm set-option -g set-clipboard external
 printf 'Check this:\n```sh\necho orchard-e2e\nls -l\n```\n' >"$work/code.txt"
 tm load-buffer -b code "$work/code.txt"
 tm paste-buffer -p -b code -t "$session"
@@ -420,7 +424,13 @@ key Enter
 wait_for "code 1 · sh · /copy code 1"
 wait_turn
 type_line "/copy code 1"
-wait_for "Copied code block 1 (sh), 2 lines"
+wait_for "Copied code block 1 (sh), 2 lines, to tmux's buffer (prefix+] pastes)"
+got=$(tm show-buffer)
+[ "$got" = "$(printf 'echo orchard-e2e\nls -l')" ] || fail "tmux's buffer holds \"$got\""
+tm delete-buffer
+tm set-option -g set-clipboard on
+type_line "/copy code 1"
+wait_for "Copied code block 1 (sh), 2 lines, to your terminal's clipboard (OSC 52, through tmux)"
 got=$(tm show-buffer)
 [ "$got" = "$(printf 'echo orchard-e2e\nls -l')" ] || fail "the clipboard holds \"$got\""
 quit

@@ -212,7 +212,7 @@ func (m *Model) cmdCopy(arg string) tea.Cmd {
 		if !ok {
 			return m.errorToast("There is no reply to copy yet.")
 		}
-		return copyText(text, "", m.env, m.nativeClipboard)
+		return copyText(text, "", m.env, m.nativeClipboard, m.run)
 	case w[0] != "code" || len(w) > 2:
 		return m.errorToast("/copy takes nothing (the last reply) or code [N] (a code block: the last one, or block N as labelled).")
 	}
@@ -234,5 +234,5 @@ func (m *Model) cmdCopy(arg string) tea.Cmd {
 	if cb.lang != "" {
 		what += " (" + cb.lang + ")"
 	}
-	return copyText(cb.code, what, m.env, m.nativeClipboard)
+	return copyText(cb.code, what, m.env, m.nativeClipboard, m.run)
 }

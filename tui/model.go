@@ -76,6 +76,7 @@ type Model struct {
 
 	env             []string
 	nativeClipboard bool
+	run             commandRunner // runs tmux for /copy
 	now             func() time.Time
 	autosaveEvery   time.Duration
 	theme           string
@@ -169,6 +170,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		events:          eng.Events(),
 		env:             env,
 		nativeClipboard: !opts.NoNativeClipboard,
+		run:             runProgram,
 		now:             time.Now,
 		autosaveEvery:   opts.AutosaveEvery,
 		theme:           theme,
@@ -331,14 +333,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = m.infoToast("Exported the conversation to " + msg.path + ".")
 		}
 	case copiedMsg:
-		where := "to your terminal's clipboard (OSC 52)"
-		if msg.native {
-			where += " and this machine's clipboard"
-		}
-		if msg.what != "" {
-			cmd = m.infoToast(fmt.Sprintf("Copied %s, %s, %s.", msg.what, plural(msg.lines, "line"), where))
+		if text, ok := msg.text(); ok {
+			cmd = m.infoToast(text)
 		} else {
-			cmd = m.infoToast(fmt.Sprintf("Copied %s characters %s.", commas(msg.chars), where))
+			cmd = m.errorToast(text)
 		}
 	case tea.PasteMsg:
 		cmd = m.routeText(msg)
