@@ -8,8 +8,9 @@
 #     has the keys; forking over an unsaved conversation asks;
 #   - settings (item 2): a loaded checkpoint's and a --continue'd
 #     conversation's settings are the ones on screen;
-#   - a refused 50 KB paste (item 5): not restored from the draft, cleared
-#     by esc; ctrl+c clears the input, then quits;
+#   - a refused 50 KB paste (item 5): folded into one line with its size,
+#     unfolded and folded again with ctrl+y, not restored from the draft,
+#     cleared by esc; ctrl+c clears the input, then quits;
 #   - /image attaches a picture to a message; the reply comes, the chip
 #     shows, a follow-up goes without it; a file that is no picture is
 #     refused when attached; a message refused for a picture that does not
@@ -290,16 +291,22 @@ big="$work/paste.txt"
 for i in $(seq 1 1100); do
 	echo "PASTE-50KB line $i of a long pasted text"
 done >"$big"
+# A long paste is folded into one line that gives its size; ctrl+y unfolds
+# it and folds it back.
 paste_big() {
 	tm load-buffer -b big "$big"
 	tm paste-buffer -p -b big -t "$session"
-	wait_for "PASTE-50KB line 1100"
+	wait_for "› [paste 1 · 1,100 lines · ~" "ctrl+y unfolds the paste"
 }
 start
 paste_big
+key C-y
+wait_for "PASTE-50KB line 1100" "1,100 lines · ~" "ctrl+y folds the paste"
+key C-y
+wait_for "› [paste 1 · 1,100 lines · ~"
 key Enter
 wait_for "The message was not sent"
-wait_for "PASTE-50KB line 1100"
+wait_for "› [paste 1 · 1,100 lines · ~"
 # Leave from the palette (ctrl+c would clear the input): the refused
 # paste is not kept as a draft.
 key C-p
@@ -308,11 +315,12 @@ key Enter
 gone "orchard did not quit from the palette"
 start
 absent "PASTE-50KB" "the refused paste came back from draft.txt"
+absent "[paste" "the refused paste came back from draft.txt"
 paste_big
 key Enter
 wait_for "The message was not sent"
 key Escape
-wait_gone "PASTE-50KB"
+wait_gone "[paste 1"
 wait_for "› Message"
 # ctrl+c on an empty input arms quitting; the second quits.
 key C-c

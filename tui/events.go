@@ -18,7 +18,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 	for _, ev := range events {
 		switch e := ev.(type) {
 		case engine.Started:
-			m.pendingSend, m.pendingEdit, m.sentFiles = "", "", nil
+			m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
 			m.stats.Started(e)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
@@ -115,9 +115,13 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 			m.conv.msgs = m.conv.msgs[:len(m.conv.msgs)-1]
 		}
 		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
+			if m.sentInput != "" && strings.TrimSpace(m.input.pastes.expand(m.sentInput)) == t {
+				t = m.sentInput // as it was typed: a long paste folded
+			}
 			m.input.SetValue(t)
 			m.refused = t // esc clears it; it is not kept as a draft
 		}
+		m.sentInput = ""
 		m.pendingSend = ""
 		// The files go back in the queue, but one the engine could not
 		// read: enter again sends the message with them.

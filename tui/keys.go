@@ -41,6 +41,7 @@ type keyMap struct {
 	Search      key.Binding
 	History     key.Binding
 	New         key.Binding
+	Fold        key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -77,6 +78,8 @@ func defaultKeyMap() keyMap {
 		Search:      b("ctrl+f", "find", "ctrl+f"),
 		History:     b("ctrl+l", "history", "ctrl+l", "f7"),
 		New:         b("ctrl+n", "new chat", "ctrl+n"),
+		// A long paste is one chip in the input; y as in yank.
+		Fold: b("ctrl+y", "unfold paste", "ctrl+y"),
 	}
 }
 
@@ -91,6 +94,7 @@ func (k *keyMap) bindings() map[string]*key.Binding {
 		"page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom, "focus": &k.Focus,
 		"message": &k.Message, "regenerate": &k.Regenerate, "version-prev": &k.VersionPrev,
 		"version-next": &k.VersionNext, "search": &k.Search, "history": &k.History, "new": &k.New,
+		"fold": &k.Fold,
 	}
 }
 
@@ -204,6 +208,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		first,
 		view,
-		{k.Palette, k.Stats, k.Checkpoints, k.History, k.New, k.Drafts, k.Thinking},
+		{k.Palette, k.Stats, k.Checkpoints, k.History, k.New, k.Drafts, k.Thinking, k.Fold},
 	}
 }

@@ -122,6 +122,7 @@ type Model struct {
 	attached       []engine.MediaFile // files queued for the next message (/image, /audio)
 	checking       []engine.MediaFile // files being checked before they join attached
 	sentFiles      []engine.MediaFile // the files of a message sent, until its turn starts
+	sentInput      string             // the input it was sent from (folded pastes as chips)
 	pics           *pictures          // which picture protocol the terminal speaks
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
@@ -397,7 +398,7 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 			return cmd
 		}
 	}
-	cmd := m.input.Update(msg)
+	cmd := m.input.Paste(msg)
 	m.updateCompletion()
 	return cmd
 }
@@ -476,7 +477,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.setFocus(focusPalette)
 		return m.palette.Open()
 	case key.Matches(msg, k.Editor):
-		return prepareEditor(m.input.Value())
+		return prepareEditor(m.input.Text())
 	case key.Matches(msg, k.Help) && (!printableKey(msg.String()) || m.input.Value() == ""):
 		m.showHelp, m.helpOffset = true, 0
 		return nil
@@ -544,6 +545,11 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.HistoryNext) && m.input.Browsing():
 		m.input.HistoryNext()
+		return nil
+	case key.Matches(msg, k.Fold):
+		if !m.input.ToggleFold() {
+			return m.infoToast(fmt.Sprintf("Nothing to fold: a paste of more than %d lines or %s characters is folded into one line.", foldLines, commas(foldRunes)))
+		}
 		return nil
 	case key.Matches(msg, k.Send):
 		return m.submit()
@@ -619,21 +625,22 @@ func (m *Model) submit() tea.Cmd {
 		return m.errorToast("A reply is still streaming; esc stops it.")
 	}
 	if m.editing {
-		return m.sendEdit(v)
+		return m.sendEdit(strings.TrimSpace(m.input.Text()))
 	}
 	if len(m.checking) > 0 {
 		return m.infoToast(filepath.Base(m.checking[0].Path) + " is still being checked; press enter again in a moment.")
 	}
+	text := strings.TrimSpace(m.input.Text()) // a folded paste goes whole
 	m.input.Remember(v)
 	m.input.Reset()
 	m.comp.Hide()
 	files := m.attached
-	m.attached, m.sentFiles = nil, files
-	m.conv.AddUser(v, files...)
-	m.pendingSend = orDefault(v, "(attachments)")
+	m.attached, m.sentFiles, m.sentInput = nil, files, v
+	m.conv.AddUser(text, files...)
+	m.pendingSend = orDefault(text, "(attachments)")
 	m.refused = ""
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Send(v, files...) })
+	m.call(func(e Engine) { e.Send(text, files...) })
 	return nil
 }
 
@@ -1088,28 +1095,29 @@ func (m *Model) helpView() string {
 	lines = append(lines, "", st.PanelTitle.Render("Commands"))
 	// Commands in as many columns as the width allows, so the whole
 	// screen fits in 80×24.
+	cmds := m.commands
 	uw := 0
-	for _, c := range m.commands {
+	for _, c := range cmds {
 		uw = max(uw, len(c.usage()))
 	}
 	cols := max(1, min(3, m.width/40))
-	rows := (len(m.commands) + cols - 1) / cols
+	rows := (len(cmds) + cols - 1) / cols
 	// When the commands with their descriptions do not fit the screen left,
 	// list the commands alone, in as many columns as fit: every one shows.
 	compact := len(lines)+rows > m.height-4
 	if compact {
 		cols = max(1, m.width/(uw+2))
-		rows = (len(m.commands) + cols - 1) / cols
+		rows = (len(cmds) + cols - 1) / cols
 	}
 	colW := m.width / cols
 	for r := range rows {
 		var line string
 		for c := range cols {
 			i := c*rows + r
-			if i >= len(m.commands) {
+			if i >= len(cmds) {
 				break
 			}
-			cmd := m.commands[i]
+			cmd := cmds[i]
 			cell := st.Value.Render(padRight(cmd.usage(), uw)) + " " + st.Dim.Render(cmd.help)
 			if compact {
 				cell = st.Value.Render(cmd.usage())

@@ -188,7 +188,7 @@ func keepDraft(path string, final tea.Model) {
 		return
 	}
 	if v := m.input.Value(); strings.TrimSpace(v) != "" && v != m.refused {
-		atomicfile.Write(path, []byte(v))
+		atomicfile.Write(path, []byte(m.input.Text())) // folded pastes whole
 		return
 	}
 	os.Remove(path)
