@@ -161,7 +161,17 @@ func (m *Model) historyAction(a histAction) tea.Cmd {
 		m.closePanel()
 	case "delete":
 		m.call(func(e Engine) { e.DeleteHistory(a.id) })
+	case "rename":
+		m.call(func(e Engine) { e.RenameHistory(a.id, a.title) })
 	}
+	return nil
+}
+
+// cmdTitle is /title TEXT: the conversation on screen gets TEXT as its
+// title in the history (kept there first if it is not yet).
+func (m *Model) cmdTitle(arg string) tea.Cmd {
+	title := oneName(arg)
+	m.call(func(e Engine) { e.RenameHistory("", title) })
 	return nil
 }
 

@@ -147,6 +147,8 @@ func (m *Model) onHistory(e engine.History) tea.Cmd {
 		return m.infoToast("Resumed " + strconv.Quote(e.Title) + ".")
 	case "delete":
 		return m.infoToast("Deleted the conversation from the history.")
+	case "rename":
+		return m.infoToast("Renamed the conversation " + strconv.Quote(e.Title) + " in the history.")
 	}
 	return nil
 }

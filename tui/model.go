@@ -1095,7 +1095,7 @@ func (m *Model) helpView() string {
 	lines = append(lines, "", st.PanelTitle.Render("Commands"))
 	// Commands in as many columns as the width allows, so the whole
 	// screen fits in 80×24.
-	cmds := m.commands
+	cmds := slices.DeleteFunc(slices.Clone(m.commands), func(c command) bool { return c.alias })
 	uw := 0
 	for _, c := range cmds {
 		uw = max(uw, len(c.usage()))

@@ -53,10 +53,12 @@ type Engine interface {
 	// The conversation history: ListHistory answers History{Op: "list"}
 	// with the conversations whose text holds query; ResumeHistory
 	// replaces the conversation (keeping it in the history first, as
-	// Clear does); DeleteHistory removes one.
+	// Clear does); DeleteHistory removes one; RenameHistory gives one a
+	// title of its own ("" its first message; id "" the one on screen).
 	ListHistory(query string)
 	ResumeHistory(id string)
 	DeleteHistory(id string)
+	RenameHistory(id, title string)
 	Close() error
 }
 
