@@ -127,17 +127,25 @@ func checkAttachments(m *Model) {
 	}
 }
 
+// pictureAndClip writes apple.png and hi.wav in a folder of their own.
+func pictureAndClip(t *testing.T) (dir, pic, wav string) {
+	t.Helper()
+	dir = t.TempDir()
+	pic, wav = filepath.Join(dir, "apple.png"), filepath.Join(dir, "hi.wav")
+	writeTestPNG(t, pic)
+	if err := os.WriteFile(wav, testmedia.WAV(0.5, 440), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, pic, wav
+}
+
 // TestAttachingChecksTheFileAtOnce: /image and /audio judge the file when
 // it is attached, in a command (Update reads nothing): missing, a folder,
 // not a picture, a picture given to /audio — each refused there with the
 // reason, not when the message is sent. A file still being checked holds
 // the message back.
 func TestAttachingChecksTheFileAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	pic := filepath.Join(dir, "apple.png")
-	writeTestPNG(t, pic)
-	wav := filepath.Join(dir, "hi.wav")
-	os.WriteFile(wav, testmedia.WAV(0.5, 440), 0o600)
+	dir, pic, wav := pictureAndClip(t)
 	notimage := filepath.Join(dir, "notimage.png")
 	os.WriteFile(notimage, []byte("hello"), 0o600)
 	f := testFake(t, FakeOptions{})
@@ -187,16 +195,12 @@ func TestAttachingChecksTheFileAtOnce(t *testing.T) {
 // enter sends the text again with them. /detach NAME drops one (its names
 // completed), /detach all.
 func TestAttachmentsKeptAfterAFailedSend(t *testing.T) {
-	dir := t.TempDir()
-	gif := filepath.Join(dir, "apple.png")
-	writeTestPNG(t, gif)
-	wav := filepath.Join(dir, "hi.wav")
-	os.WriteFile(wav, testmedia.WAV(0.5, 440), 0o600)
+	dir, pic, wav := pictureAndClip(t)
 	broken := filepath.Join(dir, "broken.png")
 	os.WriteFile(broken, []byte("\x89PNG\r\n\x1a\nnot really"), 0o600) // passes the check, fails to decode
 	f := testFake(t, FakeOptions{})
 	m := newTestModel(t, f, 120, 30, Options{})
-	for _, c := range []string{"/image " + gif, "/audio " + wav, "/image " + broken} {
+	for _, c := range []string{"/image " + pic, "/audio " + wav, "/image " + broken} {
 		m.runCommand(c)
 		checkAttachments(m)
 	}
@@ -227,7 +231,7 @@ func TestAttachmentsKeptAfterAFailedSend(t *testing.T) {
 	}
 	m.Update(press("enter"))
 	pump(t, m, f, func() bool { return !m.replying() })
-	if !slices.Contains(f.Calls(), "Send look +image:"+gif+" +audio:"+wav) || len(m.attached) != 0 {
+	if !slices.Contains(f.Calls(), "Send look +image:"+pic+" +audio:"+wav) || len(m.attached) != 0 {
 		t.Fatalf("calls %q, attached %v", f.Calls(), m.attached)
 	}
 	v := xansi.Strip(m.View().Content)
@@ -236,7 +240,7 @@ func TestAttachmentsKeptAfterAFailedSend(t *testing.T) {
 	}
 
 	// A failure that names no file keeps them all.
-	m.runCommand("/image " + gif)
+	m.runCommand("/image " + pic)
 	m.runCommand("/audio " + wav)
 	checkAttachments(m)
 	m.sentFiles, m.attached = m.attached, nil
