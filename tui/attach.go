@@ -307,7 +307,7 @@ func (m *Model) queueText() string {
 	case 1:
 		return names[0] + " stays attached"
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " stay attached"
+	return listNames(names) + " stay attached"
 }
 
 // keepAttachments puts the files of a message that was not sent back in
@@ -328,15 +328,22 @@ func (m *Model) keepAttachments(files []engine.MediaFile, err error) string {
 			m.attached = slices.Insert(m.attached, 0, f)
 		}
 	}
-	q := m.queueText()
-	text := " " + strings.ToUpper(q[:1]) + q[1:]
-	if dropped != "" {
-		text = " " + dropped + " was dropped; " + q
+	kept := "kept for the next message: " + listNames(m.attachmentNames()) + " (/detach NAME drops one)."
+	switch {
+	case dropped == "":
+		return " K" + kept[1:]
+	case len(m.attached) == 0:
+		return " " + dropped + " was dropped."
 	}
-	if len(m.attached) > 0 {
-		text += " for the next message (/detach NAME drops one)"
+	return " " + dropped + " was dropped; " + kept
+}
+
+// listNames joins names as a sentence does: a, b and c.
+func listNames(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
 	}
-	return text + "."
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // badAttachment is the index of the file an error is about, −1 when it

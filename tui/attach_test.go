@@ -218,7 +218,7 @@ func TestAttachmentsKeptAfterAFailedSend(t *testing.T) {
 		t.Fatalf("kept %v", got)
 	}
 	want := "The message was not sent: image " + broken + ": png header: unexpected EOF. " +
-		"broken.png was dropped; apple.png and hi.wav stay attached for the next message (/detach NAME drops one)."
+		"broken.png was dropped; kept for the next message: apple.png and hi.wav (/detach NAME drops one)."
 	if m.toast.text != want {
 		t.Errorf("toast %q\nwant  %q", m.toast.text, want)
 	}
@@ -246,7 +246,7 @@ func TestAttachmentsKeptAfterAFailedSend(t *testing.T) {
 	m.sentFiles, m.attached = m.attached, nil
 	m.conv.AddUser("and again")
 	send(m, engine.Failed{Op: "send", Err: errors.New("the conversation no longer fits the context")})
-	if got := m.attachmentNames(); !slices.Equal(got, []string{"apple.png", "hi.wav"}) || !strings.HasSuffix(m.toast.text, "context. Apple.png and hi.wav stay attached for the next message (/detach NAME drops one).") {
+	if got := m.attachmentNames(); !slices.Equal(got, []string{"apple.png", "hi.wav"}) || !strings.HasSuffix(m.toast.text, "context. Kept for the next message: apple.png and hi.wav (/detach NAME drops one).") {
 		t.Fatalf("kept %v, toast %q", got, m.toast.text)
 	}
 

@@ -33,6 +33,7 @@ type input struct {
 	pastes  pastes // long pastes folded into chips (paste.go)
 	foldKey string // the key that unfolds and folds them, for the rule
 	sized   string // the value the size on the rule was measured for
+	sizedH  int    // at this height
 	size    string // that size, "" for a short message
 }
 
@@ -112,6 +113,7 @@ func (in *input) ToggleFold() bool {
 	in.SetValue(next)
 	return true
 }
+
 func (in *input) Empty() bool { return strings.TrimSpace(in.ta.Value()) == "" }
 
 func (in *input) SetValue(s string) {
@@ -147,16 +149,16 @@ func (in *input) SetLabel(s string) { in.label = s }
 // sizeLabel says how long the message is when the input cannot show all
 // of it (more lines than it shows, or chips), and how to fold or unfold.
 func (in *input) sizeLabel() string {
-	v := in.ta.Value()
-	if v == in.sized {
+	v, h := in.ta.Value(), in.ta.Height()
+	if v == in.sized && h == in.sizedH {
 		return in.size
 	}
-	in.sized, in.size = v, ""
+	in.sized, in.sizedH, in.size = v, h, ""
 	text := in.pastes.expand(v)
 	switch {
 	case text != v:
 		in.size = sizeText(text) + " in all · " + in.foldKey + " unfolds the paste"
-	case strings.Count(v, "\n")+1 > in.ta.Height():
+	case strings.Count(v, "\n")+1 > h || len(v) > h*max(in.width-2, 1):
 		in.size = sizeText(text)
 		if in.pastes.refold(v) != v {
 			in.size += " · " + in.foldKey + " folds the paste"
