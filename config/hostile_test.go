@@ -212,3 +212,38 @@ func BenchmarkConfigReader(b *testing.B) {
 		}
 	}
 }
+
+// The remembered choices (state.json) and the log are read and opened
+// through regfile: a FIFO in their place is an error at once, not a chat
+// that never starts.
+func TestStateAndLogRefuseFIFOs(t *testing.T) {
+	data := t.TempDir()
+	c := &Config{Data: Data{Dir: data}}
+	os.MkdirAll(filepath.Join(data, "logs"), 0o700)
+	for _, p := range []string{c.StateFile(), filepath.Join(data, "logs", "orchard.log")} {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip(err)
+		}
+	}
+	done := make(chan error, 2)
+	go func() { _, err := c.Remembered(); done <- err }()
+	go func() { _, _, err := OpenLog(data, false); done <- err }()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "named pipe (FIFO), not a regular file") {
+				t.Errorf("%v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("blocked on a FIFO")
+		}
+	}
+	// Choosing a model replaces a state file that cannot be read.
+	os.Remove(c.StateFile())
+	if err := c.RememberModel("/m"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Remembered(); err != nil || m != "/m" {
+		t.Errorf("remembered %q, %v", m, err)
+	}
+}

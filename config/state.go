@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // state is what orchard remembers between runs, in <data>/state.json.
@@ -14,6 +15,9 @@ type state struct {
 	Model        string `json:"model,omitempty"`        // the bundle chosen in the picker
 	Conversation string `json:"conversation,omitempty"` // the bundle of the last conversation (the autosave)
 }
+
+// maxStateBytes bounds state.json, two paths.
+const maxStateBytes = 1 << 20
 
 // StateFile is where the remembered choices live.
 func (c *Config) StateFile() string { return filepath.Join(c.Data.Dir, "state.json") }
@@ -73,7 +77,7 @@ func (c *Config) Remembered() (string, error) {
 
 func (c *Config) readState() (state, error) {
 	var st state
-	data, err := os.ReadFile(c.StateFile())
+	data, err := regfile.ReadFile(c.StateFile(), maxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}

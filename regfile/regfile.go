@@ -38,6 +38,30 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenAppend opens path for appending, creating it with perm, if it is or
+// becomes a regular file: a log in a FIFO's place would block the open
+// until a reader came, and one on a device would write who knows where.
+func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
+	f, err := openAppendNonBlocking(path, perm)
+	if err != nil {
+		// A FIFO without a reader fails the non-blocking open; say what it is.
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: notRegular(st.Mode())}
+		}
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegular(st.Mode())}
+	}
+	return f, nil
+}
+
 // kindError names what a non-regular file is.
 type kindError struct{ kind string }
 
