@@ -91,7 +91,8 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 func newEncoders(b *bundle.Bundle, rt coreml.Runtime, cu coreml.ComputeUnits, cfg *config.Config) *engine.Encoders {
 	enc := engine.NewEncoders(b, rt, cu)
 	m := cfg.Media
-	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000, MaxSeconds: float64(m.MaxAudioSeconds)})
+	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000,
+		MaxDecodeBytes: m.MaxDecodeSize, MaxSeconds: float64(m.MaxAudioSeconds)})
 	keep := m.KeepEncoded
 	if keep == 0 {
 		keep = -1 // the engine's 0 is its default; the config's is none
