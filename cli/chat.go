@@ -19,6 +19,12 @@ import (
 	"github.com/orchard-llm/orchard/tui"
 )
 
+// isTerminal reports whether f is a terminal (an *os.File that is one).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
 // demoEntry marks the picker's last entry, the synthetic demo bundle.
 const demoEntry = "(demo: synthetic bundle, random weights)"
 
@@ -28,9 +34,10 @@ const demoEntry = "(demo: synthetic bundle, random weights)"
 const demoReplyTokens = 256
 
 // runChat opens the chat screen on --model, the remembered model, a model
-// chosen in the picker, or (demo) the demo bundle. Without a terminal,
-// --demo falls back to the scripted turn of orchard run.
-func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
+// chosen in the picker, or (demo) the demo bundle. Every flag is checked
+// first, terminal or not. Without a terminal, --demo answers a question
+// piped on stdin (else a scripted one) as orchard run does.
+func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool) int {
 	fs := flag.NewFlagSet("orchard chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	flags := config.RegisterFlags(fs)
@@ -58,14 +65,6 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 			return exitUsage
 		}
 	}
-	out, isFile := stdout.(*os.File)
-	if !isFile || !term.IsTerminal(int(out.Fd())) || !term.IsTerminal(int(os.Stdin.Fd())) {
-		if *demoFlag {
-			return runDemo([]string{"--family", *family}, stdout, stderr)
-		}
-		fmt.Fprintln(stderr, "orchard chat: needs a terminal; for scripts use orchard run --model DIR --prompt TEXT")
-		return 2
-	}
 	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
 		return configError(stderr, "orchard", err)
@@ -73,6 +72,17 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	if err := tui.CheckKeys(cfg.Keys); err != nil {
 		fmt.Fprintln(stderr, "orchard: keys:", err)
 		return exitUsage
+	}
+	if !isTerminal(stdout) || !isTerminal(stdin) {
+		if *demoFlag {
+			if *cont || *pick || attach.set {
+				fmt.Fprintln(stderr, "orchard --demo: --continue, --pick and --attach need a terminal")
+				return exitUsage
+			}
+			return demoTurn(cfg, *family, stdin, stdout, stderr)
+		}
+		fmt.Fprintln(stderr, "orchard chat: needs a terminal; for scripts use orchard run --model DIR --prompt TEXT")
+		return 2
 	}
 	logger, logFile, err := config.OpenLog(cfg.Data.Dir, cfg.Log.Debug)
 	if err != nil {

@@ -257,26 +257,34 @@ func unknownKey(all []setting, key string) error {
 	if last == "" {
 		last = key
 	}
-	best, bestD := "", 3
-	for _, s := range all {
-		_, name, _ := strings.Cut(s.key, ".")
-		if name == last || s.key == key {
-			best = s.key
-			break
+	keys := make([]string, len(all))
+	for i, s := range all {
+		keys[i] = s.key
+		if _, name, _ := strings.Cut(s.key, "."); name == last || s.key == key {
+			return fmt.Errorf("%w (did you mean %s?)", ErrUnknownKey, s.key)
 		}
+	}
+	if best := Nearest(key, keys); best != "" {
+		return fmt.Errorf("%w (did you mean %s?)", ErrUnknownKey, best)
+	}
+	return ErrUnknownKey
+}
+
+// Nearest is the choice closest to word and at most two edits away (a
+// typo), for a "did you mean" hint; "" when none is that close.
+func Nearest(word string, choices []string) string {
+	best, bestD := "", 3
+	for _, c := range choices {
 		// Lengths apart by bestD or more are at least that many edits
-		// apart: a long key costs no quadratic distance.
-		if abs(len(key)-len(s.key)) >= bestD {
+		// apart: a long word costs no quadratic distance.
+		if abs(len(word)-len(c)) >= bestD {
 			continue
 		}
-		if d := editDistance(key, s.key); d < bestD {
-			best, bestD = s.key, d
+		if d := editDistance(word, c); d < bestD {
+			best, bestD = c, d
 		}
 	}
-	if best == "" {
-		return ErrUnknownKey
-	}
-	return fmt.Errorf("%w (did you mean %s?)", ErrUnknownKey, best)
+	return best
 }
 
 func abs(n int) int {
