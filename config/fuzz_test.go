@@ -27,9 +27,18 @@ func FuzzConfigTOML(f *testing.F) {
 		seeds["probe-"+strings.ReplaceAll(c.name, " ", "-")] = []byte(c.file)
 	}
 	seeds["probe-bom"] = []byte("\ufeff[chat]\nthinking = true\n")
+	// At the key limit and at go-toml's nesting limit, where a mutation
+	// crosses either way.
+	seeds["keys-at-limit"] = []byte(strings.Repeat("a.", MaxKeys-1) + "a = 1\n")
+	seeds["arrays-at-nesting-limit"] = append(append([]byte("a = "), fuzzing.Nested("[", "", "]", 10000)...), '\n')
 	fuzzing.WriteSeeds(f, "FuzzConfigTOML", seeds)
 	for _, s := range seeds {
 		f.Add(s)
+	}
+	// The probe's files and others up to MaxFileBytes, made here rather
+	// than kept in testdata: each shape of TestConfigReaderLinear.
+	for _, c := range bigTOML {
+		f.Add(c.make(MaxFileBytes - 64))
 	}
 	env := func(k string) string {
 		if k == "HOME" {
