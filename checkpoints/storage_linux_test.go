@@ -45,14 +45,7 @@ func TestSaveOnAFullDisk(t *testing.T) {
 			t.Errorf("%v is not ErrDiskFull and ENOSPC", err)
 		}
 	}
-	if after := tree(t, s.Root()); after != before {
-		t.Errorf("a failed save changed the store:\n%s\n---\n%s", before, after)
-	}
-	got, err := s.Load("chat", old.Meta.Identity)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameCheckpoint(t, got, old)
+	unchangedBy(t, "a failed save", s, before, old)
 
 	// A corellm-chat directory (run --kv-save) says the same of its folder.
 	err = WriteCoreLLM(filepath.Join(disk, "kv"), r1Checkpoint("x", e2bDims(15), 64, 2))

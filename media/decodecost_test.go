@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -128,34 +129,12 @@ func TestDecodeCostBoundsAllocation(t *testing.T) {
 		}
 		return b.Bytes()
 	}
-	conv := func(m image.Image, model color.Model) image.Image {
-		switch model {
-		case color.GrayModel:
-			g := image.NewGray(m.Bounds())
-			for y := range h {
-				for x := range w {
-					g.Set(x, y, m.At(x, y))
-				}
-			}
-			return g
-		case color.Gray16Model:
-			g := image.NewGray16(m.Bounds())
-			for y := range h {
-				for x := range w {
-					g.Set(x, y, m.At(x, y))
-				}
-			}
-			return g
-		}
-		n := image.NewNRGBA(m.Bounds())
-		for y := range h {
-			for x := range w {
-				n.Set(x, y, m.At(x, y))
-			}
-		}
-		return n
+	conv := func(dst draw.Image) image.Image {
+		draw.Draw(dst, dst.Bounds(), pic, image.Point{}, draw.Src)
+		return dst
 	}
-	rgba8, grey8, grey16 := conv(pic, color.NRGBAModel), conv(pic, color.GrayModel), conv(pic, color.Gray16Model)
+	r := pic.Bounds()
+	rgba8, grey8, grey16 := conv(image.NewNRGBA(r)), conv(image.NewGray(r)), conv(image.NewGray16(r))
 	rows := func(bpp int) [][]byte {
 		r := make([][]byte, h)
 		for y := range r {

@@ -26,6 +26,12 @@ func Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return regular(f, path)
+}
+
+// regular returns f if it is a regular file, else closes it and says what
+// it is.
+func regular(f *os.File, path string) (*os.File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -50,16 +56,7 @@ func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
 		}
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegular(st.Mode())}
-	}
-	return f, nil
+	return regular(f, path)
 }
 
 // kindError names what a non-regular file is.
