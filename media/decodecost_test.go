@@ -5,7 +5,6 @@ import (
 	"compress/flate"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"image"
 	"image/color"
 	"image/draw"
@@ -44,19 +43,7 @@ func zeroPNG(w, h, depth int) []byte {
 	fw2.Close()
 	// Adler-32 of total zeros: a stays 1, b adds it once a byte.
 	z.Write(binary.BigEndian.AppendUint32(nil, uint32(total%65521)<<16|1))
-
-	chunk := func(b []byte, typ string, data []byte) []byte {
-		b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
-		c := append([]byte(typ), data...)
-		b = append(b, c...)
-		return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(c))
-	}
-	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
-	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
-	ihdr = append(ihdr, byte(depth), 6, 0, 0, 0)
-	b := chunk([]byte("\x89PNG\r\n\x1a\n"), "IHDR", ihdr)
-	b = chunk(b, "IDAT", z.Bytes())
-	return chunk(b, "IEND", nil)
+	return pngOf(w, h, depth, 6, nil, nil, z.Bytes())
 }
 
 // flatJPEG is a w×h JPEG of flat grey written by hand, so that a huge one
