@@ -22,6 +22,7 @@ import (
 
 	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // Engine is what the interface needs from the engine goroutine. Every
@@ -142,7 +143,7 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 		popts = append(popts, tea.WithWindowSize(opts.Width, opts.Height))
 	}
 	if opts.DraftFile != "" {
-		if data, err := os.ReadFile(opts.DraftFile); err == nil && len(data) > 0 {
+		if data, err := regfile.ReadFile(opts.DraftFile, 64<<20); err == nil && len(data) > 0 {
 			m.input.SetValue(string(data))
 		}
 	}
