@@ -66,6 +66,11 @@ type Options struct {
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on
 	// every request that does not come through the unix socket.
 	APIKey string
+	// Aliases are more names requests may give the served model.
+	Aliases []string
+	// StrictSampling refuses sampling an argmax bundle cannot honour
+	// (400) instead of decoding greedily and saying so (sampling.go).
+	StrictSampling bool
 	// QueueLimit is how many requests may wait while one generates;
 	// 0 means 16.
 	QueueLimit int
@@ -141,6 +146,9 @@ func New(o Options) *Server {
 	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
 		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
 		pumpDone: make(chan struct{})}
+	if !s.info.Logits {
+		s.o.Defaults = greedyDefaults(s.o.Defaults)
+	}
 	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if _, ok := c.(*net.UnixConn); ok {
@@ -170,6 +178,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /v1/models/{id}", s.model)
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	// As llama-server, the OpenAI paths also without /v1.
+	mux.HandleFunc("GET /models", s.models)
+	mux.HandleFunc("GET /models/{id}", s.model)
+	mux.HandleFunc("POST /chat/completions", s.chatCompletions)
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
 	mux.HandleFunc("POST /api/chat", s.ollamaChat)
 	mux.HandleFunc("GET /orchard/v1/events", s.events)
