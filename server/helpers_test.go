@@ -132,6 +132,7 @@ type serverOpts struct {
 	// maxMedia is the largest file a request may carry (0: the default).
 	maxMedia int64
 	history  bool // keep a conversation history
+	guard    GuardOptions
 	aliases  []string
 	strict   bool // server.strict_sampling
 	logger   *slog.Logger
@@ -167,7 +168,7 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	}
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia,
-		Aliases: o.aliases, StrictSampling: o.strict, Version: "v1.2.3-test", Logger: o.logger})
+		Guard: o.guard, Aliases: o.aliases, StrictSampling: o.strict, Version: "v1.2.3-test", Logger: o.logger})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net"
@@ -64,8 +63,12 @@ type Options struct {
 	// prompt, sampling and token cap replace theirs).
 	Defaults engine.Settings
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on
-	// every request that does not come through the unix socket.
+	// every request that does not come through the unix socket, but
+	// GET /health (guard.go).
 	APIKey string
+	// Guard says which names and browser origins may reach the TCP
+	// listener besides this machine's own (guard.go).
+	Guard GuardOptions
 	// Aliases are more names requests may give the served model.
 	Aliases []string
 	// StrictSampling refuses sampling an argmax bundle cannot honour
@@ -95,6 +98,7 @@ type Server struct {
 	started time.Time
 	log     *slog.Logger
 	closing atomic.Bool
+	routes  []string // every pattern Handler registers
 
 	cmdMu   sync.Mutex // a command and its marker are queued together
 	markID  uint64
@@ -171,9 +175,10 @@ func (s *Server) Serve(l net.Listener) error {
 	return err
 }
 
-// Handler routes every endpoint, behind the API key check.
+// Handler routes every endpoint, behind the guard and the API key check
+// (guard.go).
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
+	mux := newRouter()
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /v1/models/{id}", s.model)
@@ -208,28 +213,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "no endpoint "+r.Method+" "+r.URL.Path+" (see the README, section orchard serve)")
 	})
-	return s.authorize(mux)
-}
-
-// authorize checks the API key on every request but those through the
-// unix socket, whose file mode (0600) already limits it to its owner.
-func (s *Server) authorize(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.o.APIKey)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.o.APIKey != "" && r.Context().Value(unixConnKey{}) == nil {
-			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="orchard"`)
-				msg := "missing API key: send Authorization: Bearer KEY (the key orchard serve was started with)"
-				if len(got) > 0 {
-					msg = "wrong API key"
-				}
-				apiError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "", msg)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+	s.routes = mux.patterns
+	return s.guard(s.authorize(mux))
 }
 
 // pump reads the engine's events: it answers command waiters at their
