@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -198,10 +199,7 @@ func TestEveryRouteNeedsTheKey(t *testing.T) {
 		if !ok {
 			method, path = "GET", pattern
 		}
-		path = strings.NewReplacer("{id}", "x", "{name}", "x").Replace(path)
-		if strings.Contains(path, "{") {
-			t.Fatalf("route %s: a path variable this test does not fill", pattern)
-		}
+		path = pathVar.ReplaceAllString(path, "x")
 		if path == "/" {
 			path = "/no-such-endpoint"
 		}
@@ -212,3 +210,6 @@ func TestEveryRouteNeedsTheKey(t *testing.T) {
 		}
 	}
 }
+
+// pathVar is a pattern's path variable, {name} or {rest...}.
+var pathVar = regexp.MustCompile(`\{[^}]*\}`)

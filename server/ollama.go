@@ -134,7 +134,7 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 		return engine.Request{}, err
 	}
 	if err := s.checkSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", "options", err.Error())
+		return engine.Request{}, ollamaSamplingNames.refusal(err)
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop, Media: media}, nil
 }

@@ -309,32 +309,9 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 		return engine.Request{}, err
 	}
 	if err := s.checkSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", settingParam(err), err.Error())
+		return engine.Request{}, openAISamplingNames.refusal(err)
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: stop, Media: media}, nil
-}
-
-// settingParam names the request parameter a refused setting came from.
-func settingParam(err error) string {
-	var se *engine.SettingError
-	if !errors.As(err, &se) {
-		return ""
-	}
-	switch se.Setting {
-	case "temperature", "seed":
-		return se.Setting
-	case "top-p":
-		return "top_p"
-	case "top-k":
-		return "top_k"
-	case "min-p":
-		return "min_p"
-	case "repetition penalty":
-		return "repetition_penalty"
-	case "max tokens":
-		return "max_tokens"
-	}
-	return ""
 }
 
 // OpenAI response shapes.

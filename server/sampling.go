@@ -25,14 +25,15 @@ type askedSampling struct {
 	Seed                                       *int64
 }
 
-// samplingNames are an API's names of the sampling parameters.
+// samplingNames are an API's names of the sampling parameters and the
+// token cap.
 type samplingNames struct {
-	temperature, topP, topK, minP, repetitionPenalty, seed string
+	temperature, topP, topK, minP, repetitionPenalty, seed, maxTokens string
 }
 
 var (
-	openAISamplingNames = samplingNames{"temperature", "top_p", "top_k", "min_p", "repetition_penalty", "seed"}
-	ollamaSamplingNames = samplingNames{"temperature", "top_p", "top_k", "min_p", "repeat_penalty", "seed"}
+	openAISamplingNames = samplingNames{"temperature", "top_p", "top_k", "min_p", "repetition_penalty", "seed", "max_tokens"}
+	ollamaSamplingNames = samplingNames{"temperature", "top_p", "top_k", "min_p", "repeat_penalty", "seed", "num_predict"}
 )
 
 // IgnoredHeader names the sampling parameters a request sent that the
@@ -121,22 +122,15 @@ func (n samplingNames) refusal(err error) error {
 	if errors.Is(err, engine.ErrSettingInvalid) {
 		code = "invalid_value"
 	}
-	param := settingParam(err)
+	param := ""
 	var se *engine.SettingError
 	if errors.As(err, &se) {
-		switch se.Setting {
-		case "temperature":
-			param = n.temperature
-		case "top-p":
-			param = n.topP
-		case "top-k":
-			param = n.topK
-		case "min-p":
-			param = n.minP
-		case "repetition penalty":
-			param = n.repetitionPenalty
-		case "seed":
-			param = n.seed
+		// The engine's names of the settings, as SettingError spells them.
+		for _, p := range [...][2]string{{"temperature", n.temperature}, {"top-p", n.topP}, {"top-k", n.topK}, {"min-p", n.minP},
+			{"repetition penalty", n.repetitionPenalty}, {"seed", n.seed}, {"max tokens", n.maxTokens}} {
+			if p[0] == se.Setting {
+				param = p[1]
+			}
 		}
 	}
 	return bad(code, param, err.Error())
