@@ -148,6 +148,17 @@ func TestSamplingOnArgmax(t *testing.T) {
 	if s := strict.Sampling(); !s.Greedy || len(s.Ignored) != 0 {
 		t.Fatalf("strict sampling support %+v", s)
 	}
+
+	// Sampling defaults from the config (top_k = 40) cannot apply to an
+	// argmax bundle: they must not make every request fail.
+	hot := engine.DefaultSettings()
+	hot.Sampling.TopK, hot.Sampling.Temperature = 40, 0.7
+	for _, o := range []serverOpts{{defaults: &hot}, {defaults: &hot, strict: true}} {
+		cfg := startServer(t, o)
+		if status, ignored, reply := completion(t, cfg, "/v1/chat/completions", `{"model": "orchard", `+msgs+`}`); status != 200 || ignored != "" || reply != want {
+			t.Fatalf("sampling defaults on an argmax bundle (strict %v): HTTP %d, ignored %q, reply %q", o.strict, status, ignored, reply)
+		}
+	}
 }
 
 // TestSamplingSeeds: on a bundle that samples, requests without a seed

@@ -136,6 +136,7 @@ type serverOpts struct {
 	aliases  []string
 	strict   bool // server.strict_sampling
 	logger   *slog.Logger
+	defaults *engine.Settings // the requests' defaults; nil: engine.DefaultSettings
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -166,7 +167,11 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 		}
 		eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: 2, KVBudget: 1 << 30})
 	}
-	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
+	defaults := engine.DefaultSettings()
+	if o.defaults != nil {
+		defaults = *o.defaults
+	}
+	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: defaults,
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia,
 		Guard: o.guard, Aliases: o.aliases, StrictSampling: o.strict, Version: "v1.2.3-test", Logger: o.logger})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
