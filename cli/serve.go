@@ -124,9 +124,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *spillMB > 0 {
 		eng.SpillConversations(filepath.Join(cfg.Data.Dir, "conversations"), int64(*spillMB)<<20)
 	}
-	defaults := settingsFrom(cfg, 0)
+	defaults := m.set // the config's, fitted to the bundle (fitSettings)
 	srv := server.New(server.Options{Engine: eng, BundleDir: m.b.Dir, BundleID: m.b.Identity.ID, Defaults: defaults,
-		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: "orchard"})
+		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: moduleVersion(),
+		Guard:   server.GuardOptions{Listen: cfg.Server.Listen, AllowedHosts: cfg.Server.AllowedHosts, Origins: cfg.Server.Origins},
+		Aliases: cfg.Server.Aliases, StrictSampling: cfg.Server.StrictSampling})
 
 	// The server outlives the SSH session that started it; stop it with
 	// ctrl+c or kill (SIGTERM).

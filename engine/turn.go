@@ -31,6 +31,7 @@ type turn struct {
 	lastFed            bool    // the last emitted token is in the cache (verify rounds)
 	raw                bool    // the prompt was fed as given, without the template
 	op                 string  // the Op of a Failed event
+	cont               bool    // the reply continues the model's message the prompt ends with
 	one                [1]int  // a single emitted token, without allocating
 	deltas             []Delta // the slab the next Delta events come from
 }
@@ -73,6 +74,9 @@ type turnReq struct {
 	from        tailState // what its prompt continues (the session's tail, or a turn's base)
 	op          string    // the Op of its Failed event: send, regenerate, edit
 	prefillOnly bool
+	// cont: msg is the model's reply begun (an API request's prefill);
+	// the prompt ends inside it and the reply continues it.
+	cont bool
 	// raw, when set, is the whole prompt (Request.Raw): the message holds
 	// its text, and the template is not used.
 	raw []int
@@ -81,7 +85,7 @@ type turnReq struct {
 func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.cancel.Store(false)
 	s.turn++
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, raw: r.raw != nil}
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, cont: r.cont, raw: r.raw != nil}
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
 	var msg Message
 	if r.msg != nil {
@@ -100,7 +104,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	msgs := append(slices.Clone(s.msgs), msg)
 	ids, dropped, err := r.raw, 0, s.rawFits(r.raw)
 	if r.raw == nil {
-		ids, dropped, err = s.promptIDs(&msgs, r.from)
+		ids, dropped, err = s.promptIDs(&msgs, r.from, r.cont)
 	}
 	if err != nil {
 		emit(Failed{Op: r.op, Err: err})
@@ -188,13 +192,14 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 
 // promptIDs builds the prompt's ids and applies the context policy. It may
 // drop the oldest turns from *msgs.
-func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped int, err error) {
+func (s *Session) promptIDs(msgs *[]Message, from tailState, cont bool) (ids []int, dropped int, err error) {
 	// Continuation reuses the reply's generated ids as they are (re-tokenized
 	// text can differ from them); otherwise the conversation is rendered and
 	// encoded afresh and the longest common prefix is reused.
 	ctx := s.caps.Context
 	conv := s.conversation(*msgs)
-	if from.ContOK {
+	conv.Continue = cont
+	if from.ContOK && !cont {
 		full, err := s.tmpl.Render(conv)
 		if err != nil {
 			return nil, 0, err
@@ -231,7 +236,12 @@ func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped
 			cut = 2
 		}
 		m, dropped = m[cut:], dropped+cut
-		if ids, err = s.tmpl.Encode(s.conversation(m)); err != nil {
+		for len(m) > 1 && m[0].Role == "system" { // a system turn goes with the turns it followed
+			m, dropped = m[1:], dropped+1
+		}
+		c := s.conversation(m)
+		c.Continue = cont
+		if ids, err = s.tmpl.Encode(c); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -552,8 +562,14 @@ func (s *Session) endTurn(t *turn) string {
 	}
 	reply := string(t.reply)
 	prompt := s.msgs
-	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	s.contOK, s.unfed = false, nil
+	if t.cont {
+		// The reply goes on from the message the prompt ended in; the
+		// next turn re-encodes it and reuses the common prefix.
+		s.msgs[len(s.msgs)-1].Content += reply
+		return reply
+	}
+	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	if t.raw {
 		return reply // no conversation to continue: the next prompt is encoded afresh
 	}

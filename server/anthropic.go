@@ -33,7 +33,13 @@ type messagesRequest struct {
 	Thinking *struct {
 		Type string `json:"type"`
 	} `json:"thinking"`
+
+	ignored []string // the sampling parameters decoding ignored (sampling.go)
 }
+
+// anthropicSamplingNames are the Messages API's names of the parameters
+// (it has no min_p, repetition penalty or seed).
+var anthropicSamplingNames = samplingNames{"temperature", "top_p", "top_k", "", "", "", "max_tokens"}
 
 type anthropicMessage struct {
 	Role    string          `json:"role"`
@@ -142,9 +148,6 @@ func anthropicErrorOf(status int, msg string) anthropicErrorBody {
 // writeAnthropic writes Anthropic's {"type": "error", "error": {...}}.
 func (f apiFailure) writeAnthropic(w http.ResponseWriter) {
 	f.retry(w)
-	if f.code == "model_not_found" {
-		f.status = http.StatusNotFound
-	}
 	writeJSON(w, f.status, anthropicErrorOf(f.status, f.msg))
 }
 
@@ -155,14 +158,14 @@ func (s *Server) anthropicFailure(w http.ResponseWriter, err error) {
 // anthropicRequest maps a Messages request to an engine request.
 func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 	if !s.modelOK(mr.Model) {
-		return engine.Request{}, bad("model_not_found", "model", fmt.Sprintf("the model %q is not served here; this server serves %q", mr.Model, s.info.Name))
+		return engine.Request{}, s.unknownModel(mr.Model)
 	}
 	switch {
 	case mr.MaxTokens == nil:
 		return engine.Request{}, bad("invalid_value", "max_tokens", "max_tokens: field required")
 	case *mr.MaxTokens < 1:
 		return engine.Request{}, bad("invalid_value", "max_tokens", "max_tokens must be at least 1")
-	case len(bytes.TrimSpace(mr.Tools)) > 0 && string(bytes.TrimSpace(mr.Tools)) != "null" && string(bytes.TrimSpace(mr.Tools)) != "[]":
+	case given(mr.Tools):
 		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
 	case mr.Thinking != nil && mr.Thinking.Type != "" && mr.Thinking.Type != "disabled":
 		return engine.Request{}, bad("unsupported_value", "thinking", "extended thinking is not supported on /v1/messages; send thinking {\"type\": \"disabled\"} or leave it out")
@@ -188,17 +191,12 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 	}
 	set := s.o.Defaults
 	set.System, set.Thinking, set.MaxTokens = system, false, *mr.MaxTokens
-	if mr.Temperature != nil {
-		set.Sampling.Temperature = *mr.Temperature
-	}
-	if mr.TopP != nil {
-		set.Sampling.TopP = *mr.TopP
-	}
-	if mr.TopK != nil {
-		set.Sampling.TopK = *mr.TopK
+	ask := askedSampling{Temperature: mr.Temperature, TopP: mr.TopP, TopK: mr.TopK}
+	if mr.ignored, err = s.applySampling(&set, ask, anthropicSamplingNames); err != nil {
+		return engine.Request{}, err
 	}
 	if err := s.checkSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", settingParam(err), err.Error())
+		return engine.Request{}, anthropicSamplingNames.refusal(err)
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: mr.StopSequences, Media: media}, nil
 }
@@ -282,6 +280,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		s.anthropicFailure(w, err)
 		return
 	}
+	s.noteIgnored(w, apiAnthropic, mr.ignored)
 	user := ""
 	if mr.Metadata != nil {
 		user = mr.Metadata.UserID

@@ -83,14 +83,14 @@ func (s *Server) completionEngineRequest(cr *completionRequest) (engine.Request,
 	case cr.BestOf != nil && *cr.BestOf != 1:
 		return engine.Request{}, bad("unsupported_value", "best_of", "best_of must be 1: one engine generates one reply at a time")
 	}
-	chat := cr.chatRequest
+	chat := &cr.chatRequest
 	content, _ := json.Marshal(prompt)
 	chat.Messages = []chatMessage{{Role: "user", Content: content}}
 	if chat.MaxTokens == nil && chat.MaxCompletionTokens == nil {
 		n := defaultCompletionTokens
 		chat.MaxTokens = &n
 	}
-	req, err := s.openAIRequest(&chat)
+	req, err := s.openAIRequest(chat)
 	if err != nil {
 		return engine.Request{}, err
 	}
@@ -111,6 +111,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	s.noteIgnored(w, apiCompletions, cr.ignored)
 	echo := ""
 	if cr.Echo {
 		echo = req.Messages[0].Content

@@ -162,9 +162,6 @@ func (f apiFailure) writeOpenAI(w http.ResponseWriter) {
 // string (an object printed as [object Object]).
 func (f apiFailure) writeOllama(w http.ResponseWriter) {
 	f.retry(w)
-	if f.code == "model_not_found" {
-		f.status = http.StatusNotFound // ollama's status for an unknown model
-	}
 	ollamaError(w, f.status, f.msg)
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
@@ -33,13 +32,16 @@ type ollamaRequest struct {
 	// orchard serve runs (0 asks for an unload: see ollamaLoad).
 	KeepAlive json.RawMessage `json:"keep_alive"`
 	Think     json.RawMessage `json:"think"`
+
+	ignored []string // the sampling options decoding ignored (sampling.go)
 }
 
 type ollamaMessage struct {
-	Role     string   `json:"role"`
-	Content  string   `json:"content"`
-	Thinking string   `json:"thinking,omitempty"` // the model's, with think (a sent one is not read)
-	Images   []string `json:"images,omitempty"`   // base64, user messages
+	Role      string          `json:"role"`
+	Content   string          `json:"content"`
+	Thinking  string          `json:"thinking,omitempty"` // the model's, with think (a sent one is not read)
+	Images    []string        `json:"images,omitempty"`   // base64, user messages
+	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
 }
 
 // ollamaChunk is a line of /api/chat's answer (Message) or of
@@ -72,20 +74,16 @@ func (s *Server) ollamaFailure(w http.ResponseWriter, err error) {
 	s.classify(apiOllama, err).writeOllama(w)
 }
 
-func (s *Server) ollamaModelOK(name string) bool {
-	return s.modelOK(name) || s.modelOK(strings.TrimSuffix(name, ":latest"))
-}
-
 // ollamaRequestOf maps an ollama chat request to an engine request.
 func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
-	if !s.ollamaModelOK(or.Model) {
-		return engine.Request{}, bad("model_not_found", "model", fmt.Sprintf("model %q not found; this server serves %q", or.Model, s.info.Name))
+	if !s.modelOK(or.Model) {
+		return engine.Request{}, s.unknownModel(or.Model)
 	}
 	if f := bytes.TrimSpace(or.Format); len(f) > 0 && string(f) != "null" && string(f) != `""` {
 		return engine.Request{}, bad("unsupported_value", "format", "structured output (format) is not supported")
 	}
-	if t := bytes.TrimSpace(or.Tools); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
-		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
+	if given(or.Tools) {
+		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported: orchard serve has no tools yet")
 	}
 	think, err := s.thinkOf(or.Think)
 	if err != nil {
@@ -108,7 +106,7 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 		}
 		files = append(files, fs)
 		c, _ := json.Marshal(m.Content)
-		in = append(in, chatMessage{Role: m.Role, Content: c})
+		in = append(in, chatMessage{Role: m.Role, Content: c, ToolCalls: m.ToolCalls})
 	}
 	system, msgs, _, err := conversation(in, mr)
 	if err != nil {
@@ -132,26 +130,12 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	if o.NumPredict != nil && *o.NumPredict > 0 {
 		set.MaxTokens = *o.NumPredict
 	}
-	if o.Temperature != nil {
-		set.Sampling.Temperature = *o.Temperature
-	}
-	if o.TopP != nil {
-		set.Sampling.TopP = *o.TopP
-	}
-	if o.TopK != nil {
-		set.Sampling.TopK = *o.TopK
-	}
-	if o.MinP != nil {
-		set.Sampling.MinP = *o.MinP
-	}
-	if o.RepeatPenalty != nil {
-		set.Sampling.RepetitionPenalty = *o.RepeatPenalty
-	}
-	if o.Seed != nil {
-		set.Sampling.Seed = uint64(*o.Seed)
+	ask := askedSampling{Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, RepetitionPenalty: o.RepeatPenalty, TopK: o.TopK, Seed: o.Seed}
+	if or.ignored, err = s.applySampling(&set, ask, ollamaSamplingNames); err != nil {
+		return engine.Request{}, err
 	}
 	if err := s.checkSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", "options", err.Error())
+		return engine.Request{}, ollamaSamplingNames.refusal(err)
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop, Media: media}, nil
 }
@@ -176,6 +160,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		s.ollamaFailure(w, err)
 		return
 	}
+	s.noteIgnored(w, apiOllama, or.ignored)
 	g := generation{api: apiOllama, id: newID("ollama-"), client: clientKey(r, ""), req: req}
 	s.ollamaRun(w, r, g, or.Stream == nil || *or.Stream, chunk)
 }

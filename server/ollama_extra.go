@@ -144,8 +144,8 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := cmpOr(req.Model, req.Name)
-	if !s.ollamaModelOK(name) {
-		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found; this server serves %q", name, s.info.Name))
+	if !s.modelOK(name) {
+		s.ollamaFailure(w, s.unknownModel(name))
 		return
 	}
 	f := s.bundleFacts()
@@ -166,6 +166,8 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		"model_info":   info,
 		"capabilities": s.ollamaCapabilities(),
 		"modified_at":  s.started.UTC().Format(time.RFC3339),
+		// What the bundle does with sampling options (sampling.go).
+		"orchard_sampling": s.Sampling().Note,
 	})
 }
 
@@ -235,24 +237,25 @@ type ollamaGenerateRequest struct {
 
 // ollamaGenerateOf maps a generate request to an engine request through
 // /api/chat's reading of it: a system message and a user message with the
-// prompt and its images, or with raw the prompt alone, untemplated.
-func (s *Server) ollamaGenerateOf(gr *ollamaGenerateRequest) (engine.Request, error) {
+// prompt and its images, or with raw the prompt alone, untemplated. It
+// returns the sampling options decoding ignored.
+func (s *Server) ollamaGenerateOf(gr *ollamaGenerateRequest) (engine.Request, []string, error) {
 	switch {
 	case gr.Suffix != "":
-		return engine.Request{}, bad("unsupported_value", "suffix", "suffix (fill in the middle) is not supported")
+		return engine.Request{}, nil, bad("unsupported_value", "suffix", "suffix (fill in the middle) is not supported")
 	case gr.Template != "":
-		return engine.Request{}, bad("unsupported_value", "template", "a template override is not supported: send raw: true with the prompt as the model should see it")
+		return engine.Request{}, nil, bad("unsupported_value", "template", "a template override is not supported: send raw: true with the prompt as the model should see it")
 	case len(gr.Context) > 0:
-		return engine.Request{}, bad("unsupported_value", "context", "context (token ids of an earlier reply) is not supported: send the conversation to /api/chat")
+		return engine.Request{}, nil, bad("unsupported_value", "context", "context (token ids of an earlier reply) is not supported: send the conversation to /api/chat")
 	case gr.Raw && len(bytes.TrimSpace(gr.Think)) > 0 && string(bytes.TrimSpace(gr.Think)) != "false" && string(bytes.TrimSpace(gr.Think)) != "null":
-		return engine.Request{}, bad("unsupported_value", "think", "a raw prompt asks for thinking itself (<|think|> in its system turn): leave think out")
+		return engine.Request{}, nil, bad("unsupported_value", "think", "a raw prompt asks for thinking itself (<|think|> in its system turn): leave think out")
 	case gr.Raw && len(gr.Images) > 0:
-		return engine.Request{}, bad("unsupported_value", "images", "a raw prompt takes no images: leave raw out to send them")
+		return engine.Request{}, nil, bad("unsupported_value", "images", "a raw prompt takes no images: leave raw out to send them")
 	}
 	or := ollamaRequest{Model: gr.Model, Format: gr.Format, Think: gr.Think}
 	if opts := bytes.TrimSpace(gr.Options); len(opts) > 0 && string(opts) != "null" {
 		if err := json.Unmarshal(opts, &or.Options); err != nil {
-			return engine.Request{}, bad("invalid_value", "options", "options: "+err.Error())
+			return engine.Request{}, nil, bad("invalid_value", "options", "options: "+err.Error())
 		}
 	}
 	if gr.System != "" && !gr.Raw {
@@ -261,12 +264,12 @@ func (s *Server) ollamaGenerateOf(gr *ollamaGenerateRequest) (engine.Request, er
 	or.Messages = append(or.Messages, ollamaMessage{Role: "user", Content: gr.Prompt, Images: gr.Images})
 	req, err := s.ollamaRequestOf(&or)
 	if err != nil {
-		return engine.Request{}, err
+		return engine.Request{}, nil, err
 	}
 	if gr.Raw {
 		req.Raw, req.Settings.System = true, ""
 	}
-	return req, nil
+	return req, or.ignored, nil
 }
 
 // ollamaGenerate is POST /api/generate: NDJSON chunks with "response",
@@ -284,11 +287,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		s.ollamaLoad(w, gr.Model, gr.KeepAlive, chunk("", ""))
 		return
 	}
-	req, err := s.ollamaGenerateOf(&gr)
+	req, ignored, err := s.ollamaGenerateOf(&gr)
 	if err != nil {
 		s.ollamaFailure(w, err)
 		return
 	}
+	s.noteIgnored(w, apiOllama, ignored)
 	g := generation{api: apiOllama, id: newID("ollama-"), client: clientKey(r, ""), req: req}
 	s.ollamaRun(w, r, g, gr.Stream == nil || *gr.Stream, chunk)
 }
@@ -298,8 +302,8 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 // model is loaded for as long as orchard serve runs, so both are answered
 // at once and nothing changes.
 func (s *Server) ollamaLoad(w http.ResponseWriter, model string, keepAlive json.RawMessage, c ollamaChunk) {
-	if !s.ollamaModelOK(model) {
-		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found; this server serves %q", model, s.info.Name))
+	if !s.modelOK(model) {
+		s.ollamaFailure(w, s.unknownModel(model))
 		return
 	}
 	c.Done, c.DoneReason = true, "load"

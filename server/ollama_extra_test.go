@@ -47,7 +47,6 @@ func TestOllamaDescribe(t *testing.T) {
 	} {
 		t.Run(tc.family, func(t *testing.T) {
 			ts := startServer(t, serverOpts{family: tc.family})
-			ts.o.Version = "v1.2.3"
 			if status, raw := ollamaCall(t, ts, "GET", "/", ""); status != 200 || string(raw) != "orchard is running" {
 				t.Fatalf("GET /: %d %q", status, raw)
 			}
@@ -88,6 +87,7 @@ func TestOllamaDescribe(t *testing.T) {
 				ModelInfo    map[string]any `json:"model_info"`
 				Parameters   string
 				Template     string
+				Sampling     string `json:"orchard_sampling"`
 			}
 			status, raw = ollamaCall(t, ts, "POST", "/api/show", `{"model": "`+ts.info.Name+`:latest"}`)
 			if json.Unmarshal(raw, &show); status != 200 || !slices.Equal(show.Capabilities, tc.caps) {
@@ -97,8 +97,9 @@ func TestOllamaDescribe(t *testing.T) {
 			if ctx, _ := show.ModelInfo[arch+".context_length"].(float64); arch == "" || int(ctx) != ts.info.Context {
 				t.Fatalf("model_info %v: want %s.context_length %d", show.ModelInfo, arch, ts.info.Context)
 			}
-			if !strings.Contains(show.Parameters, "num_ctx") || !strings.Contains(show.Parameters, "stop") || show.Template == "" || strings.Contains(show.Template, ".Suffix") {
-				t.Fatalf("parameters %q, template %q", show.Parameters, show.Template)
+			if !strings.Contains(show.Parameters, "num_ctx") || !strings.Contains(show.Parameters, "stop") || show.Template == "" || strings.Contains(show.Template, ".Suffix") ||
+				!strings.Contains(show.Sampling, "greedily") {
+				t.Fatalf("parameters %q, template %q, sampling %q", show.Parameters, show.Template, show.Sampling)
 			}
 			status, raw = ollamaCall(t, ts, "POST", "/api/show", `{"name": "llama3"}`)
 			var e map[string]string
@@ -199,6 +200,9 @@ func TestOllamaErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, ts.url+tc.path, strings.NewReader(tc.body))
+			if tc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			if tc.key {
 				req.Header.Set("Authorization", "Bearer k")
 			}

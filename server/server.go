@@ -8,7 +8,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net"
@@ -47,6 +46,7 @@ type Engine interface {
 	SearchHistory(query string) ([]engine.HistoryInfo, error)
 	ResumeHistory(id string)
 	DeleteHistory(id string)
+	RenameHistory(id, title string)
 	Mark(id uint64)
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
@@ -64,8 +64,17 @@ type Options struct {
 	// prompt, sampling and token cap replace theirs).
 	Defaults engine.Settings
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on
-	// every request that does not come through the unix socket.
+	// every request that does not come through the unix socket, but
+	// GET /health (guard.go).
 	APIKey string
+	// Guard says which names and browser origins may reach the TCP
+	// listener besides this machine's own (guard.go).
+	Guard GuardOptions
+	// Aliases are more names requests may give the served model.
+	Aliases []string
+	// StrictSampling refuses sampling an argmax bundle cannot honour
+	// (400) instead of decoding greedily and saying so (sampling.go).
+	StrictSampling bool
 	// QueueLimit is how many requests may wait while one generates;
 	// 0 means 16.
 	QueueLimit int
@@ -90,6 +99,7 @@ type Server struct {
 	started time.Time
 	log     *slog.Logger
 	closing atomic.Bool
+	routes  []string // every pattern Handler registers
 
 	cmdMu   sync.Mutex // a command and its marker are queued together
 	markID  uint64
@@ -147,6 +157,9 @@ func New(o Options) *Server {
 	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
 		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
 		pumpDone: make(chan struct{})}
+	if !s.info.Logits {
+		s.o.Defaults = greedyDefaults(s.o.Defaults)
+	}
 	s.metrics, s.instruction = newMetrics(s, coreml.ReadMemory), transcriptionFor
 	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
@@ -170,9 +183,10 @@ func (s *Server) Serve(l net.Listener) error {
 	return err
 }
 
-// Handler routes every endpoint, behind the API key check.
+// Handler routes every endpoint, behind the guard and the API key check
+// (guard.go).
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
+	mux := newRouter()
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /v1/models/{id}", s.model)
@@ -180,6 +194,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/completions", s.completions)
 	mux.HandleFunc("POST /v1/audio/transcriptions", s.transcriptions)
 	mux.HandleFunc("POST /v1/messages", s.anthropicMessages)
+	// As llama-server, the OpenAI paths also without /v1.
+	mux.HandleFunc("GET /models", s.models)
+	mux.HandleFunc("GET /models/{id}", s.model)
+	mux.HandleFunc("POST /chat/completions", s.chatCompletions)
+	mux.HandleFunc("POST /completions", s.completions)
+	mux.HandleFunc("POST /audio/transcriptions", s.transcriptions)
 	mux.HandleFunc("GET /{$}", s.root)
 	mux.HandleFunc("GET /api/version", s.ollamaVersion)
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
@@ -192,7 +212,7 @@ func (s *Server) Handler() http.Handler {
 	for _, p := range []string{"POST /api/pull", "POST /api/push", "POST /api/create", "POST /api/copy", "DELETE /api/delete", "/api/blobs/"} {
 		mux.HandleFunc(p, s.ollamaManage)
 	}
-	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.HandleFunc("GET /metrics", s.metrics.handler().ServeHTTP)
 	mux.HandleFunc("GET /orchard/v1/events", s.events)
 	mux.HandleFunc("GET /orchard/v1/session", s.session)
 	mux.HandleFunc("POST /orchard/v1/session/messages", s.sessionSend)
@@ -213,35 +233,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /orchard/v1/history", s.listHistory)
 	mux.HandleFunc("POST /orchard/v1/history/{id}/resume", s.resumeHistory)
 	mux.HandleFunc("DELETE /orchard/v1/history/{id}", s.deleteHistory)
+	mux.HandleFunc("POST /orchard/v1/history/rename", s.renameHistory)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, apiFailure{status: http.StatusNotFound, typ: "invalid_request_error", code: "not_found",
 			msg: "no endpoint " + r.Method + " " + r.URL.Path + " (see the README, section orchard serve)"})
 	})
-	return s.metrics.count(mux, s.authorize(mux))
-}
-
-// authorize checks the API key on every request but those through the
-// unix socket, whose file mode (0600) already limits it to its owner. The
-// key comes as "Authorization: Bearer KEY" or, as Anthropic's clients
-// send it, "x-api-key: KEY".
-func (s *Server) authorize(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.o.APIKey)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.o.APIKey != "" && r.Context().Value(unixConnKey{}) == nil {
-			got := []byte(r.Header.Get("Authorization"))
-			alt := []byte(r.Header.Get("X-Api-Key"))
-			if subtle.ConstantTimeCompare(got, want) != 1 && subtle.ConstantTimeCompare(alt, want[len("Bearer "):]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="orchard"`)
-				msg := "missing API key: send Authorization: Bearer KEY or x-api-key: KEY (the key orchard serve was started with)"
-				if len(got) > 0 || len(alt) > 0 {
-					msg = "wrong API key"
-				}
-				writeError(w, r, apiFailure{status: http.StatusUnauthorized, typ: "invalid_request_error", code: "invalid_api_key", msg: msg})
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+	s.routes = mux.patterns
+	return s.metrics.count(mux.ServeMux, s.guard(s.authorize(mux)))
 }
 
 // pump reads the engine's events: it answers command waiters at their

@@ -34,6 +34,7 @@ type transcriptionForm struct {
 	temperature    *float64
 	stream         bool
 	include        []string // extra outputs asked for (logprobs)
+	ignored        []string // the sampling parameters decoding ignored (sampling.go)
 }
 
 // maxFieldBytes bounds a form field other than the file.
@@ -141,7 +142,7 @@ const transcriptionLanguage = "in English into English text"
 // transcriptionRequest maps the form to an engine request.
 func (s *Server) transcriptionRequest(f *transcriptionForm) (engine.Request, error) {
 	if !s.modelOK(f.model) {
-		return engine.Request{}, bad("model_not_found", "model", fmt.Sprintf("the model %q is not served here; this server serves %q (GET /v1/models)", f.model, s.info.Name))
+		return engine.Request{}, s.unknownModel(f.model)
 	}
 	switch f.responseFormat {
 	case "", "json", "text":
@@ -174,11 +175,11 @@ func (s *Server) transcriptionRequest(f *transcriptionForm) (engine.Request, err
 	if set.MaxTokens == 0 {
 		set.MaxTokens = maxTranscriptTokens
 	}
-	if f.temperature != nil {
-		set.Sampling.Temperature = *f.temperature
+	if f.ignored, err = s.applySampling(&set, askedSampling{Temperature: f.temperature}, openAISamplingNames); err != nil {
+		return engine.Request{}, err
 	}
 	if err := s.checkSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", settingParam(err), err.Error())
+		return engine.Request{}, openAISamplingNames.refusal(err)
 	}
 	return engine.Request{Messages: []engine.Message{{Role: "user", Content: instruction}}, Settings: set,
 		Media: map[int][]engine.MediaFile{0: {clip}}}, nil
@@ -197,6 +198,7 @@ func (s *Server) transcriptions(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, err)
 		return
 	}
+	s.noteIgnored(w, apiTranscription, f.ignored)
 	g := generation{api: apiTranscription, id: newID("transcribe-"), client: clientKey(r, ""), req: req}
 	e, ok := s.generateWhole(r, g, func(err error) { s.failure(w, err) })
 	if !ok {

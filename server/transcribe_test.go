@@ -46,7 +46,9 @@ func TestTranscriptionInstruction(t *testing.T) {
 // real one on the demo bundle).
 func TestTranscriptions(t *testing.T) {
 	m := writeMedia(t)
-	ts := startServer(t, serverOpts{maxTokens: 8})
+	capped := engine.DefaultSettings()
+	capped.MaxTokens = 8
+	ts := startServer(t, serverOpts{defaults: &capped})
 	short := func(lang string) (string, error) {
 		if lang == "" {
 			lang = "en"
@@ -128,7 +130,7 @@ func TestTranscriptions(t *testing.T) {
 		t.Fatalf("a JSON body: HTTP %d", resp.StatusCode)
 	}
 
-	v2 := startServer(t, serverOpts{family: "v2", maxTokens: 8})
+	v2 := startServer(t, serverOpts{family: "v2", defaults: &capped})
 	v2.instruction = short
 	c2 := openAIClient(v2, "")
 	_, err = c2.Audio.Transcriptions.New(ctx, openai.AudioTranscriptionNewParams{File: open(), Model: "orchard"})
