@@ -18,3 +18,24 @@ func TestContextExceeded(t *testing.T) {
 		t.Fatalf("HTTP %d %+v: %s", resp.StatusCode, e, e.Message)
 	}
 }
+
+// TestNewEndpointsIgnoreSampling: on an argmax bundle the new endpoints
+// take the sampling parameters clients send as the chat path does:
+// accepted, decoded greedily, and named in X-Orchard-Ignored.
+func TestNewEndpointsIgnoreSampling(t *testing.T) {
+	ts := startServer(t, serverOpts{})
+	for _, tc := range []struct{ path, body, want string }{
+		{"/v1/completions", `{"model": "orchard", "prompt": "a", "max_tokens": 2, "temperature": 0.7}`, "temperature"},
+		{"/v1/messages", `{"model": "orchard", "max_tokens": 2, "temperature": 0.7, "top_k": 5, "messages": [{"role": "user", "content": "a"}]}`, "temperature,top_k"},
+		{"/api/generate", `{"model": "orchard", "prompt": "a", "stream": false, "options": {"num_predict": 2, "temperature": 0.7}}`, "temperature"},
+	} {
+		resp, err := httpClient.Post(ts.url+tc.path, "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get(IgnoredHeader) != tc.want {
+			t.Fatalf("%s: HTTP %d, %s %q; want 200 and %q", tc.path, resp.StatusCode, IgnoredHeader, resp.Header.Get(IgnoredHeader), tc.want)
+		}
+	}
+}
