@@ -31,15 +31,7 @@ type completionRequest struct {
 // leaves it out.
 const defaultCompletionTokens = 16
 
-type textCompletion struct {
-	ID                string       `json:"id"`
-	Object            string       `json:"object"`
-	Created           int64        `json:"created"`
-	Model             string       `json:"model"`
-	SystemFingerprint string       `json:"system_fingerprint"`
-	Choices           []textChoice `json:"choices"`
-	Usage             *chatUsage   `json:"usage,omitempty"`
-}
+type textCompletion = completionObject[textChoice]
 
 type textChoice struct {
 	Text         string    `json:"text"`

@@ -314,16 +314,19 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	return engine.Request{Messages: msgs, Settings: set, Stop: stop, Media: media}, nil
 }
 
-// OpenAI response shapes.
-type chatCompletion struct {
-	ID                string       `json:"id"`
-	Object            string       `json:"object"`
-	Created           int64        `json:"created"`
-	Model             string       `json:"model"`
-	SystemFingerprint string       `json:"system_fingerprint"`
-	Choices           []chatChoice `json:"choices"`
-	Usage             *chatUsage   `json:"usage,omitempty"`
+// OpenAI response shapes: a completion object, of chat choices or of
+// text choices (completions.go).
+type completionObject[C any] struct {
+	ID                string     `json:"id"`
+	Object            string     `json:"object"`
+	Created           int64      `json:"created"`
+	Model             string     `json:"model"`
+	SystemFingerprint string     `json:"system_fingerprint"`
+	Choices           []C        `json:"choices"`
+	Usage             *chatUsage `json:"usage,omitempty"`
 }
+
+type chatCompletion = completionObject[chatChoice]
 
 type chatChoice struct {
 	Index        int       `json:"index"`
