@@ -32,6 +32,9 @@ func newID(prefix string) string {
 // at once and the engine stops after the chain call in flight. When each
 // fails (the client cannot be written to) it is cancelled likewise.
 func (s *Server) generate(ctx context.Context, g generation, each func(engine.Event) error) (engine.Event, error) {
+	if g.req.Settings.MaxTokens == 0 {
+		g.req.Settings.MaxTokens = s.o.MaxReplyTokens
+	}
 	if err := s.checkSettings(g.req.Settings); err != nil {
 		return nil, &engine.RequestError{Err: err}
 	}

@@ -131,6 +131,8 @@ type serverOpts struct {
 	// maxMedia is the largest file a request may carry (0: the default).
 	maxMedia int64
 	history  bool // keep a conversation history
+	// replyCap caps a reply whose request sets none (MaxReplyTokens).
+	replyCap int
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -162,7 +164,7 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 		eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: 2, KVBudget: 1 << 30})
 	}
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
-		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia})
+		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia, MaxReplyTokens: o.replyCap})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,11 @@ type Options struct {
 	MaxMediaBytes int64
 	Logger        *slog.Logger
 	Version       string
+
+	// MaxReplyTokens caps a reply whose request sets no cap of its own;
+	// 0: none (the context is the limit). serve --demo sets 256, as the
+	// demo chat: random weights rarely end a reply.
+	MaxReplyTokens int
 }
 
 // Server serves one engine.
