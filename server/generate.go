@@ -13,6 +13,7 @@ import (
 // engine.
 type generation struct {
 	api    string // "openai" or "ollama"
+	path   string // the endpoint it came to, for the screens watching the line
 	id     string
 	client string
 	req    engine.Request
@@ -42,7 +43,7 @@ func (s *Server) generate(ctx context.Context, g generation, each func(engine.Ev
 		return nil, errShuttingDown
 	}
 	defer s.inflight.Done()
-	t, err := s.q.enqueue(g.client, "api")
+	t, err := s.q.enqueue(holder{client: g.client, kind: "api", api: g.api, endpoint: g.path, request: g.id})
 	if err != nil {
 		return nil, err
 	}
