@@ -131,6 +131,12 @@ type serverOpts struct {
 	// maxMedia is the largest file a request may carry (0: the default).
 	maxMedia int64
 	history  bool // keep a conversation history
+	// dir is the folder of the socket and the checkpoints ("" a new
+	// one), addr the TCP address ("" any port): a server restarted on
+	// both finds its autosave and is reached where the first was.
+	dir    string
+	addr   string
+	resume bool // load the autosave first, as serve --continue
 	// replyCap caps a reply whose request sets none (MaxReplyTokens).
 	replyCap int
 }
@@ -150,7 +156,10 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: caps.Context, VerifyWidths: caps.VerifyWidths,
 		Logits: caps.Logits, Runtime: "reference", Media: sess.Media.Kinds()}
 	eng := engine.Start(sess, info)
-	dir := t.TempDir()
+	dir := o.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	store, err := checkpoints.Open(filepath.Join(dir, "checkpoints"))
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +174,17 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	}
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia, MaxReplyTokens: o.replyCap})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if o.resume {
+		for _, ev := range srv.command(func(e Engine) { e.LoadCheckpoint(checkpoints.Autosave) }) {
+			if f, ok := ev.(engine.Failed); ok {
+				t.Fatalf("resume: %v", f.Err)
+			}
+		}
+	}
+	if o.addr == "" {
+		o.addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
