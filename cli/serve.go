@@ -94,7 +94,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 
 	fmt.Fprintf(stderr, "loading %s\n", dir)
-	m, err := openModel(dir, *script, cfg, settingsFrom(cfg, 0), func(msg string) { fmt.Fprintln(stderr, " ", msg) })
+	// The demo's replies are capped as in the demo chat, the chat's and
+	// the API's alike.
+	replyCap := 0
+	if *demo {
+		replyCap = demoReplyTokens
+	}
+	m, err := openModel(dir, *script, cfg, settingsFrom(cfg, replyCap), func(msg string) { fmt.Fprintln(stderr, " ", msg) })
 	if err != nil {
 		logger.Error("open", "bundle", dir, "err", err)
 		fmt.Fprintln(stderr, "orchard serve:", err)
@@ -129,7 +135,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	srv := server.New(server.Options{Engine: eng, BundleDir: m.b.Dir, BundleID: m.b.Identity.ID, Defaults: defaults,
 		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: moduleVersion(),
 		Guard:   server.GuardOptions{Listen: cfg.Server.Listen, AllowedHosts: cfg.Server.AllowedHosts, Origins: cfg.Server.Origins},
-		Aliases: cfg.Server.Aliases, StrictSampling: cfg.Server.StrictSampling})
+		Aliases: cfg.Server.Aliases, StrictSampling: cfg.Server.StrictSampling,
+		MaxReplyTokens: replyCap})
 
 	// The server outlives the SSH session that started it; stop it with
 	// ctrl+c or kill (SIGTERM).

@@ -13,7 +13,9 @@ import (
 
 var _ tui.Engine = (*Client)(nil)
 
-// until reads a client's events until match.
+// until reads a client's events until match. The reports of the line
+// and the connection are left out of what it returns, unless matched:
+// they come between the chat's events at any time.
 func until(t *testing.T, c *Client, match func(engine.Event) bool) []engine.Event {
 	t.Helper()
 	var evs []engine.Event
@@ -24,10 +26,14 @@ func until(t *testing.T, c *Client, match func(engine.Event) bool) []engine.Even
 			if !ok {
 				t.Fatalf("events closed; got %#v", evs)
 			}
-			evs = append(evs, ev)
 			if match(ev) {
-				return evs
+				return append(evs, ev)
 			}
+			switch ev.(type) {
+			case engine.Line, engine.Connection:
+				continue
+			}
+			evs = append(evs, ev)
 		case <-timeout:
 			t.Fatalf("timed out; got %#v", evs)
 		}
@@ -225,7 +231,9 @@ func TestShutdown(t *testing.T) {
 	if _, err := ts.store.Load("_autosave", tinyBundle(t).Identity); err != nil {
 		t.Fatalf("no autosave: %v", err)
 	}
-	// The attached screen's stream ended.
+	// The attached screen says the server went away, and goes on trying.
+	until(t, a, func(ev engine.Event) bool { c, ok := ev.(engine.Connection); return ok && c.Down && c.Retry > 0 })
+	a.Close()
 	for range a.Events() {
 	}
 	// One metrics record per request: the chat turn and the API request.

@@ -154,7 +154,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	s.noteIgnored(w, "ollama", or.ignored)
 	stream := or.Stream == nil || *or.Stream
-	g := generation{api: "ollama", id: newID("ollama-"), client: clientKey(r, ""), req: req}
+	g := generation{api: "ollama", path: r.URL.Path, id: newID("ollama-"), client: clientKey(r, ""), req: req}
 	t0 := time.Now()
 	chunk := func(content string) ollamaChunk {
 		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Message: ollamaMessage{Role: "assistant", Content: content}}

@@ -384,7 +384,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteIgnored(w, "openai", cr.ignored)
-	g := generation{api: "openai", id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
+	g := generation{api: "openai", path: r.URL.Path, id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
 	base := chatCompletion{ID: g.id, Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
 	if !cr.Stream {
 		var text strings.Builder

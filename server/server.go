@@ -86,6 +86,11 @@ type Options struct {
 	MaxMediaBytes int64
 	Logger        *slog.Logger
 	Version       string
+
+	// MaxReplyTokens caps a reply whose request sets no cap of its own;
+	// 0: none (the context is the limit). serve --demo sets 256, as the
+	// demo chat: random weights rarely end a reply.
+	MaxReplyTokens int
 }
 
 // Server serves one engine.
@@ -111,6 +116,8 @@ type Server struct {
 	current *wireEvent // the chat turn in flight: started, then the reply so far
 	user    string     // the message of the chat turn about to start, and its sender
 	origin  string
+	line    lineState // the line as last told (line.go)
+	chatCtx int       // positions the chat's conversation fills in the cache
 
 	turnMu   sync.Mutex
 	chatTurn *chatTurn
@@ -153,6 +160,7 @@ func New(o Options) *Server {
 	if !s.info.Logits {
 		s.o.Defaults = greedyDefaults(s.o.Defaults)
 	}
+	s.q.changed = s.lineChanged
 	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if _, ok := c.(*net.UnixConn); ok {
@@ -307,15 +315,23 @@ func (s *Server) publishChat(ev engine.Event) {
 			s.current.Text += e.Text
 			s.current.Live = w.Live
 		}
-	case engine.Finished, engine.Cancelled:
+	case engine.Finished:
 		// The engine refreshes its copy before it sends a turn's end.
 		s.current = nil
+		s.chatCtx = e.Metrics.ContextUsed
+		w.Messages = toWireMessages(s.eng.Messages())
+	case engine.Cancelled:
+		s.current = nil
+		s.chatCtx = e.Metrics.ContextUsed
 		w.Messages = toWireMessages(s.eng.Messages())
 	case engine.Cleared:
 		// The event holds the conversation it starts (none after a
 		// clear); the engine's copy may not be refreshed yet, and once
 		// sent the screens the old conversation again.
 		s.current = nil
+		s.chatCtx = e.ContextUsed
+	case engine.Branched:
+		s.chatCtx = e.ContextUsed
 	case engine.Failed:
 		if e.Op == "send" || e.Op == "regenerate" || e.Op == "edit" {
 			s.current = nil
@@ -362,7 +378,7 @@ func (s *Server) subscribe() *mailbox[wireEvent] {
 		return sub
 	}
 	st := wireEvent{Type: "state", Info: s.wireInfo(), Settings: toWireSettings(s.eng.Settings()),
-		Messages: toWireMessages(s.eng.Messages())}
+		Messages: toWireMessages(s.eng.Messages()), ContextUsed: s.chatCtx, Line: s.line.wire()}
 	if s.current != nil {
 		cur := *s.current
 		st.Current = &cur
@@ -399,7 +415,7 @@ func (s *Server) startTurn(text, origin string, media []engine.MediaFile, run fu
 	if !s.enter() {
 		return errShuttingDown
 	}
-	t, err := s.q.enqueue("chat", "chat")
+	t, err := s.q.enqueue(holder{client: "chat", kind: "chat"})
 	if err != nil {
 		s.inflight.Done()
 		return err
@@ -422,14 +438,14 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 		ct.cancel()
 	}()
 	if err := s.q.wait(ct.ctx, t); err != nil {
-		s.publishChat(engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}})
+		s.publishChat(s.unstarted())
 		return
 	}
 	defer s.q.release(t)
 	s.turnMu.Lock()
 	if ct.ctx.Err() != nil {
 		s.turnMu.Unlock()
-		s.publishChat(engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}})
+		s.publishChat(s.unstarted())
 		return
 	}
 	ct.running = true
@@ -442,6 +458,14 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 	case <-ch:
 	case <-s.pumpDone:
 	}
+}
+
+// unstarted is the end of a chat turn cancelled in line: nothing was
+// generated, and the conversation fills the context as before.
+func (s *Server) unstarted() engine.Cancelled {
+	s.hubMu.Lock()
+	defer s.hubMu.Unlock()
+	return engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled", ContextUsed: s.chatCtx, ContextLimit: s.info.Context}}
 }
 
 // chatTurnOver frees the chat for the next message as soon as the
