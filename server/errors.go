@@ -41,7 +41,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // badRequest is a request refused as given: HTTP 400 unless status says
-// otherwise (413 for a body or a file over the limit).
+// otherwise (413 for a body or a file over the limit, 408 for a body that
+// stopped arriving).
 type badRequest struct {
 	status           int
 	code, param, msg string
@@ -66,6 +67,9 @@ func (s *Server) failure(w http.ResponseWriter, err error) {
 	var fe *engine.FileError
 	switch {
 	case errors.As(err, &br):
+		if st := br.httpStatus(); st == http.StatusRequestTimeout || st == http.StatusRequestEntityTooLarge {
+			w.Header().Set("Connection", "close") // the rest of the body is not read
+		}
 		apiError(w, br.httpStatus(), "invalid_request_error", br.code, br.param, br.msg)
 	case errors.As(err, &fe):
 		// A picture or clip the decoders refuse: its part is its name.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -210,6 +211,10 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error
 	if errors.As(err, &mb) {
 		return &badRequest{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
 			msg: fmt.Sprintf("the request body is over the %s orchard serve reads (files may be %s each)", regfile.Size(mb.Limit), regfile.Size(s.maxMedia()))}
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return &badRequest{status: http.StatusRequestTimeout, code: "request_timeout",
+			msg: fmt.Sprintf("the request body stopped arriving for %s; orchard serve closed the connection", s.o.BodyTimeout)}
 	}
 	if err != nil {
 		return bad("invalid_request", "", "reading the body: "+err.Error())

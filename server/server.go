@@ -7,6 +7,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -75,8 +76,20 @@ type Options struct {
 	// (decoded); 0 means DefaultMaxMediaBytes. A body may be four times
 	// as large (at least 32 MiB).
 	MaxMediaBytes int64
-	Logger        *slog.Logger
-	Version       string
+	// HeaderTimeout bounds reading a request's headers; BodyTimeout the
+	// wait for each read of its body; IdleTimeout how long a keep-alive
+	// connection may wait for its next request; SendTimeout how long a
+	// write of a reply may wait on a client that takes none of it. 0
+	// means 10 s, 60 s, 75 s and 60 s. Nothing limits a whole request or
+	// reply: a stream lives as long as it streams.
+	HeaderTimeout, BodyTimeout, IdleTimeout, SendTimeout time.Duration
+	// MaxConns caps the connections open at once over all listeners; at
+	// the cap a new one closes the longest idle keep-alive connection,
+	// or waits. 0 means half the process's file descriptor limit, at
+	// most 1024.
+	MaxConns int
+	Logger   *slog.Logger
+	Version  string
 }
 
 // Server serves one engine.
@@ -108,6 +121,8 @@ type Server struct {
 	jobsMu sync.Mutex
 	jobs   map[*engine.Job]struct{}
 
+	conns *connLimit
+
 	flightMu sync.Mutex // closing and inflight.Add move together
 	inflight sync.WaitGroup
 	pumpDone chan struct{}
@@ -137,10 +152,18 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.HeaderTimeout = cmp.Or(o.HeaderTimeout, defaultHeaderTimeout)
+	o.BodyTimeout = cmp.Or(o.BodyTimeout, defaultBodyTimeout)
+	o.IdleTimeout = cmp.Or(o.IdleTimeout, defaultIdleTimeout)
+	o.SendTimeout = cmp.Or(o.SendTimeout, defaultSendTimeout)
+	if o.MaxConns <= 0 {
+		o.MaxConns = defaultMaxConns()
+	}
 	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
 		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
-		pumpDone: make(chan struct{})}
-	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		pumpDone: make(chan struct{}), conns: newConnLimit(o.MaxConns)}
+	s.http = &http.Server{Handler: s.deadlines(s.Handler()), ReadHeaderTimeout: o.HeaderTimeout, IdleTimeout: o.IdleTimeout,
+		ConnState: s.conns.track,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if _, ok := c.(*net.UnixConn); ok {
 				return context.WithValue(ctx, unixConnKey{}, true)
@@ -153,9 +176,10 @@ func New(o Options) *Server {
 
 type unixConnKey struct{}
 
-// Serve accepts connections on l until Shutdown.
+// Serve accepts connections on l until Shutdown, within the server's
+// connection limit.
 func (s *Server) Serve(l net.Listener) error {
-	err := s.http.Serve(l)
+	err := s.http.Serve(limitedListener{Listener: l, lim: s.conns})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -206,6 +230,9 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 			got := []byte(r.Header.Get("Authorization"))
 			if subtle.ConstantTimeCompare(got, want) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="orchard"`)
+				// A client without the key gets no connection to try
+				// again on (nor to hold open).
+				w.Header().Set("Connection", "close")
 				msg := "missing API key: send Authorization: Bearer KEY (the key orchard serve was started with)"
 				if len(got) > 0 {
 					msg = "wrong API key"
