@@ -9,10 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orchard-llm/orchard/checkpoints"
 )
 
 // TestServeProcessHelper is not a test: run by serveProcess in a child
@@ -186,5 +189,75 @@ func TestServeSpillFolders(t *testing.T) {
 	}
 	if _, err := os.Stat(thesis); err != nil {
 		t.Fatalf("the user's file in conversations/ is gone: %v", err)
+	}
+}
+
+// sessionMessages reads the chat's conversation from a server.
+func sessionMessages(t *testing.T, addr string) []struct{ Role, Content string } {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/orchard/v1/session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s struct {
+		Messages []struct{ Role, Content string } `json:"messages"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Messages
+}
+
+// TestServeKillLosesOnlyTheTurnInFlight: a chat turn sent to orchard
+// serve with no chat screen attached is autosaved when it ends; killed
+// with SIGKILL during the next turn, the server comes back with
+// --continue holding the first turn whole (and the second only if it
+// had ended and been saved too).
+func TestServeKillLosesOnlyTheTurnInFlight(t *testing.T) {
+	home := serveEnv(t)
+	data := filepath.Join(home, "data")
+	args := []string{"--demo", "--data-dir", data, "--listen", "127.0.0.1:0", "--socket", "none"}
+	a := serveProcess(t, args...)
+	if st := post(t, a.addr, "/orchard/v1/session/messages", `{"text": "remember the apples"}`, nil); st != 202 {
+		t.Fatalf("send: %d", st)
+	}
+	t0 := time.Now()
+	for {
+		if list, _ := checkpoints.Open(filepath.Join(data, "checkpoints")); list != nil {
+			if infos, err := list.List(); err == nil && slices.ContainsFunc(infos, func(in checkpoints.Info) bool {
+				return in.Name == checkpoints.Autosave && in.Turns == 1
+			}) {
+				break
+			}
+		}
+		if time.Since(t0) > 30*time.Second {
+			t.Fatal("the finished turn was not autosaved")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("the turn was on disk %v after it was sent", time.Since(t0).Round(time.Millisecond))
+	first := sessionMessages(t, a.addr)
+	if len(first) != 2 {
+		t.Fatalf("the conversation: %+v", first)
+	}
+	if st := post(t, a.addr, "/orchard/v1/session/messages", `{"text": "and the pears"}`, nil); st != 202 {
+		t.Fatalf("send: %d", st)
+	}
+	a.kill(syscall.SIGKILL)
+
+	b := serveProcess(t, append(args, "--continue")...)
+	var got []struct{ Role, Content string }
+	for deadline := time.Now().Add(20 * time.Second); len(got) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("--continue brought nothing back")
+		}
+		got = sessionMessages(t, b.addr)
+	}
+	if len(got) != 2 && len(got) != 4 || got[0] != first[0] || got[1] != first[1] || len(got) == 4 && got[2].Content != "and the pears" {
+		t.Fatalf("after kill -9 and --continue: %+v, want %+v and at most the turn in flight", got, first)
+	}
+	if code := b.kill(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit %d: %s", code, b.stderr.String())
 	}
 }

@@ -134,6 +134,7 @@ type serverOpts struct {
 	// Connection limits (0: the defaults).
 	header, body, idle, send time.Duration
 	maxConns                 int
+	autosave                 time.Duration // 0: the default
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -166,7 +167,8 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	}
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia,
-		HeaderTimeout: o.header, BodyTimeout: o.body, IdleTimeout: o.idle, SendTimeout: o.send, MaxConns: o.maxConns})
+		HeaderTimeout: o.header, BodyTimeout: o.body, IdleTimeout: o.idle, SendTimeout: o.send, MaxConns: o.maxConns,
+		AutosaveEvery: o.autosave})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -88,8 +88,12 @@ type Options struct {
 	// or waits. 0 means half the process's file descriptor limit, at
 	// most 1024.
 	MaxConns int
-	Logger   *slog.Logger
-	Version  string
+	// AutosaveEvery is how often the chat's conversation is autosaved
+	// while it changes (it is also saved after each chat turn, and at
+	// shutdown); 0 means 2 minutes, negative none but at shutdown.
+	AutosaveEvery time.Duration
+	Logger        *slog.Logger
+	Version       string
 }
 
 // Server serves one engine.
@@ -122,6 +126,8 @@ type Server struct {
 	jobs   map[*engine.Job]struct{}
 
 	conns *connLimit
+
+	saver autosaver
 
 	flightMu sync.Mutex // closing and inflight.Add move together
 	inflight sync.WaitGroup
@@ -170,7 +176,13 @@ func New(o Options) *Server {
 			}
 			return ctx
 		}}
+	s.saver = newAutosaver(o.AutosaveEvery)
 	go s.pump()
+	if o.AutosaveEvery >= 0 {
+		go s.autosaveLoop()
+	} else {
+		close(s.saver.exited)
+	}
 	return s
 }
 
@@ -265,6 +277,7 @@ func (s *Server) pump() {
 			s.pending = append(s.pending, ev)
 		}
 		s.publishChat(ev)
+		s.saver.noteChat(ev)
 		switch e := ev.(type) {
 		case engine.Finished, engine.Cancelled:
 			s.chatTurnOver()
@@ -312,6 +325,12 @@ func (s *Server) command(fn func(Engine)) []engine.Event {
 func (s *Server) publishChat(ev engine.Event) {
 	w, ok := toWire(ev)
 	if !ok {
+		return
+	}
+	if c, ok := ev.(engine.Checkpoints); ok && c.Op == "autosave" {
+		// The server autosaves after every turn; the event carries no
+		// list, and a screen would take it for an empty one. (A failed
+		// autosave still goes out, as a failed event.)
 		return
 	}
 	if turnOver(ev) {
@@ -563,13 +582,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	err := s.http.Shutdown(ctx)
-	for _, ev := range s.command(func(e Engine) { e.Autosave() }) {
-		if f, ok := ev.(engine.Failed); ok {
-			s.log.Warn("shutdown: autosave", "err", f.Err)
-			if err == nil {
-				err = f.Err
-			}
-		}
+	s.saver.stop()
+	if aerr := s.autosave(); err == nil {
+		err = aerr
 	}
 	return err
 }
