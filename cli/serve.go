@@ -35,6 +35,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	keepMB := fs.Int("keep-mb", 512, "cache memory those conversations may hold together, in MiB")
 	spillMB := fs.Int("spill-mb", 1024, "disk those pushed out of memory may take, in MiB, in a folder of this server's own under the data folder's conversations/; 0: none")
 	grace := fs.Duration("grace", 30*time.Second, "how long replies in flight may take to finish at shutdown")
+	bufferMB := fs.Int("buffer-mb", 512, "memory request bodies may hold at once, all requests together (each counted twice: the body and what it decodes to), in MiB; past it requests get 503")
 	cont := fs.Bool("continue", false, "resume the chat's last conversation (the autosave)")
 	if rest, err := parseFlags(fs, args); err != nil {
 		return 2
@@ -46,8 +47,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return configError(stderr, "orchard serve", err)
 	}
-	if *queue < 1 || *keep < 0 || *keepMB < 0 || *spillMB < 0 || *grace < 0 {
-		fmt.Fprintln(stderr, "orchard serve: --queue must be at least 1; --keep, --keep-mb, --spill-mb and --grace must not be negative")
+	if *queue < 1 || *bufferMB < 1 || *keep < 0 || *keepMB < 0 || *spillMB < 0 || *grace < 0 {
+		fmt.Fprintln(stderr, "orchard serve: --queue and --buffer-mb must be at least 1; --keep, --keep-mb, --spill-mb and --grace must not be negative")
 		return 2
 	}
 	if err := server.CheckExposure(cfg.Server.Listen, cfg.Server.APIKey); err != nil {
@@ -137,7 +138,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	defaults := settingsFrom(cfg, 0)
 	srv := server.New(server.Options{Engine: eng, BundleDir: m.b.Dir, BundleID: m.b.Identity.ID, Defaults: defaults,
-		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: "orchard"})
+		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, MaxBufferedBytes: int64(*bufferMB) << 20,
+		MaxBytesPerToken: m.sess.MaxBytesPerToken(), QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: "orchard"})
 
 	// The server outlives the SSH session that started it; stop it with
 	// ctrl+c or kill (SIGTERM).

@@ -161,9 +161,14 @@ func TestStreamsOutliveTimeouts(t *testing.T) {
 func TestConnectionCap(t *testing.T) {
 	ts := startServer(t, serverOpts{maxConns: 2, body: time.Second})
 	a, b := dial(t, ts), dial(t, ts)
-	for _, c := range []*rawConn{a, b} {
+	for i, c := range []*rawConn{a, b} {
 		c.send(t, healthReq)
 		c.response(t)
+		// The server marks a connection idle after its reply is out:
+		// a goes idle before b.
+		for idleConns(ts) < i+1 {
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 	t0 := time.Now()
 	if _, err := Probe(t.Context(), strings.TrimPrefix(ts.url, "http://"), ""); err != nil || time.Since(t0) > 2*time.Second {
@@ -206,4 +211,17 @@ func TestAuthFailureCloses(t *testing.T) {
 	if !c.closedWithin(5 * time.Second) {
 		t.Fatal("the connection stayed open after the 401")
 	}
+}
+
+// idleConns counts the server's idle connections.
+func idleConns(ts *testServer) int {
+	ts.conns.mu.Lock()
+	defer ts.conns.mu.Unlock()
+	n := 0
+	for _, since := range ts.conns.conns {
+		if !since.IsZero() {
+			n++
+		}
+	}
+	return n
 }

@@ -135,6 +135,7 @@ type serverOpts struct {
 	header, body, idle, send time.Duration
 	maxConns                 int
 	autosave                 time.Duration // 0: the default
+	maxBuffered              int64         // bodies held at once (0: the default)
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -168,7 +169,7 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia,
 		HeaderTimeout: o.header, BodyTimeout: o.body, IdleTimeout: o.idle, SendTimeout: o.send, MaxConns: o.maxConns,
-		AutosaveEvery: o.autosave})
+		AutosaveEvery: o.autosave, MaxBufferedBytes: o.maxBuffered, MaxBytesPerToken: sess.MaxBytesPerToken()})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -185,7 +185,13 @@ func (s *Server) sessionSend(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, bad("invalid_value", "text", "text is empty"))
 		return
 	}
-	if err := s.startChatTurn(body.Text, body.Origin, files); err != nil {
+	if err := s.checkText("text", body.Text); err != nil {
+		s.failure(w, err)
+		return
+	}
+	// The turn keeps the files after this request is over: it gives the
+	// body's place in the budget back when it is.
+	if err := s.startChatTurn(body.Text, body.Origin, files, holdOf(r)); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -277,7 +283,7 @@ func (s *Server) sessionRegenerate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.startTurn("", body.Origin, nil, func(e Engine) { e.Regenerate() }); err != nil {
+	if err := s.startTurn("", body.Origin, nil, nil, func(e Engine) { e.Regenerate() }); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -300,7 +306,11 @@ func (s *Server) sessionEdit(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, bad("invalid_value", "text", "text is empty"))
 		return
 	}
-	if err := s.startTurn("", body.Origin, nil, func(e Engine) { e.Edit(body.Text) }); err != nil {
+	if err := s.checkText("text", body.Text); err != nil {
+		s.failure(w, err)
+		return
+	}
+	if err := s.startTurn("", body.Origin, nil, nil, func(e Engine) { e.Edit(body.Text) }); err != nil {
 		s.failure(w, err)
 		return
 	}

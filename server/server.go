@@ -73,9 +73,18 @@ type Options struct {
 	// shutdown before they are cancelled; 0 means 30 s.
 	ShutdownGrace time.Duration
 	// MaxMediaBytes is the largest picture or clip a request may carry
-	// (decoded); 0 means DefaultMaxMediaBytes. A body may be four times
-	// as large (at least 32 MiB).
+	// (decoded); 0 means DefaultMaxMediaBytes. A body may hold two files
+	// of that size and the longest text the context can hold (body.go).
 	MaxMediaBytes int64
+	// MaxBufferedBytes bounds what request bodies hold at once, all
+	// requests together (each counted twice: the body and what it decodes
+	// to); past it requests are refused with 503. 0 means
+	// DefaultMaxBufferedBytes.
+	MaxBufferedBytes int64
+	// MaxBytesPerToken is the most bytes of text one token stands for
+	// (engine.Session.MaxBytesPerToken): text longer than the context
+	// times this is refused before it is tokenized. 0: no such check.
+	MaxBytesPerToken int
 	// HeaderTimeout bounds reading a request's headers; BodyTimeout the
 	// wait for each read of its body; IdleTimeout how long a keep-alive
 	// connection may wait for its next request; SendTimeout how long a
@@ -125,7 +134,8 @@ type Server struct {
 	jobsMu sync.Mutex
 	jobs   map[*engine.Job]struct{}
 
-	conns *connLimit
+	conns  *connLimit
+	budget bodyBudget
 
 	saver autosaver
 
@@ -142,6 +152,7 @@ type chatTurn struct {
 	// regenerate or an edit shows its message through Branched, so text
 	// (the message other screens add) is empty for them.
 	run     func(Engine)
+	release func() // gives the message's body back to the budget
 	cancel  context.CancelFunc
 	ctx     context.Context
 	running bool
@@ -176,6 +187,7 @@ func New(o Options) *Server {
 			}
 			return ctx
 		}}
+	s.budget.max = cmp.Or(o.MaxBufferedBytes, DefaultMaxBufferedBytes)
 	s.saver = newAutosaver(o.AutosaveEvery)
 	go s.pump()
 	if o.AutosaveEvery >= 0 {
@@ -230,7 +242,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "no endpoint "+r.Method+" "+r.URL.Path+" (see the README, section orchard serve)")
 	})
-	return s.authorize(mux)
+	return s.authorize(s.holding(mux))
 }
 
 // authorize checks the API key on every request but those through the
@@ -432,12 +444,14 @@ var errChatBusy = errors.New("a reply is already being generated for this conver
 // startChatTurn queues a chat turn; it runs when the engine is free. It
 // goes on if the sender goes away: the reply is there when it attaches
 // again.
-func (s *Server) startChatTurn(text, origin string, media []engine.MediaFile) error {
-	return s.startTurn(text, origin, media, func(e Engine) { e.Send(text, media...) })
+func (s *Server) startChatTurn(text, origin string, media []engine.MediaFile, h *hold) error {
+	return s.startTurn(text, origin, media, h, func(e Engine) { e.Send(text, media...) })
 }
 
-// startTurn queues a chat turn that run starts on the engine.
-func (s *Server) startTurn(text, origin string, media []engine.MediaFile, run func(Engine)) error {
+// startTurn queues a chat turn that run starts on the engine. The turn
+// takes over h, the request's place in the bodies' budget (nil: none),
+// and gives it back when it ends.
+func (s *Server) startTurn(text, origin string, media []engine.MediaFile, h *hold, run func(Engine)) error {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.chatTurn != nil {
@@ -452,7 +466,10 @@ func (s *Server) startTurn(text, origin string, media []engine.MediaFile, run fu
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx, run: run}
+	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx, run: run, release: func() {}}
+	if h != nil {
+		ct.release = h.pass()
+	}
 	s.chatTurn = ct
 	go s.runChatTurn(ct, t)
 	return nil
@@ -467,6 +484,7 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 		}
 		s.turnMu.Unlock()
 		ct.cancel()
+		ct.release()
 	}()
 	if err := s.q.wait(ct.ctx, t); err != nil {
 		s.publishChat(engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}})
