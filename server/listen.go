@@ -42,7 +42,7 @@ func loopback(host string) bool {
 // ListenUnix listens on a unix socket readable only by its owner. A
 // missing folder is made 0700; an existing one keeps its mode (it may be
 // a shared /tmp). The socket is bound in a private folder of its own,
-// made 0600 and only then renamed into place, so nobody else can connect
+// made 0600 and only then linked into place, so nobody else can connect
 // in between, whatever the folder's mode. A socket left by a server that
 // died is replaced; one a live server answers on is refused.
 func ListenUnix(path string) (net.Listener, error) {
@@ -79,11 +79,17 @@ func ListenUnix(path string) (net.Listener, error) {
 	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	err = os.Chmod(bound, 0o600)
 	if err == nil {
-		err = os.Rename(bound, path)
+		// A link, not a rename: it fails if another server put its socket
+		// at path meanwhile, where a rename would take its place.
+		if err = os.Link(bound, path); errors.Is(err, os.ErrExist) {
+			err = errors.New("another orchard serve started there just now")
+		} else if err != nil {
+			err = os.Rename(bound, path) // a file system without links
+		}
 	}
+	os.Remove(bound)
 	if err != nil {
 		l.Close()
-		os.Remove(bound)
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
 	return l, nil

@@ -4,6 +4,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -59,5 +61,27 @@ func TestListenUnixFolderModes(t *testing.T) {
 			t.Errorf("%s holds %d entries, want the socket alone", tc.dir, len(entries))
 		}
 		l.Close()
+	}
+}
+
+// TestListenUnixRace: of servers starting on one socket at once, one
+// listens and the others are refused (none takes another's place).
+func TestListenUnixRace(t *testing.T) {
+	for range 20 {
+		sock := filepath.Join(t.TempDir(), "o.sock")
+		var wg sync.WaitGroup
+		var won atomic.Int32
+		for range 4 {
+			wg.Go(func() {
+				if l, err := ListenUnix(sock); err == nil {
+					won.Add(1)
+					t.Cleanup(func() { l.Close() })
+				}
+			})
+		}
+		wg.Wait()
+		if won.Load() != 1 {
+			t.Fatalf("%d servers listen on one socket", won.Load())
+		}
 	}
 }
