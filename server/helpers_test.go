@@ -145,6 +145,11 @@ type serverOpts struct {
 	resume bool // load the autosave first, as serve --continue
 	// replyCap caps a reply whose request sets none (MaxReplyTokens).
 	replyCap int
+	// Connection limits (0: the defaults).
+	header, body, idle, send time.Duration
+	maxConns                 int
+	autosave                 time.Duration // 0: the default
+	maxBuffered              int64         // bodies held at once (0: the default)
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -184,7 +189,9 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	}
 	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: defaults,
 		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia,
-		Guard: o.guard, Aliases: o.aliases, StrictSampling: o.strict, Version: "v1.2.3-test", Logger: o.logger, MaxReplyTokens: o.replyCap})
+		Guard: o.guard, Aliases: o.aliases, StrictSampling: o.strict, Version: "v1.2.3-test", Logger: o.logger, MaxReplyTokens: o.replyCap,
+		HeaderTimeout: o.header, BodyTimeout: o.body, IdleTimeout: o.idle, SendTimeout: o.send, MaxConns: o.maxConns,
+		AutosaveEvery: o.autosave, MaxBufferedBytes: o.maxBuffered, MaxBytesPerToken: sess.MaxBytesPerToken()})
 	if o.resume {
 		for _, ev := range srv.command(func(e Engine) { e.LoadCheckpoint(checkpoints.Autosave) }) {
 			if f, ok := ev.(engine.Failed); ok {

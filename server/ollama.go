@@ -35,9 +35,11 @@ type ollamaRequest struct {
 }
 
 type ollamaMessage struct {
-	Role      string          `json:"role"`
-	Content   string          `json:"content"`
-	Images    []string        `json:"images,omitempty"` // base64, user messages
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Images are base64 pictures (user messages), decoded as the JSON is
+	// read (inline.go); replies carry none.
+	Images    []base64Field   `json:"images,omitempty"`
 	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
 }
 
@@ -66,10 +68,13 @@ func (s *Server) ollamaFailure(w http.ResponseWriter, err error) {
 	case errors.As(err, &br) && br.code == "model_not_found":
 		ollamaError(w, http.StatusNotFound, br.msg)
 	case errors.As(err, &br):
+		if st := br.httpStatus(); st == http.StatusRequestTimeout || st == http.StatusRequestEntityTooLarge {
+			w.Header().Set("Connection", "close") // the body was not read whole
+		}
 		ollamaError(w, br.httpStatus(), err.Error())
 	case errors.As(err, &re), errors.Is(err, engine.ErrContextFull), errors.Is(err, engine.ErrNoEncoder):
 		ollamaError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, errQueueFull), errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed):
+	case errors.Is(err, errQueueFull), errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed), errors.Is(err, errBuffersFull):
 		w.Header().Set("Retry-After", fmt.Sprint(s.q.retryAfter()))
 		ollamaError(w, http.StatusServiceUnavailable, err.Error())
 	default:
@@ -93,8 +98,13 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	mr := s.mediaRules()
 	for i, m := range or.Messages {
 		var fs []engine.MediaFile
-		for j, img := range m.Images {
-			f, err := mr.base64File(engine.MediaImage, fmt.Sprintf("messages[%d].images[%d]", i, j), img)
+		for j := range m.Images {
+			img := &m.Images[j].inlineFile
+			param := fmt.Sprintf("messages[%d].images[%d]", i, j)
+			if err := checkDataURL(img, "image/"); err != nil {
+				return engine.Request{}, bad("invalid_value", param, fmt.Sprintf("%s: %v", param, err))
+			}
+			f, err := mr.inline(engine.MediaImage, param, img)
 			if err != nil {
 				return engine.Request{}, err
 			}
@@ -104,11 +114,13 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 			return engine.Request{}, bad("invalid_value", fmt.Sprintf("messages[%d].images", i), "images are taken in user messages only")
 		}
 		files = append(files, fs)
-		c, _ := json.Marshal(m.Content)
-		in = append(in, chatMessage{Role: m.Role, Content: c, ToolCalls: m.ToolCalls})
+		in = append(in, chatMessage{Role: m.Role, Content: contentJSON{text: m.Content}, ToolCalls: m.ToolCalls})
 	}
 	system, msgs, _, err := conversation(in, mr)
 	if err != nil {
+		return engine.Request{}, err
+	}
+	if err := s.checkText("messages", textsOf(system, msgs)...); err != nil {
 		return engine.Request{}, err
 	}
 	// The images by engine message: system messages lead and carry none.
