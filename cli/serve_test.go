@@ -156,6 +156,9 @@ func TestServe(t *testing.T) {
 		Info struct {
 			MaxFileBytes int64 `json:"max_file_bytes"`
 		} `json:"info"`
+		Settings struct {
+			MaxTokens int `json:"max_tokens"`
+		} `json:"settings"`
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -165,6 +168,10 @@ func TestServe(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || session.Info.MaxFileBytes != 3<<20 {
 		t.Errorf("max_file_bytes %d, want 3 MiB (%v)", session.Info.MaxFileBytes, err)
+	}
+	// The demo's chat replies are capped as in the demo chat.
+	if session.Settings.MaxTokens != demoReplyTokens {
+		t.Errorf("the demo chat's max_tokens is %d, want %d", session.Settings.MaxTokens, demoReplyTokens)
 	}
 	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
 	select {

@@ -108,7 +108,7 @@ func settings() []setting {
 			func(c *Config) *bool { return &c.Log.Debug }),
 		stringSetting("server.listen", "listen", "TCP address orchard serve listens on; beyond loopback it needs an API key",
 			func(c *Config) *string { return &c.Server.Listen }),
-		sizeSetting("server.max_media_size", "max-media-size", "largest picture or clip one request to orchard serve may carry (a body may be four times that)",
+		sizeSetting("server.max_media_size", "max-media-size", "largest picture or clip one request to orchard serve may carry (a body may carry two of that size)",
 			1, func(c *Config) *int64 { return &c.Server.MaxMediaSize }),
 		secretSetting("server.api_key", "api-key", "API key orchard serve requires (Authorization: Bearer KEY) and the chat sends when it attaches",
 			func(c *Config) *string { return &c.Server.APIKey }),

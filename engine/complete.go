@@ -112,15 +112,16 @@ func (e *Engine) KeepConversations(n int, bytes int64) {
 	e.do("keep", func() { e.convs.setBudget(n, bytes) })
 }
 
-// SpillConversations keeps conversations pushed out of memory in dir (a
-// folder of its own, emptied first and removed by Close), up to bytes;
-// coming back to one reads its cache from disk instead of a prefill.
+// SpillConversations keeps conversations pushed out of memory in dir, up
+// to bytes; coming back to one reads its cache from disk instead of a
+// prefill. The engine removes only the files it wrote there (SpillFiles)
+// when they are dropped and at Close; give each engine a folder of its
+// own (orchard serve: a scratch.Folder).
 func (e *Engine) SpillConversations(dir string, bytes int64) {
 	e.do("keep", func() {
 		if err := e.convs.setSpill(dir, bytes); err != nil {
 			e.emit(Failed{Op: "keep", Err: err})
 		}
-		e.spillDir = dir
 	})
 }
 

@@ -20,6 +20,11 @@
 #     SSH connection would, a new screen attaches and sees the reply end,
 #     then sends a picture with /image and sees its chip come back;
 #     SIGTERM stops the server, which autosaves.
+#   - the chat and the server together (issue 19): an API request while
+#     the screen is attached shows in its status bar, a message typed
+#     meanwhile says it is queued; the server is stopped and started
+#     again under the screen, which says so, refuses a command, attaches
+#     again by itself and shows the server's conversation and context.
 #   - regenerate (ctrl+g): a second version "2/2" made from the cache (all
 #     but one prompt token reused), ← → between versions; edit (↑ on an
 #     empty input): the message replaced, its reply prefilled from before
@@ -532,6 +537,43 @@ until [ "$(wc -l <"$XDG_DATA_HOME/orchard/metrics.jsonl")" -gt "$turns" ]; do
 	sleep 0.2
 done
 absent "attached:" "the attachment queue was not emptied by sending"
+
+echo "tui-e2e: an API request on the attached screen; the server restarted under it"
+port=$(sed -n 's/.*listening on  http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log" | head -1)
+[ -n "$port" ] || fail "no port in the banner of orchard serve"
+wait_re "○ [0-9.]+ tok/s"
+turns=$(wc -l <"$XDG_DATA_HOME/orchard/metrics.jsonl")
+curl -sN "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
+	-d '{"model": "orchard", "stream": true, "max_tokens": 400, "messages": [{"role": "user", "content": "Write at length about pears"}]}' \
+	>"$work/api.out" 2>&1 &
+curl_pid=$!
+wait_for "busy: API · /v1/chat/completions"
+type_line "Are you free now?"
+wait_for "queued · 1st in line" "waits its turn"
+wait "$curl_pid" || fail "the API request failed: $(tail -c 300 "$work/api.out")"
+grep -q '"finish_reason":"length"' "$work/api.out" || fail "the API request did not run to its token cap"
+wait_for "Are you free now?"
+deadline=$((SECONDS + timeout_s))
+until [ "$(wc -l <"$XDG_DATA_HOME/orchard/metrics.jsonl")" -gt $((turns + 1)) ]; do
+	[ $SECONDS -ge $deadline ] && fail "the queued message's turn did not finish on the server"
+	sleep 0.2
+done
+wait_re "○ [0-9.]+ tok/s"
+# The server goes away (it autosaves) and comes back with its conversation.
+kill -TERM "$serve_pid"
+wait "$serve_pid" || fail "orchard serve exited with status $? on SIGTERM"
+serve_pid=""
+wait_for "server went away · reconnecting"
+wait_for "Are you free now?"
+type_line "/clear"
+wait_for "not connected"
+"$bin" serve --demo --continue --listen "127.0.0.1:$port" >"$work/serve2.log" 2>&1 &
+serve_pid=$!
+wait_for "Reconnected to unix:"
+wait_for "Are you free now?"
+absent "reconnecting" "the status bar still says it is reconnecting"
+# The status bar shows the context the server's conversation fills.
+wait_re "│ ctx [1-9][0-9,]*/"
 quit
 kill -TERM "$serve_pid"
 wait "$serve_pid" || fail "orchard serve exited with status $? on SIGTERM"

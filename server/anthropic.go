@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -42,8 +43,34 @@ type messagesRequest struct {
 var anthropicSamplingNames = samplingNames{"temperature", "top_p", "top_k", "", "", "", "max_tokens"}
 
 type anthropicMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"` // a string or content blocks
+	Role    string           `json:"role"`
+	Content anthropicContent `json:"content"`
+}
+
+// anthropicContent is a message's content: a string, or content blocks
+// (read in place; pictures decoded as the JSON is read, inline.go).
+type anthropicContent struct {
+	text   string
+	blocks []anthropicBlock
+	array  bool
+	err    error
+}
+
+func (c *anthropicContent) UnmarshalJSON(raw []byte) error {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case string(raw) == "null":
+	case len(raw) > 0 && raw[0] == '"':
+		c.err = json.Unmarshal(raw, &c.text)
+	case len(raw) > 0 && raw[0] == '[':
+		c.array = true
+		if json.Unmarshal(raw, &c.blocks) != nil {
+			c.err = errors.New("content must be a string or an array of content blocks")
+		}
+	default:
+		c.err = errors.New("content must be a string or an array of content blocks")
+	}
+	return nil
 }
 
 // anthropicBlock is a content block; cache_control and citations are
@@ -52,9 +79,9 @@ type anthropicBlock struct {
 	Type   string `json:"type"`
 	Text   string `json:"text"`
 	Source *struct {
-		Type      string `json:"type"` // base64 or url
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
+		Type      string      `json:"type"` // base64 or url
+		MediaType string      `json:"media_type"`
+		Data      base64Field `json:"data"`
 	} `json:"source"`
 }
 
@@ -179,7 +206,7 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 		if m.Role != "user" && m.Role != "assistant" {
 			return engine.Request{}, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q: want user or assistant (the system prompt is the system field)", m.Role))
 		}
-		content, err := anthropicContent(i, m.Content)
+		content, err := m.Content.chat(i)
 		if err != nil {
 			return engine.Request{}, err
 		}
@@ -187,6 +214,9 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 	}
 	_, msgs, media, err := conversation(in, s.mediaRules())
 	if err != nil {
+		return engine.Request{}, err
+	}
+	if err := s.checkText("messages", textsOf(system, msgs)...); err != nil {
 		return engine.Request{}, err
 	}
 	set := s.o.Defaults
@@ -225,45 +255,46 @@ func anthropicSystem(raw json.RawMessage) (string, error) {
 	return strings.Join(texts, "\n\n"), nil
 }
 
-// anthropicContent turns a message's content into the chat path's: a
-// string stays one, text blocks become text parts and base64 image
-// blocks data-URL image parts.
-func anthropicContent(i int, raw json.RawMessage) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == '"' || string(raw) == "null" {
-		return raw, nil
+// chat turns a message's content into the chat path's: a string stays
+// one, text blocks become text parts and base64 image blocks data-URL
+// image parts (their bytes already decoded).
+func (c *anthropicContent) chat(i int) (contentJSON, error) {
+	if c.err != nil {
+		return contentJSON{}, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), c.err.Error())
 	}
-	var blocks []anthropicBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of content blocks")
+	if !c.array {
+		return contentJSON{text: c.text}, nil
 	}
-	parts := make([]map[string]any, 0, len(blocks))
-	for j, b := range blocks {
+	out := contentJSON{array: true, parts: make([]contentPart, 0, len(c.blocks))}
+	for j := range c.blocks {
+		b := &c.blocks[j]
 		param := fmt.Sprintf("messages[%d].content[%d]", i, j)
 		switch b.Type {
 		case "text":
-			parts = append(parts, map[string]any{"type": "text", "text": b.Text})
+			out.parts = append(out.parts, contentPart{Type: "text", Text: b.Text})
 		case "image":
 			switch {
 			case b.Source == nil:
-				return nil, bad("invalid_value", param+".source", "an image block needs a source")
+				return contentJSON{}, bad("invalid_value", param+".source", "an image block needs a source")
 			case b.Source.Type == "url":
-				return nil, bad("unsupported_value", param+".source", "orchard serve does not fetch images from the network: send the picture as a base64 source")
+				return contentJSON{}, bad("unsupported_value", param+".source", "orchard serve does not fetch images from the network: send the picture as a base64 source")
 			case b.Source.Type != "base64":
-				return nil, bad("invalid_value", param+".source.type", fmt.Sprintf("image source of type %q: want base64", b.Source.Type))
+				return contentJSON{}, bad("invalid_value", param+".source.type", fmt.Sprintf("image source of type %q: want base64", b.Source.Type))
 			}
 			mt := b.Source.MediaType
 			if mt == "" {
 				mt = "image/png" // the decoders read the bytes' own header
 			}
-			parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]string{"url": "data:" + mt + ";base64," + b.Source.Data}})
+			f := b.Source.Data.inlineFile
+			f.dataURL, f.meta = true, mt+";base64"
+			out.parts = append(out.parts, contentPart{Type: "image_url", ImageURL: imageURLField{dataURLField{f}}})
 		case "tool_use", "tool_result", "server_tool_use":
-			return nil, bad("unsupported_value", param, "tools are not supported")
+			return contentJSON{}, bad("unsupported_value", param, "tools are not supported")
 		default:
-			return nil, bad("unsupported_content", param, fmt.Sprintf("content blocks of type %q are not supported: send text or image (base64)", b.Type))
+			return contentJSON{}, bad("unsupported_content", param, fmt.Sprintf("content blocks of type %q are not supported: send text or image (base64)", b.Type))
 		}
 	}
-	return json.Marshal(parts)
+	return out, nil
 }
 
 // anthropicMessages is POST /v1/messages: one message, or with "stream":
@@ -285,7 +316,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	if mr.Metadata != nil {
 		user = mr.Metadata.UserID
 	}
-	g := generation{api: apiAnthropic, id: newID("msg_"), client: clientKey(r, user), req: req}
+	g := generation{api: apiAnthropic, path: r.URL.Path, id: newID("msg_"), client: clientKey(r, user), req: req}
 	msg := anthropicMessageOut{ID: g.id, Type: "message", Role: "assistant", Model: s.info.Name, Content: []anthropicText{}}
 	if !mr.Stream {
 		if e, ok := s.generateWhole(r, g, func(err error) { s.anthropicFailure(w, err) }); ok {

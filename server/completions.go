@@ -76,8 +76,7 @@ func (s *Server) completionEngineRequest(cr *completionRequest) (engine.Request,
 		return engine.Request{}, bad("unsupported_value", "best_of", "best_of must be 1: one engine generates one reply at a time")
 	}
 	chat := &cr.chatRequest
-	content, _ := json.Marshal(prompt)
-	chat.Messages = []chatMessage{{Role: "user", Content: content}}
+	chat.Messages = []chatMessage{{Role: "user", Content: contentJSON{text: prompt}}}
 	if chat.MaxTokens == nil && chat.MaxCompletionTokens == nil {
 		n := defaultCompletionTokens
 		chat.MaxTokens = &n
@@ -108,7 +107,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	if cr.Echo {
 		echo = req.Messages[0].Content
 	}
-	g := generation{api: apiCompletions, id: newID("cmpl-"), client: clientKey(r, cr.User), req: req}
+	g := generation{api: apiCompletions, path: r.URL.Path, id: newID("cmpl-"), client: clientKey(r, cr.User), req: req}
 	base := textCompletion{ID: g.id, Object: "text_completion", Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
 	if !cr.Stream {
 		if e, ok := s.generateWhole(r, g, fail); ok {

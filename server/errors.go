@@ -44,7 +44,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // badRequest is a request refused as given: HTTP 400 unless status says
-// otherwise (413 for a body or a file over the limit).
+// otherwise (413 for a body or a file over the limit, 408 for a body that
+// stopped arriving).
 type badRequest struct {
 	status           int
 	code, param, msg string
@@ -72,6 +73,7 @@ type apiFailure struct {
 	status                int
 	typ, code, param, msg string
 	retryAfter            int
+	closeConn             bool // the body was not read whole: the connection cannot carry another request
 }
 
 // The APIs orchard serves; each has its own error shape and its own words
@@ -94,7 +96,16 @@ func (s *Server) classify(api string, err error) apiFailure {
 	var fe *engine.FileError
 	switch {
 	case errors.As(err, &br):
-		return apiFailure{status: br.httpStatus(), typ: "invalid_request_error", code: br.code, param: br.param, msg: br.msg}
+		st := br.httpStatus()
+		f := apiFailure{status: st, typ: "invalid_request_error", code: br.code, param: br.param, msg: br.msg,
+			closeConn: st == http.StatusRequestTimeout || st == http.StatusRequestEntityTooLarge} // the body was not read whole
+		if br.code == "context_length_exceeded" { // text refused by its length alone (checkText)
+			f.msg += ": " + contextRemedy(api)
+			if api == apiCompletions {
+				f.param = "prompt"
+			}
+		}
+		return f
 	case errors.As(err, &fe):
 		// A picture or clip the decoders refuse: its part is its name.
 		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_file", param: fe.Path, msg: err.Error()}
@@ -108,6 +119,8 @@ func (s *Server) classify(api string, err error) apiFailure {
 		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "context_length_exceeded", param: param, msg: s.contextMessage(api, err)}
 	case errors.As(err, &re):
 		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "unsupported_value", msg: err.Error()}
+	case errors.Is(err, errBuffersFull):
+		return apiFailure{status: http.StatusServiceUnavailable, typ: "server_error", code: "overloaded", msg: err.Error(), retryAfter: s.q.retryAfter()}
 	case errors.Is(err, errQueueFull):
 		return apiFailure{status: http.StatusServiceUnavailable, typ: "server_error", code: "queue_full", msg: err.Error() + "; retry later", retryAfter: s.q.retryAfter()}
 	case errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed):
@@ -137,18 +150,29 @@ func (s *Server) contextMessage(api string, err error) string {
 	if n > 0 {
 		msg = fmt.Sprintf("%s is %d tokens and this model's context holds %d", what, n, limit)
 	}
-	switch api {
-	case apiCompletions:
-		return msg + ": shorten the prompt"
-	case apiOllama:
-		return msg + ": shorten the messages or leave out the oldest turns (the context is fixed by the Core ML bundle; options.num_ctx cannot raise it)"
-	}
-	return msg + ": shorten the messages or leave out the oldest turns (the context is fixed by the Core ML bundle)"
+	return msg + ": " + contextRemedy(api)
 }
 
+// contextRemedy is what a client of an API can do about a prompt that
+// does not fit.
+func contextRemedy(api string) string {
+	switch api {
+	case apiCompletions:
+		return "shorten the prompt"
+	case apiOllama:
+		return "shorten the messages or leave out the oldest turns (the context is fixed by the Core ML bundle; options.num_ctx cannot raise it)"
+	}
+	return "shorten the messages or leave out the oldest turns (the context is fixed by the Core ML bundle)"
+}
+
+// retry sets the headers an error carries besides its body: when to
+// try again, and that the connection closes.
 func (f apiFailure) retry(w http.ResponseWriter) {
 	if f.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(f.retryAfter))
+	}
+	if f.closeConn {
+		w.Header().Set("Connection", "close")
 	}
 }
 

@@ -7,15 +7,23 @@ import (
 
 // TestContextExceeded: a conversation longer than the context is refused
 // with OpenAI's context_length_exceeded and a remedy a client can act on
-// (the figures, shorten the messages), never the chat's /clear or context
-// policy.
+// (shorten the messages), never the chat's /clear or context policy:
+// text a little too long, counted in tokens (with the figures), and text
+// far too long, refused by its length before it is tokenized.
 func TestContextExceeded(t *testing.T) {
 	ts := startServer(t, serverOpts{})
-	resp, e := postChat(t, ts, `{"model": "orchard", "messages": [{"role": "user", "content": "`+strings.Repeat("apple ", 4*ts.info.Context)+`"}]}`)
-	if resp.StatusCode != 400 || e.Code == nil || *e.Code != "context_length_exceeded" || e.Param == nil || *e.Param != "messages" ||
-		!strings.Contains(e.Message, "shorten the messages") || !strings.Contains(e.Message, "context holds 128") ||
-		strings.Contains(e.Message, "/clear") || strings.Contains(e.Message, "policy") {
-		t.Fatalf("HTTP %d %+v: %s", resp.StatusCode, e, e.Message)
+	for _, tc := range []struct {
+		name, text, figures string
+	}{
+		{"tokens", strings.Repeat("apple ", 150), "context holds 128"},
+		{"length", strings.Repeat("apple ", 4*ts.info.Context), "refused before tokenizing"},
+	} {
+		resp, e := postChat(t, ts, `{"model": "orchard", "messages": [{"role": "user", "content": "`+tc.text+`"}]}`)
+		if resp.StatusCode != 400 || e.Code == nil || *e.Code != "context_length_exceeded" || e.Param == nil || *e.Param != "messages" ||
+			!strings.Contains(e.Message, "shorten the messages") || !strings.Contains(e.Message, tc.figures) ||
+			strings.Contains(e.Message, "/clear") || strings.Contains(e.Message, "policy") {
+			t.Fatalf("%s: HTTP %d: %s", tc.name, resp.StatusCode, e.Message)
+		}
 	}
 }
 

@@ -287,6 +287,9 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="orchard"`)
+		// A client without the key gets no connection to try again on
+		// (nor to hold open).
+		w.Header().Set("Connection", "close")
 		msg := "missing API key: send Authorization: Bearer KEY or x-api-key: KEY (the key orchard serve was started with)"
 		if requestKey(r) != "" {
 			msg = "wrong API key"

@@ -17,8 +17,8 @@ import (
 // chat's), speculation, the waiting line, the memory ledgers and the
 // conversation cache. Each server has its own registry.
 
-// metrics are the server's counters; the gauges are read when scraped.
-type metrics struct {
+// promMetrics are the server's counters; the gauges are read when scraped.
+type promMetrics struct {
 	reg       *prometheus.Registry
 	requests  *prometheus.CounterVec // endpoint, code
 	turns     *prometheus.CounterVec // api, reason
@@ -36,8 +36,8 @@ type metrics struct {
 // turnAPIs are the api label's values: the APIs, and the chat's own turns.
 var turnAPIs = []string{apiOpenAI, apiCompletions, apiOllama, apiAnthropic, apiTranscription, "chat"}
 
-func newMetrics(s *Server, memory func() (coreml.Memory, error)) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
+func newMetrics(s *Server, memory func() (coreml.Memory, error)) *promMetrics {
+	m := &promMetrics{reg: prometheus.NewRegistry()}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "orchard", Name: name, Help: help}, labels)
 		m.reg.MustRegister(c)
@@ -132,7 +132,7 @@ func (c memoryCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // turn counts a turn's figures; ev ends it (Finished or Cancelled).
-func (m *metrics) turn(api string, ev engine.Event) {
+func (m *promMetrics) turn(api string, ev engine.Event) {
 	var tm engine.TurnMetrics
 	switch e := ev.(type) {
 	case engine.Finished:
@@ -163,7 +163,7 @@ func (m *metrics) turn(api string, ev engine.Event) {
 
 // count wraps the routes: it answers each request and counts it by the
 // pattern that routes it and the status written.
-func (m *metrics) count(mux *http.ServeMux, next http.Handler) http.Handler {
+func (m *promMetrics) count(mux *http.ServeMux, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := mux.Handler(r)
 		if pattern == "" || pattern == "/" {
@@ -179,7 +179,7 @@ func (m *metrics) count(mux *http.ServeMux, next http.Handler) http.Handler {
 }
 
 // handler is GET /metrics.
-func (m *metrics) handler() http.Handler {
+func (m *promMetrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 

@@ -37,10 +37,12 @@ type ollamaRequest struct {
 }
 
 type ollamaMessage struct {
-	Role      string          `json:"role"`
-	Content   string          `json:"content"`
-	Thinking  string          `json:"thinking,omitempty"` // the model's, with think (a sent one is not read)
-	Images    []string        `json:"images,omitempty"`   // base64, user messages
+	Role     string `json:"role"`
+	Content  string `json:"content"`
+	Thinking string `json:"thinking,omitempty"` // the model's, with think (a sent one is not read)
+	// Images are base64 pictures (user messages), decoded as the JSON is
+	// read (inline.go); replies carry none.
+	Images    []base64Field   `json:"images,omitempty"`
 	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
 }
 
@@ -94,8 +96,13 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	mr := s.mediaRules()
 	for i, m := range or.Messages {
 		var fs []engine.MediaFile
-		for j, img := range m.Images {
-			f, err := mr.base64File(engine.MediaImage, fmt.Sprintf("messages[%d].images[%d]", i, j), img)
+		for j := range m.Images {
+			img := &m.Images[j].inlineFile
+			param := fmt.Sprintf("messages[%d].images[%d]", i, j)
+			if err := checkDataURL(img, "image/"); err != nil {
+				return engine.Request{}, bad("invalid_value", param, fmt.Sprintf("%s: %v", param, err))
+			}
+			f, err := mr.inline(engine.MediaImage, param, img)
 			if err != nil {
 				return engine.Request{}, err
 			}
@@ -105,11 +112,13 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 			return engine.Request{}, bad("invalid_value", fmt.Sprintf("messages[%d].images", i), "images are taken in user messages only")
 		}
 		files = append(files, fs)
-		c, _ := json.Marshal(m.Content)
-		in = append(in, chatMessage{Role: m.Role, Content: c, ToolCalls: m.ToolCalls})
+		in = append(in, chatMessage{Role: m.Role, Content: contentJSON{text: m.Content}, ToolCalls: m.ToolCalls})
 	}
 	system, msgs, _, err := conversation(in, mr)
 	if err != nil {
+		return engine.Request{}, err
+	}
+	if err := s.checkText("messages", textsOf(system, msgs)...); err != nil {
 		return engine.Request{}, err
 	}
 	// The images by engine message: system messages lead and carry none.
@@ -161,7 +170,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteIgnored(w, apiOllama, or.ignored)
-	g := generation{api: apiOllama, id: newID("ollama-"), client: clientKey(r, ""), req: req}
+	g := generation{api: apiOllama, path: r.URL.Path, id: newID("ollama-"), client: clientKey(r, ""), req: req}
 	s.ollamaRun(w, r, g, or.Stream == nil || *or.Stream, chunk)
 }
 

@@ -226,7 +226,7 @@ type ollamaGenerateRequest struct {
 	System    string          `json:"system"`
 	Template  string          `json:"template"`
 	Context   []int           `json:"context"`
-	Images    []string        `json:"images"`
+	Images    []base64Field   `json:"images"` // decoded as the JSON is read (inline.go)
 	Raw       bool            `json:"raw"`
 	Stream    *bool           `json:"stream"`
 	Format    json.RawMessage `json:"format"`
@@ -293,7 +293,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteIgnored(w, apiOllama, ignored)
-	g := generation{api: apiOllama, id: newID("ollama-"), client: clientKey(r, ""), req: req}
+	g := generation{api: apiOllama, path: r.URL.Path, id: newID("ollama-"), client: clientKey(r, ""), req: req}
 	s.ollamaRun(w, r, g, gr.Stream == nil || *gr.Stream, chunk)
 }
 

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
-	"github.com/orchard-llm/orchard/regfile"
 )
 
 // chatRequest is OpenAI's chat completion request; fields orchard does
@@ -58,7 +56,7 @@ type streamOptions struct {
 // text, image_url (a data URL) and input_audio.
 type chatMessage struct {
 	Role         string          `json:"role"`
-	Content      json.RawMessage `json:"content"`
+	Content      contentJSON     `json:"content"`
 	ToolCalls    json.RawMessage `json:"tool_calls"`
 	FunctionCall json.RawMessage `json:"function_call"` // legacy
 }
@@ -77,11 +75,10 @@ type contentPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 	// ImageURL is {"url": ...}, as OpenAI sends it, or the URL alone, as
-	// some clients do.
-	ImageURL   json.RawMessage `json:"image_url"`
+	// some clients do. Files are decoded as the JSON is read (inline.go).
+	ImageURL   imageURLField `json:"image_url"`
 	InputAudio *struct {
-		Data   string `json:"data"`
-		Format string `json:"format"`
+		Data base64Field `json:"data"`
 	} `json:"input_audio"`
 }
 
@@ -89,25 +86,17 @@ type contentPart struct {
 // text parts joined by newlines, the pictures and clips in their order
 // (the prompt lays a message out as the model was trained: its pictures,
 // then its clips, then its words).
-func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine.MediaFile, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil, nil
+func messageContent(i int, c *contentJSON, mr mediaRules) (string, []engine.MediaFile, error) {
+	if c.err != nil {
+		return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), c.err.Error())
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), err.Error())
-		}
-		return s, nil, nil
-	}
-	var parts []contentPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of content parts")
+	if !c.array {
+		return c.text, nil, nil
 	}
 	var texts []string
 	var files []engine.MediaFile
-	for j, p := range parts {
+	for j := range c.parts {
+		p := &c.parts[j]
 		param := fmt.Sprintf("messages[%d].content[%d]", i, j)
 		var f engine.MediaFile
 		var err error
@@ -116,16 +105,15 @@ func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine
 			texts = append(texts, p.Text)
 			continue
 		case "image_url":
-			url, ok := imageURLOf(p.ImageURL)
-			if !ok {
+			if u := &p.ImageURL.inlineFile; !u.set || u.url == "" && !u.dataURL && u.err == nil {
 				return "", nil, bad("invalid_value", param, "an image_url part needs image_url.url")
 			}
-			f, err = mr.imageURL(param, url)
+			f, err = mr.imageURL(param, &p.ImageURL.inlineFile)
 		case "input_audio":
-			if p.InputAudio == nil {
+			if p.InputAudio == nil || !p.InputAudio.Data.set {
 				return "", nil, bad("invalid_value", param, "an input_audio part needs input_audio.data")
 			}
-			f, err = mr.inputAudio(param, p.InputAudio.Data)
+			f, err = mr.inputAudio(param, &p.InputAudio.Data.inlineFile)
 		default:
 			return "", nil, bad("unsupported_content", param, fmt.Sprintf("content parts of type %q are not supported: send text, image_url (a data URL) or input_audio", p.Type))
 		}
@@ -137,22 +125,6 @@ func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine
 	return strings.Join(texts, "\n"), files, nil
 }
 
-// imageURLOf reads an image_url part's URL: an object with url, or a
-// string.
-func imageURLOf(raw json.RawMessage) (string, bool) {
-	var obj struct {
-		URL string `json:"url"`
-	}
-	var str string
-	switch {
-	case json.Unmarshal(raw, &obj) == nil && obj.URL != "":
-		return obj.URL, true
-	case json.Unmarshal(raw, &str) == nil && str != "":
-		return str, true
-	}
-	return "", false
-}
-
 // conversation maps OpenAI messages to the engine's, as Gemma 4's template
 // takes them: leading system (and developer) messages become the system
 // prompt, a later one a system turn where it stands; assistant is model,
@@ -161,8 +133,9 @@ func imageURLOf(raw json.RawMessage) (string, bool) {
 // returned by the engine message's index.
 func conversation(in []chatMessage, mr mediaRules) (system string, out []engine.Message, media map[int][]engine.MediaFile, err error) {
 	var sys []string
-	for i, m := range in {
-		text, files, err := messageContent(i, m.Content, mr)
+	for i := range in {
+		m := &in[i]
+		text, files, err := messageContent(i, &m.Content, mr)
 		if err != nil {
 			return "", nil, nil, err
 		}
@@ -242,24 +215,6 @@ func (s *Server) unknownModel(name string) error {
 		msg: fmt.Sprintf("model %q not found: this server serves %q (also as \"orchard\"; more names with server.aliases)", name, s.info.Name)}
 }
 
-// decodeJSON reads a JSON body into v; a malformed body is a 400, one
-// over the limit a 413.
-func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		return &badRequest{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
-			msg: fmt.Sprintf("the request body is over the %s orchard serve reads (files may be %s each)", regfile.Size(mb.Limit), regfile.Size(s.maxMedia()))}
-	}
-	if err != nil {
-		return bad("invalid_request", "", "reading the body: "+err.Error())
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return bad("invalid_json", "", "the body is not valid JSON for this endpoint: "+err.Error())
-	}
-	return nil
-}
-
 // openAIRequest turns a chat completion request into an engine request.
 func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	if !s.modelOK(cr.Model) {
@@ -287,6 +242,9 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	}
 	system, msgs, media, err := conversation(cr.Messages, s.mediaRules())
 	if err != nil {
+		return engine.Request{}, err
+	}
+	if err := s.checkText("messages", textsOf(system, msgs)...); err != nil {
 		return engine.Request{}, err
 	}
 	set := s.o.Defaults
@@ -386,8 +344,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, err)
 		return
 	}
-	s.noteIgnored(w, "openai", cr.ignored)
-	g := generation{api: "openai", id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
+	s.noteIgnored(w, apiOpenAI, cr.ignored)
+	g := generation{api: apiOpenAI, path: r.URL.Path, id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
 	base := chatCompletion{ID: g.id, Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
 	if !cr.Stream {
 		if e, ok := s.generateWhole(r, g, func(err error) { s.failure(w, err) }); ok {

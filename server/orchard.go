@@ -4,8 +4,10 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"syscall"
 	"time"
 
+	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/engine"
 )
 
@@ -118,19 +120,44 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, fn func(Engine)) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// commandFailure: the engine refused or failed a chat command. A name
-// or setting it refused is the caller's to fix (400); the store failing
-// is ours (500).
+// commandFailure: the engine refused or failed a chat command. The
+// status says whose it is to fix: the caller's (4xx: a name it gave that
+// is refused, missing or taken, a checkpoint of another bundle, a setting
+// or version that does not exist) or the server's (5xx: the disk full,
+// the store unreadable, a damaged file).
 func (s *Server) commandFailure(w http.ResponseWriter, f engine.Failed) {
-	status := http.StatusBadRequest
 	if errors.Is(f.Err, engine.ErrClosed) {
 		s.failure(w, f.Err)
 		return
 	}
-	if f.Op == "autosave" || f.Op == "list" {
-		status = http.StatusInternalServerError
+	status := commandStatus(f.Op, f.Err)
+	typ := "invalid_request_error"
+	if status >= 500 {
+		typ = "server_error"
 	}
-	apiError(w, status, "invalid_request_error", f.Op+"_failed", "", f.Err.Error())
+	apiError(w, status, typ, f.Op+"_failed", "", f.Err.Error())
+}
+
+// commandStatus is the HTTP status of a chat command's failure.
+func commandStatus(op string, err error) int {
+	var ie *checkpoints.IdentityError
+	var se *engine.SettingError
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return http.StatusInsufficientStorage
+	case errors.Is(err, checkpoints.ErrInvalidName), errors.As(err, &se):
+		return http.StatusBadRequest
+	case errors.Is(err, checkpoints.ErrNotFound), errors.Is(err, engine.ErrNoHistory):
+		return http.StatusNotFound
+	case errors.Is(err, checkpoints.ErrExists), errors.As(err, &ie), errors.Is(err, checkpoints.ErrNewerVersion):
+		// Taken, or made by another bundle or a newer orchard: the
+		// request conflicts with what is there.
+		return http.StatusConflict
+	case op == "settings" || op == "version":
+		// What these refuse is the request's own value.
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
 }
 
 // session is GET /orchard/v1/session.
@@ -164,7 +191,13 @@ func (s *Server) sessionSend(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, bad("invalid_value", "text", "text is empty"))
 		return
 	}
-	if err := s.startChatTurn(body.Text, body.Origin, files); err != nil {
+	if err := s.checkText("text", body.Text); err != nil {
+		s.failure(w, err)
+		return
+	}
+	// The turn keeps the files after this request is over: it gives the
+	// body's place in the budget back when it is.
+	if err := s.startChatTurn(body.Text, body.Origin, files, holdOf(r)); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -256,7 +289,7 @@ func (s *Server) sessionRegenerate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.startTurn("", body.Origin, nil, func(e Engine) { e.Regenerate() }); err != nil {
+	if err := s.startTurn("", body.Origin, nil, nil, func(e Engine) { e.Regenerate() }); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -279,7 +312,11 @@ func (s *Server) sessionEdit(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, bad("invalid_value", "text", "text is empty"))
 		return
 	}
-	if err := s.startTurn("", body.Origin, nil, func(e Engine) { e.Edit(body.Text) }); err != nil {
+	if err := s.checkText("text", body.Text); err != nil {
+		s.failure(w, err)
+		return
+	}
+	if err := s.startTurn("", body.Origin, nil, nil, func(e Engine) { e.Edit(body.Text) }); err != nil {
 		s.failure(w, err)
 		return
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +21,9 @@ import (
 // OpenAI's POST /v1/audio/transcriptions, backed by the bundle's audio
 // encoder: the clip goes through the engine attached to the published
 // app's transcription instruction, as a clip sent without words does in
-// the chat. The form is read part by part into memory (nothing is written
-// to disk), each part bounded.
+// the chat. The body is read as JSON bodies are (bounded, within the
+// bodies' budget), then its form part by part in memory (nothing is
+// written to disk), each part bounded.
 
 // transcriptionForm is what a transcription request says.
 type transcriptionForm struct {
@@ -47,8 +49,11 @@ func (s *Server) readTranscriptionForm(w http.ResponseWriter, r *http.Request) (
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, bad("invalid_request", "", "send the clip as multipart/form-data with a file field, as OpenAI's clients do")
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody())
-	mr := multipart.NewReader(r.Body, params["boundary"])
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	f := &transcriptionForm{}
 	for {
 		p, err := mr.NextPart()
@@ -56,7 +61,7 @@ func (s *Server) readTranscriptionForm(w http.ResponseWriter, r *http.Request) (
 			break
 		}
 		if err != nil {
-			return nil, s.bodyError(err)
+			return nil, bad("invalid_request", "", "reading the form: "+err.Error())
 		}
 		name := p.FormName()
 		limit := int64(maxFieldBytes)
@@ -65,7 +70,7 @@ func (s *Server) readTranscriptionForm(w http.ResponseWriter, r *http.Request) (
 		}
 		b, err := io.ReadAll(io.LimitReader(p, limit+1))
 		if err != nil {
-			return nil, s.bodyError(err)
+			return nil, bad("invalid_request", "", "reading the form: "+err.Error())
 		}
 		if int64(len(b)) > limit {
 			if name == "file" {
@@ -101,17 +106,6 @@ func (s *Server) readTranscriptionForm(w http.ResponseWriter, r *http.Request) (
 		return nil, bad("invalid_value", "file", "file: field required (the clip: WAV, FLAC, MP3 or another format orchard decodes)")
 	}
 	return f, nil
-}
-
-// bodyError names a body that could not be read: over the limit (413) or
-// cut short.
-func (s *Server) bodyError(err error) error {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		return &badRequest{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
-			msg: fmt.Sprintf("the request body is over the %s orchard serve reads (files may be %s each)", regfile.Size(mb.Limit), regfile.Size(s.maxMedia()))}
-	}
-	return bad("invalid_request", "", "reading the form: "+err.Error())
 }
 
 // transcriptionFor is the transcription instruction for a language (an
@@ -199,7 +193,7 @@ func (s *Server) transcriptions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteIgnored(w, apiTranscription, f.ignored)
-	g := generation{api: apiTranscription, id: newID("transcribe-"), client: clientKey(r, ""), req: req}
+	g := generation{api: apiTranscription, path: r.URL.Path, id: newID("transcribe-"), client: clientKey(r, ""), req: req}
 	e, ok := s.generateWhole(r, g, func(err error) { s.failure(w, err) })
 	if !ok {
 		return

@@ -68,6 +68,10 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.changed = true
 		case engine.History:
 			cmds = append(cmds, m.onHistory(e))
+		case engine.Line:
+			cmds = append(cmds, m.onLine(e))
+		case engine.Connection:
+			cmds = append(cmds, m.onConnection(e))
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
