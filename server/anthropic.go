@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -57,19 +56,7 @@ type anthropicContent struct {
 }
 
 func (c *anthropicContent) UnmarshalJSON(raw []byte) error {
-	raw = bytes.TrimSpace(raw)
-	switch {
-	case string(raw) == "null":
-	case len(raw) > 0 && raw[0] == '"':
-		c.err = json.Unmarshal(raw, &c.text)
-	case len(raw) > 0 && raw[0] == '[':
-		c.array = true
-		if json.Unmarshal(raw, &c.blocks) != nil {
-			c.err = errors.New("content must be a string or an array of content blocks")
-		}
-	default:
-		c.err = errors.New("content must be a string or an array of content blocks")
-	}
+	c.text, c.blocks, c.array, c.err = textOrArray[anthropicBlock](raw, "content blocks")
 	return nil
 }
 

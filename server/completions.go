@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"time"
 
@@ -119,62 +118,13 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	chunk := func(text string, reason *string) error {
-		c := base
-		c.Choices = []textChoice{{Text: text, FinishReason: reason}}
-		return writeSSE(w, "", c)
+	var opening []textChoice
+	if echo != "" {
+		opening = []textChoice{{Text: echo}}
 	}
-	started := false
-	start := func() error {
-		if started {
-			return nil
-		}
-		started = true
-		startSSE(w)
-		if echo != "" {
-			return chunk(echo, nil)
-		}
-		return nil
-	}
-	end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
-		switch e := ev.(type) {
-		case engine.Started:
-			return start()
-		case *engine.Delta:
-			if err := start(); err != nil || e.Text == "" {
-				return err
-			}
-			return chunk(e.Text, nil)
-		}
-		return nil
+	streamOpenAI(s, w, r, g, apiCompletions, base, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage, openAIChoices[textChoice]{
+		opening: opening,
+		delta:   func(text string) textChoice { return textChoice{Text: text} },
+		last:    func(reason string) textChoice { return textChoice{FinishReason: &reason} },
 	})
-	if err != nil {
-		fail(err)
-		return
-	}
-	if f, ok := end.(engine.Failed); ok && !started {
-		fail(f.Err)
-		return
-	}
-	if start() != nil || r.Context().Err() != nil {
-		return
-	}
-	switch e := end.(type) {
-	case engine.Finished:
-		reason := finishReason(e.Metrics.FinishReason)
-		chunk("", &reason)
-		if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
-			c := base
-			c.Choices = []textChoice{}
-			c.Usage = usageOf(e.Metrics)
-			writeSSE(w, "", c)
-		}
-	case engine.Failed:
-		f := s.classify(apiCompletions, e.Err)
-		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: f.msg, Type: f.typ}})
-	case engine.Cancelled:
-		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: errShuttingDown.Error() + ": the reply was cut short", Type: "server_error"}})
-	}
-	io.WriteString(w, "data: [DONE]\n\n")
-	flush(w)
 }

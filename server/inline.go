@@ -146,18 +146,25 @@ type contentJSON struct {
 }
 
 func (c *contentJSON) UnmarshalJSON(raw []byte) error {
+	c.text, c.parts, c.array, c.err = textOrArray[contentPart](raw, "content parts")
+	return nil
+}
+
+// textOrArray reads a message's content: a JSON string, or an array of
+// items (what names them in the error for anything else). null is empty.
+func textOrArray[T any](raw []byte, what string) (text string, items []T, array bool, err error) {
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case string(raw) == "null":
 	case len(raw) > 0 && raw[0] == '"':
-		c.err = json.Unmarshal(raw, &c.text)
+		err = json.Unmarshal(raw, &text)
 	case len(raw) > 0 && raw[0] == '[':
-		c.array = true
-		if json.Unmarshal(raw, &c.parts) != nil {
-			c.err = errors.New("content must be a string or an array of content parts")
+		array = true
+		if json.Unmarshal(raw, &items) != nil {
+			err = errors.New("content must be a string or an array of " + what)
 		}
 	default:
-		c.err = errors.New("content must be a string or an array of content parts")
+		err = errors.New("content must be a string or an array of " + what)
 	}
-	return nil
+	return text, items, array, err
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/orchard-llm/orchard/engine"
 )
 
-// ollamaCall sends a request and returns the status and the body.
+// ollamaCall sends a request (a body as JSON) and returns the status and
+// the body.
 func ollamaCall(t testing.TB, ts *testServer, method, path, body string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, ts.url+path, strings.NewReader(body))

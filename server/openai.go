@@ -360,6 +360,35 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 
 	base.Object = "chat.completion.chunk"
+	empty := ""
+	streamOpenAI(s, w, r, g, apiOpenAI, base, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage, openAIChoices[chatChoice]{
+		opening: []chatChoice{{Delta: &chatOut{Role: "assistant", Content: &empty}}},
+		delta:   func(text string) chatChoice { return chatChoice{Delta: &chatOut{Content: &text}} },
+		last:    func(reason string) chatChoice { return chatChoice{Delta: &chatOut{}, FinishReason: &reason} },
+	})
+}
+
+// openAIChoices make the choices of an OpenAI stream's chunks: those the
+// stream opens with, one per delta's text, and the last with the finish
+// reason.
+type openAIChoices[C any] struct {
+	opening []C
+	delta   func(text string) C
+	last    func(reason string) C
+}
+
+// streamOpenAI runs g and streams it as OpenAI's server-sent chunks: the
+// opening choices once the reply starts, a chunk per delta, the last with
+// the finish reason, the usage when asked; an error after the start as an
+// error object; then [DONE]. An error before the start is answered as
+// one, in OpenAI's shape worded for api.
+func streamOpenAI[C any](s *Server, w http.ResponseWriter, r *http.Request, g generation, api string, base completionObject[C], usage bool, ch openAIChoices[C]) {
+	fail := func(err error) { s.classify(api, err).writeOpenAI(w) }
+	write := func(choices ...C) error {
+		c := base
+		c.Choices = choices
+		return writeSSE(w, "", c)
+	}
 	started := false
 	start := func() error {
 		if started {
@@ -367,35 +396,29 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		started = true
 		startSSE(w)
-		empty := ""
-		c := base
-		c.Choices = []chatChoice{{Delta: &chatOut{Role: "assistant", Content: &empty}}}
-		return writeChunk(w, c)
+		if len(ch.opening) == 0 {
+			return nil
+		}
+		return write(ch.opening...)
 	}
 	end, err := s.generate(r.Context(), g, func(ev engine.Event) error {
 		switch e := ev.(type) {
 		case engine.Started:
 			return start()
 		case *engine.Delta:
-			if err := start(); err != nil {
+			if err := start(); err != nil || e.Text == "" {
 				return err
 			}
-			if e.Text == "" {
-				return nil
-			}
-			text := e.Text
-			c := base
-			c.Choices = []chatChoice{{Delta: &chatOut{Content: &text}}}
-			return writeChunk(w, c)
+			return write(ch.delta(e.Text))
 		}
 		return nil
 	})
 	if err != nil {
-		s.failure(w, err)
+		fail(err)
 		return
 	}
 	if f, ok := end.(engine.Failed); ok && !started {
-		s.failure(w, f.Err)
+		fail(f.Err)
 		return
 	}
 	if start() != nil || r.Context().Err() != nil {
@@ -403,27 +426,21 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	switch e := end.(type) {
 	case engine.Finished:
-		reason := finishReason(e.Metrics.FinishReason)
-		c := base
-		c.Choices = []chatChoice{{Delta: &chatOut{}, FinishReason: &reason}}
-		writeChunk(w, c)
-		if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
+		write(ch.last(finishReason(e.Metrics.FinishReason)))
+		if usage {
 			c := base
-			c.Choices = []chatChoice{}
+			c.Choices = []C{}
 			c.Usage = usageOf(e.Metrics)
-			writeChunk(w, c)
+			writeSSE(w, "", c)
 		}
 	case engine.Failed:
-		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: e.Err.Error(), Type: "server_error"}})
+		f := s.classify(api, e.Err)
+		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: f.msg, Type: f.typ}})
 	case engine.Cancelled:
 		writeSSE(w, "", apiErrorBody{Error: apiErrorDetail{Message: errShuttingDown.Error() + ": the reply was cut short", Type: "server_error"}})
 	}
 	io.WriteString(w, "data: [DONE]\n\n")
 	flush(w)
-}
-
-func writeChunk(w http.ResponseWriter, c chatCompletion) error {
-	return writeSSE(w, "", c)
 }
 
 // writeSSE writes one server-sent event and flushes it.

@@ -3,8 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,22 +16,10 @@ import (
 // error object of the answer, if it is one.
 func callCommand(t *testing.T, ts *testServer, method, path, body string) (int, apiErrorDetail) {
 	t.Helper()
-	req, err := http.NewRequest(method, ts.url+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json") // the guard's rule
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	status, raw := ollamaCall(t, ts, method, path, body)
 	var e apiErrorBody
 	json.Unmarshal(raw, &e)
-	return resp.StatusCode, e.Error
+	return status, e.Error
 }
 
 // failingStore is a checkpoint store whose writes fail with err.
