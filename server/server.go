@@ -317,11 +317,16 @@ func (s *Server) pump() {
 		if _, ok := ev.(*engine.Delta); !ok {
 			s.pending = append(s.pending, ev)
 		}
+		switch ev.(type) {
+		case engine.Finished, engine.Cancelled:
+			// Counted before the screens hear of it, so that a scrape
+			// after the turn's end includes it.
+			s.metrics.turn("chat", ev)
+		}
 		s.publishChat(ev)
 		s.saver.noteChat(ev)
 		switch e := ev.(type) {
 		case engine.Finished, engine.Cancelled:
-			s.metrics.turn("chat", ev)
 			s.chatTurnOver()
 		case engine.Failed:
 			if e.Op == "send" {
