@@ -307,6 +307,7 @@ func TestChunkedBody(t *testing.T) {
 	ts := startServer(t, serverOpts{maxMedia: 1 << 20})
 	send := func(body []byte) (int, string) {
 		req, _ := http.NewRequest("POST", ts.url+"/v1/chat/completions", io.MultiReader(bytes.NewReader(body)))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := httpClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

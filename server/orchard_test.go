@@ -14,13 +14,16 @@ import (
 	"github.com/orchard-llm/orchard/engine"
 )
 
-// call sends a request to the test server and returns the status and the
+// callCommand sends a request to the test server and returns the status and the
 // error object of the answer, if it is one.
 func callCommand(t *testing.T, ts *testServer, method, path, body string) (int, apiErrorDetail) {
 	t.Helper()
 	req, err := http.NewRequest(method, ts.url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := httpClient.Do(req)
 	if err != nil {
