@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -140,12 +141,36 @@ func (s *Session) SetSettings(n Settings) error {
 	if err != nil {
 		return err
 	}
+	if n.System != s.set.System || n.Thinking != s.set.Thinking {
+		if err := s.checkSystemFits(n); err != nil {
+			return err
+		}
+	}
 	if s.Drafter != nil {
 		if _, ok := s.Drafter.(PromptLookup); ok {
 			s.Drafter = PromptLookup{MinN: n.NGramMin, MaxN: n.NGramMax}
 		}
 	}
 	s.set = n
+	return nil
+}
+
+// checkSystemFits refuses a system prompt that leaves no room in the
+// context: with an empty message it would already fill it, so every turn
+// would fail.
+func (s *Session) checkSystemFits(n Settings) error {
+	if n.System == "" {
+		return nil
+	}
+	c := tokenizer.Conversation{System: n.System, Thinking: n.Thinking, Messages: []tokenizer.Message{{Role: tokenizer.RoleUser}}}
+	ids, err := s.tmpl.Encode(c)
+	if err != nil {
+		return &SettingError{Setting: "system prompt", Value: fmt.Sprintf("of %s bytes", thousands(len(n.System))), Reason: err.Error()}
+	}
+	if ctx := s.caps.Context; ctx > 0 && len(ids) >= ctx {
+		return &SettingError{Setting: "system prompt", Value: fmt.Sprintf("of %s tokens", thousands(len(ids))),
+			Reason: fmt.Sprintf("the context holds %s, so no message would fit after it; shorten it", thousands(ctx))}
+	}
 	return nil
 }
 
