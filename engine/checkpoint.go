@@ -258,7 +258,9 @@ func (e *Engine) load(op, name string) {
 			}
 			return err
 		}
-		e.keepReplaced()
+		if err := e.keepReplaced(); err != nil {
+			return err
+		}
 		if err := e.sess.Restore(cp); err != nil {
 			return err
 		}
