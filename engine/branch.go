@@ -27,6 +27,10 @@ type tailState struct {
 	ContOK        bool   `json:"continuation,omitempty"`
 	PrevPrompt    string `json:"prevPrompt,omitempty"`
 	StreamPending []int  `json:"streamPending,omitempty"`
+	// Spans are the media spans of IDs, by position, as the turns that
+	// laid them out placed them; states kept before orchard recorded them
+	// have none, and the next turn then encodes afresh.
+	Spans []spanRef `json:"spans,omitempty"`
 }
 
 // noTail continues nothing: the next turn encodes the conversation afresh
@@ -35,9 +39,10 @@ var noTail = tailState{Pending: -1}
 
 // tail captures the session's state as the next turn would continue it.
 func (s *Session) tail() tailState {
-	return tailState{IDs: append(slices.Clone(s.committed), s.unfed...), Fed: len(s.committed), Pending: s.pending,
+	ids := append(slices.Clone(s.committed), s.unfed...)
+	return tailState{IDs: ids, Fed: len(s.committed), Pending: s.pending,
 		ContOK: s.contOK && len(s.committed) == s.chain.Position(), PrevPrompt: s.prevPrompt,
-		StreamPending: slices.Clone(s.streamPending)}
+		StreamPending: slices.Clone(s.streamPending), Spans: spansIn(s.spans, len(ids))}
 }
 
 // applyTail makes st the session's state. The cache keeps the longest
@@ -48,10 +53,7 @@ func (s *Session) applyTail(st tailState) (bool, error) {
 	keep := min(commonPrefix(st.IDs, s.committed), st.Fed)
 	// Equal ids are not equal rows where media sit: the cache keeps a
 	// span only if it holds the same file's rows.
-	refs, err := s.placeSpans(s.msgs, st.IDs)
-	if err != nil {
-		refs, keep = nil, 0
-	}
+	refs := spansIn(st.Spans, len(st.IDs))
 	keep = mediaPrefix(keep, s.spans, refs)
 	kept := true
 	if keep < s.chain.Position() {
@@ -67,7 +69,7 @@ func (s *Session) applyTail(st tailState) (bool, error) {
 		}
 	}
 	s.committed, s.unfed = slices.Clone(st.IDs[:keep]), slices.Clone(st.IDs[keep:])
-	s.spans = slices.DeleteFunc(refs, func(r spanRef) bool { return r.Start >= keep })
+	s.spans = refs
 	s.chain.SetSoft(nil)
 	s.pending, s.contOK, s.prevPrompt = st.Pending, st.ContOK, st.PrevPrompt
 	s.streamPending = slices.Clone(st.StreamPending)

@@ -33,9 +33,11 @@ type sessionState struct {
 	Versions []versionJSON `json:"versions,omitempty"`
 	// HistoryID names the conversation in the history.
 	HistoryID string `json:"historyID,omitempty"`
-	// Spans are the media spans the cache holds (the attachments travel
-	// with their messages): a loaded conversation continues from the
-	// cached rows, and only a rebuild of the cache encodes the files again.
+	// Spans are the media spans of the tokens (Tokens, then Unfed) by
+	// position (the attachments travel with their messages): a loaded
+	// conversation continues from the cached rows, and only a rebuild of
+	// the cache encodes the files again. Older checkpoints list only the
+	// spans the cache held; a turn then encodes its prompt afresh.
 	Spans []spanRef `json:"spans,omitempty"`
 }
 
@@ -57,7 +59,7 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 			state.Interrupted = append(state.Interrupted, i)
 		}
 	}
-	state.Spans = s.spans
+	state.Spans = spansIn(s.spans, len(s.committed)+len(s.unfed))
 	st, err := json.Marshal(state)
 	if err != nil {
 		return nil, err

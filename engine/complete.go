@@ -190,11 +190,11 @@ func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 	}
 	c := s.conversation(req.Messages)
 	c.System, c.Thinking = req.Settings.System, req.Settings.Thinking
-	ids, err := s.tmpl.Encode(c)
+	ids, starts, err := s.tmpl.EncodeSpans(c)
 	if err != nil {
 		return nil, nil, &RequestError{err}
 	}
-	refs, err := s.placeSpans(req.Messages, ids)
+	refs, err := s.place(layout(req.Messages), ids, starts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -248,7 +248,7 @@ func textOnly(cp *checkpoints.Checkpoint) error {
 		}
 	}
 	st.Unfed = append(slices.Clone(cp.Tokens), st.Unfed...)
-	st.Spans = nil // the cache holds no media rows now
+	// Spans keep their positions: they are the same tokens, now all unfed.
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return err

@@ -74,7 +74,9 @@ type Session struct {
 	Media *Encoders
 	// encoded holds every attached file's soft rows (by sha256), for as
 	// long as the conversation may need to prefill them again; spans are
-	// the media spans the cache holds now, by position.
+	// the media spans of the session's tokens (committed, then unfed), by
+	// position, as the turns that laid them out placed them. The rows of
+	// those below len(committed) are in the cache.
 	encoded map[string][][]uint16
 	spans   []spanRef
 

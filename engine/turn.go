@@ -28,8 +28,9 @@ type turn struct {
 	stream             *tokenizer.Stream
 	emit               func(Event)
 	finish             string
-	lastFed            bool    // the last emitted token is in the cache (verify rounds)
-	op                 string  // the Op of a Failed event
+	lastFed            bool   // the last emitted token is in the cache (verify rounds)
+	op                 string // the Op of a Failed event
+	undo               *undoPoint
 	one                [1]int  // a single emitted token, without allocating
 	deltas             []Delta // the slab the next Delta events come from
 }
@@ -76,8 +77,8 @@ type turnReq struct {
 
 func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.cancel.Store(false)
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, undo: s.undoPoint()}
 	s.turn++
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op}
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
 	var msg Message
 	if r.msg != nil {
@@ -87,22 +88,15 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		if len(r.files) > 0 {
 			var err error
 			if atts, err = s.attach(r.files, emit); err != nil {
-				emit(Failed{Op: r.op, Err: err})
-				return err
+				return s.fail(t, err)
 			}
 		}
 		msg = userMessage(r.text, atts)
 	}
 	msgs := append(slices.Clone(s.msgs), msg)
-	ids, dropped, err := s.promptIDs(&msgs, r.from)
+	ids, refs, dropped, err := s.promptIDs(&msgs, r.from)
 	if err != nil {
-		emit(Failed{Op: r.op, Err: err})
-		return err
-	}
-	refs, err := s.placeSpans(msgs, ids)
-	if err != nil {
-		emit(Failed{Op: r.op, Err: err})
-		return err
+		return s.fail(t, err)
 	}
 	t.prompt, t.dropped = ids, dropped
 	s.lastPrompt = ids
@@ -130,8 +124,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	// the others (a loaded checkpoint's images need not be encoded again).
 	soft, err := s.softSpans(msgs, refs, keep)
 	if err != nil {
-		emit(Failed{Op: r.op, Err: err})
-		return err
+		return s.fail(t, err)
 	}
 	switch {
 	case rewind:
@@ -179,40 +172,18 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	return s.finished(t)
 }
 
-// promptIDs builds the prompt's ids and applies the context policy. It may
-// drop the oldest turns from *msgs.
-func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped int, err error) {
-	// Continuation reuses the reply's generated ids as they are (re-tokenized
-	// text can differ from them); otherwise the conversation is rendered and
-	// encoded afresh and the longest common prefix is reused.
+// promptIDs builds the prompt's ids, places its media spans and applies
+// the context policy. It may drop the oldest turns from *msgs.
+func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, refs []spanRef, dropped int, err error) {
 	ctx := s.caps.Context
-	conv := s.conversation(*msgs)
-	if from.ContOK {
-		full, err := s.tmpl.Render(conv)
-		if err != nil {
-			return nil, 0, err
-		}
-		if strings.HasPrefix(full, from.PrevPrompt) { // history and system prompt unchanged
-			rest, ok, err := s.tmpl.EncodeAfterReply(conv)
-			if err != nil {
-				return nil, 0, err
-			}
-			if ok {
-				ids = append(slices.Clone(from.IDs), rest...)
-			}
-		}
-	}
-	if ids == nil {
-		var err error
-		if ids, err = s.tmpl.Encode(conv); err != nil {
-			return nil, 0, err
-		}
+	if ids, refs, err = s.encode(*msgs, from); err != nil {
+		return nil, nil, 0, err
 	}
 	if len(ids) < ctx {
-		return ids, 0, nil
+		return ids, refs, 0, nil
 	}
 	if s.set.ContextPolicy != ContextDropOldest {
-		return nil, 0, fmt.Errorf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %w", len(ids), ctx, ErrContextFull)
+		return nil, nil, 0, fmt.Errorf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %w", len(ids), ctx, ErrContextFull)
 	}
 	// Drop the oldest turns (never the system prompt, never the new
 	// message) until the prompt leaves a quarter of the context to reply.
@@ -224,15 +195,73 @@ func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped
 			cut = 2
 		}
 		m, dropped = m[cut:], dropped+cut
-		if ids, err = s.tmpl.Encode(s.conversation(m)); err != nil {
-			return nil, 0, err
+		if ids, refs, err = s.encode(m, noTail); err != nil {
+			return nil, nil, 0, err
 		}
 	}
 	if len(ids) >= ctx {
-		return nil, 0, fmt.Errorf("the message alone is %d tokens and the context holds %d: %w", len(ids), ctx, ErrContextFull)
+		return nil, nil, 0, fmt.Errorf("the message alone is %d tokens and the context holds %d: %w", len(ids), ctx, ErrContextFull)
 	}
 	*msgs = m
-	return ids, dropped, nil
+	return ids, refs, dropped, nil
+}
+
+// encode renders msgs as a turn's prompt, with its media spans placed.
+// A turn that continues from a clean one reuses the reply's generated ids
+// as they are (re-tokenized text can differ from them) and appends what
+// the conversation renders after the reply; otherwise the conversation is
+// encoded afresh and the turn reuses the longest common prefix.
+func (s *Session) encode(msgs []Message, from tailState) ([]int, []spanRef, error) {
+	conv := s.conversation(msgs)
+	spans := layout(msgs)
+	if from.ContOK {
+		ids, refs, ok, err := s.continued(conv, spans, from)
+		if err != nil || ok {
+			return ids, refs, err
+		}
+	}
+	ids, starts, err := s.tmpl.EncodeSpans(conv)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs, err := s.place(spans, ids, starts)
+	return ids, refs, err
+}
+
+// continued is the prompt continuing from's ids, when the conversation
+// still renders with from's prompt first (history and system prompt
+// unchanged) and from records where each media span of its ids sits (a
+// checkpoint from before orchard recorded them does not: the turn then
+// encodes afresh).
+func (s *Session) continued(conv tokenizer.Conversation, spans []spanRef, from tailState) ([]int, []spanRef, bool, error) {
+	full, err := s.tmpl.Render(conv)
+	if err != nil || !strings.HasPrefix(full, from.PrevPrompt) {
+		return nil, nil, false, err
+	}
+	rest, after, ok, err := s.tmpl.EncodeAfterReplySpans(conv)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	had := len(spans) - len(after) // the spans in from's ids
+	if had < 0 || had != len(from.Spans) {
+		return nil, nil, false, nil
+	}
+	starts := make([]int, 0, len(spans))
+	for i, r := range from.Spans {
+		if r.SHA256 != spans[i].SHA256 || r.Span != spans[i].Span || r.Rows != spans[i].Rows {
+			return nil, nil, false, nil
+		}
+		starts = append(starts, r.Start)
+	}
+	for _, at := range after {
+		starts = append(starts, len(from.IDs)+at)
+	}
+	ids := append(slices.Clone(from.IDs), rest...)
+	refs, err := s.place(spans, ids, starts)
+	if err != nil {
+		return nil, nil, false, nil // a record that does not fit: encode afresh
+	}
+	return ids, refs, true, nil
 }
 
 // prefill feeds tokens in slices of the widest prefill call, reporting
@@ -504,16 +533,17 @@ func (s *Session) cancelled(t *turn) error {
 	return ErrCancelled
 }
 
-// fail closes a turn whose chain call failed. The cache may hold part of
-// the prompt; the conversation keeps the user message so nothing typed is
-// lost, and the next turn re-derives what to reuse from the tokens.
+// fail closes a turn that failed, for whatever reason and at whatever
+// point: the conversation is put back exactly as it was before the turn
+// (the front end gives the message back to the user), and so is what the
+// next turn continues — the cache keeps what it still holds of it, and
+// the rest waits in unfed, so the next turn's output is the same as if
+// this one had never been tried.
 func (s *Session) fail(t *turn, err error) error {
 	t.finish = "error"
-	if len(t.gen) > 0 {
-		s.endTurn(t)
+	if rerr := s.rollback(t.undo); rerr != nil {
+		err = errors.Join(err, rerr)
 	}
-	s.contOK = false
-	s.resync()
 	op := t.op
 	if op == "" {
 		op = "send"
@@ -522,13 +552,40 @@ func (s *Session) fail(t *turn, err error) error {
 	return err
 }
 
-// resync makes committed match the chain after an error mid-call.
-func (s *Session) resync() {
+// undoPoint is what a failed turn puts back.
+type undoPoint struct {
+	msgs       []Message
+	tail       tailState
+	base       *tailState
+	baseAt     int
+	versions   map[int]*versionSet
+	gen        uint64
+	turn       int
+	lastPrompt []int
+}
+
+func (s *Session) undoPoint() *undoPoint {
+	return &undoPoint{msgs: slices.Clone(s.msgs), tail: s.tail(), base: s.base, baseAt: s.baseAt, versions: s.versions,
+		gen: s.gen, turn: s.turn, lastPrompt: s.lastPrompt}
+}
+
+// rollback puts the session back at u. The chain keeps the longest prefix
+// of u's tokens it still holds (a failed call may have moved it).
+func (s *Session) rollback(u *undoPoint) error {
 	if p := s.chain.Position(); p < len(s.committed) {
-		s.committed = s.committed[:p]
+		s.committed = s.committed[:p] // the failed call fed less than recorded
 	} else if p > len(s.committed) {
-		s.chain.Rewind(len(s.committed))
+		if err := s.chain.Rewind(len(s.committed)); err != nil {
+			s.committed = nil
+			if rerr := s.chain.Reset(); rerr != nil {
+				return rerr
+			}
+		}
 	}
+	s.msgs, s.base, s.baseAt, s.versions, s.gen, s.turn, s.lastPrompt = u.msgs, u.base, u.baseAt, u.versions, u.gen, u.turn, u.lastPrompt
+	s.sampler = nil // its stream belongs to the turn that failed
+	_, err := s.applyTail(u.tail)
+	return err
 }
 
 // endTurn appends the model's reply and records what the next turn may
@@ -629,8 +686,8 @@ func (s *Session) Continue(emit func(Event)) error {
 		return err
 	}
 	s.cancel.Store(false)
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: "continue", undo: s.undoPoint()}
 	s.turn++
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
 	// The last reply's unfinished character continues in this one.
 	for _, id := range s.streamPending {
 		t.reply = append(t.reply, t.stream.Push(id)...)
