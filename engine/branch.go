@@ -31,6 +31,9 @@ type tailState struct {
 	// laid them out placed them; states kept before orchard recorded them
 	// have none, and the next turn then encodes afresh.
 	Spans []spanRef `json:"spans,omitempty"`
+	// Window is the first message IDs render (the model sees): the context
+	// policy moves it on, the conversation keeps every message.
+	Window int `json:"window,omitempty"`
 }
 
 // noTail continues nothing: the next turn encodes the conversation afresh
@@ -42,7 +45,7 @@ func (s *Session) tail() tailState {
 	ids := append(slices.Clone(s.committed), s.unfed...)
 	return tailState{IDs: ids, Fed: len(s.committed), Pending: s.pending,
 		ContOK: s.contOK && len(s.committed) == s.chain.Position(), PrevPrompt: s.prevPrompt,
-		StreamPending: slices.Clone(s.streamPending), Spans: spansIn(s.spans, len(ids))}
+		StreamPending: slices.Clone(s.streamPending), Spans: spansIn(s.spans, len(ids)), Window: s.window}
 }
 
 // applyTail makes st the session's state. The cache keeps the longest
@@ -73,18 +76,14 @@ func (s *Session) applyTail(st tailState) (bool, error) {
 	s.chain.SetSoft(nil)
 	s.pending, s.contOK, s.prevPrompt = st.Pending, st.ContOK, st.PrevPrompt
 	s.streamPending = slices.Clone(st.StreamPending)
+	s.window = min(max(st.Window, 0), len(s.msgs))
 	return kept, nil
 }
 
 // began records a turn that started: the state its prompt continued
 // (for a later Regenerate or Edit of it) and a change for the history.
-// Dropping the oldest turns renumbers the messages: the other versions go.
-func (s *Session) began(from tailState, userAt, dropped int) {
+func (s *Session) began(from tailState, userAt int) {
 	s.base, s.baseAt = &from, userAt
-	if dropped > 0 {
-		s.versions = nil
-		s.base = nil
-	}
 	s.gen++
 }
 
@@ -95,7 +94,9 @@ func (s *Session) baseFor(i int) tailState {
 	if s.base != nil && s.baseAt == i {
 		return *s.base
 	}
-	return noTail
+	t := noTail
+	t.Window = min(s.window, i) // the model saw no more than it sees now
+	return t
 }
 
 // versionSet is the versions of one message; branches[cur] is nil, its

@@ -39,6 +39,9 @@ type sessionState struct {
 	// the cache encodes the files again. Older checkpoints list only the
 	// spans the cache held; a turn then encodes its prompt afresh.
 	Spans []spanRef `json:"spans,omitempty"`
+	// Window is the first message the model sees; those before it are in
+	// the conversation but out of the context (the drop-oldest policy).
+	Window int `json:"window,omitempty"`
 }
 
 // Checkpoint captures the conversation, the committed tokens, the pending
@@ -53,7 +56,7 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 	}
 	state := sessionState{Settings: s.set, ContOK: s.contOK, PrevPrompt: s.prevPrompt, Unfed: s.unfed,
 		StreamPending: s.streamPending, Base: s.base, BaseAt: s.baseAt, Versions: versionsToJSON(s.versions),
-		HistoryID: s.historyID}
+		HistoryID: s.historyID, Window: s.window}
 	for i, m := range s.msgs {
 		if m.Interrupted {
 			state.Interrupted = append(state.Interrupted, i)
@@ -157,6 +160,7 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	if st.Base != nil && validTail(*st.Base) && st.BaseAt >= 0 && st.BaseAt < len(s.msgs) {
 		s.base, s.baseAt = st.Base, st.BaseAt
 	}
+	s.window = min(max(st.Window, 0), len(s.msgs))
 	s.versions = versionsFromJSON(st.Versions, len(s.msgs))
 	s.historyID = st.HistoryID
 	s.gen++

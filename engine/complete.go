@@ -211,7 +211,7 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 		return
 	}
 	if !sameMessages(s.msgs, history) {
-		s.msgs, s.contOK, s.streamPending = slices.Clone(history), false, nil
+		s.msgs, s.window, s.contOK, s.streamPending = slices.Clone(history), 0, false, nil
 		s.versions, s.base = nil, nil // another conversation: the chat's versions stay with it
 	}
 	// The sampler's stream depends on the seed and the turn, so the same

@@ -214,7 +214,7 @@ type TurnMetrics struct {
 	PerTokenMeanMs   float64   `json:"perTokenMeanMs"`
 	ContextUsed      int       `json:"contextUsed"`
 	ContextLimit     int       `json:"contextLength"`
-	DroppedTurns     int       `json:"droppedTurns,omitempty"`
+	DroppedTurns     int       `json:"droppedTurns,omitempty"` // messages the model stopped seeing this turn (drop-oldest)
 	Spec             SpecStats `json:"spec"`
 	Memory           Memory    `json:"memory"`
 }
@@ -314,7 +314,7 @@ type ContextPolicy string
 
 const (
 	ContextStop       ContextPolicy = "stop"        // refuse with a clear message
-	ContextDropOldest ContextPolicy = "drop-oldest" // drop the oldest turns (never the system prompt), re-prefill
+	ContextDropOldest ContextPolicy = "drop-oldest" // the model stops seeing the oldest turns (never the system prompt; the conversation keeps them), re-prefill
 )
 
 // DefaultSettings are the built-in defaults.

@@ -27,7 +27,12 @@ type Session struct {
 	set   Settings
 	caps  Capabilities
 
+	// msgs is the whole conversation, the record: no context policy ever
+	// takes a message out of it. The model sees msgs[window:] — the
+	// context policy moves window on when the turns before it no longer
+	// fit — and the cache holds what that renders.
 	msgs      []Message
+	window    int
 	committed []int // tokens the cache holds (== chain.Position())
 	pending   int   // first token not fed to the chain, −1 when none
 	// Continuation: after a clean turn the cache holds the prompt plus the
@@ -213,7 +218,7 @@ func (s *Session) stopRequested() bool {
 
 // Clear forgets the conversation and the cache.
 func (s *Session) Clear() error {
-	s.msgs, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, nil, -1, false, nil, nil
+	s.msgs, s.window, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, 0, nil, -1, false, nil, nil
 	s.base, s.versions, s.historyID = nil, nil, ""
 	s.gen++
 	s.spans, s.encoded = nil, nil

@@ -94,14 +94,15 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		msg = userMessage(r.text, atts)
 	}
 	msgs := append(slices.Clone(s.msgs), msg)
-	ids, refs, dropped, err := s.promptIDs(&msgs, r.from)
+	p, err := s.promptIDs(msgs, r.from)
 	if err != nil {
 		return s.fail(t, err)
 	}
-	t.prompt, t.dropped = ids, dropped
+	ids, refs := p.ids, p.spans
+	t.prompt, t.dropped = ids, p.dropped
 	s.lastPrompt = ids
-	if dropped > 0 {
-		emit(Notice{Text: fmt.Sprintf("dropped the %d oldest turns to fit the %d-token context; the conversation is prefilled again", dropped, s.caps.Context)})
+	if p.dropped > 0 {
+		emit(Notice{Text: fmt.Sprintf("the model no longer sees the %d oldest messages, which did not fit the %d-token context (they stay in the conversation); the rest is prefilled again", p.dropped, s.caps.Context)})
 	} else if left := s.caps.Context - len(ids); left < s.caps.Context/8 {
 		// Say so before the context runs out, not after.
 		emit(Notice{Text: fmt.Sprintf("the context is nearly full: %d of %d tokens left for replies; /clear starts over, or set the context policy to drop-oldest", left, s.caps.Context)})
@@ -140,8 +141,8 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	}
 	s.committed, s.pending, s.contOK, s.unfed = ids[:lcp:lcp], -1, false, nil
 	t.reused = lcp
-	s.msgs = msgs
-	s.began(r.from, len(msgs)-1, dropped)
+	s.msgs, s.window = msgs, p.window
+	s.began(r.from, len(msgs)-1)
 	s.chain.SetSoft(soft)
 	s.spans = refs
 	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Versions: s.versionCount(len(msgs)),
@@ -172,38 +173,49 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	return s.finished(t)
 }
 
-// promptIDs builds the prompt's ids, places its media spans and applies
-// the context policy. It may drop the oldest turns from *msgs.
-func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, refs []spanRef, dropped int, err error) {
+// prompt is what a turn feeds: its ids, the media spans in them, and the
+// first message the model sees (window; the context policy may move it on
+// by dropped messages, which stay in the conversation).
+type prompt struct {
+	ids             []int
+	spans           []spanRef
+	window, dropped int
+}
+
+// promptIDs builds the prompt of msgs (the new message last) from the
+// window from starts at, places its media spans and applies the context
+// policy: "drop-oldest" moves the window past the oldest turns the
+// context cannot hold. The conversation itself never loses a message.
+func (s *Session) promptIDs(msgs []Message, from tailState) (prompt, error) {
 	ctx := s.caps.Context
-	if ids, refs, err = s.encode(*msgs, from); err != nil {
-		return nil, nil, 0, err
+	p := prompt{window: min(max(from.Window, 0), len(msgs)-1)}
+	var err error
+	if p.ids, p.spans, err = s.encode(msgs[p.window:], from); err != nil {
+		return prompt{}, err
 	}
-	if len(ids) < ctx {
-		return ids, refs, 0, nil
+	if len(p.ids) < ctx {
+		return p, nil
 	}
 	if s.set.ContextPolicy != ContextDropOldest {
-		return nil, nil, 0, fmt.Errorf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %w", len(ids), ctx, ErrContextFull)
+		return prompt{}, fmt.Errorf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %w", len(p.ids), ctx, ErrContextFull)
 	}
-	// Drop the oldest turns (never the system prompt, never the new
+	// Move past the oldest turns (never the system prompt, never the new
 	// message) until the prompt leaves a quarter of the context to reply.
 	room := ctx - ctx/4
-	m := *msgs
-	for len(ids) > room && len(m) > 1 {
-		cut := 1
+	for len(p.ids) > room && len(msgs)-p.window > 1 {
+		m, cut := msgs[p.window:], 1
 		if len(m) > 2 && m[0].Role == "user" && m[1].Role == "model" {
 			cut = 2
 		}
-		m, dropped = m[cut:], dropped+cut
-		if ids, refs, err = s.encode(m, noTail); err != nil {
-			return nil, nil, 0, err
+		p.window, p.dropped = p.window+cut, p.dropped+cut
+		if p.ids, p.spans, err = s.encode(msgs[p.window:], noTail); err != nil {
+			return prompt{}, err
 		}
 	}
-	if len(ids) >= ctx {
-		return nil, nil, 0, fmt.Errorf("the message alone is %d tokens and the context holds %d: %w", len(ids), ctx, ErrContextFull)
+	if len(p.ids) >= ctx {
+		return prompt{}, fmt.Errorf("the message alone is %d tokens and the context holds %d: %w", len(p.ids), ctx, ErrContextFull)
 	}
-	*msgs = m
-	return ids, refs, dropped, nil
+	return p, nil
 }
 
 // encode renders msgs as a turn's prompt, with its media spans placed.
@@ -601,10 +613,10 @@ func (s *Session) endTurn(t *turn) string {
 		t.reply = append(t.reply, t.stream.Flush()...)
 	}
 	reply := string(t.reply)
-	prompt := s.msgs
+	seen := s.msgs[s.window:] // what the turn's prompt rendered
 	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	s.contOK, s.unfed = false, nil
-	rendered, err := s.tmpl.Render(s.conversation(prompt))
+	rendered, err := s.tmpl.Render(s.conversation(seen))
 	if err != nil || len(s.committed) < len(t.prompt) || !slices.Equal(s.committed[:len(t.prompt)], t.prompt) {
 		return reply
 	}
