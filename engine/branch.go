@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/orchard-llm/orchard/checkpoints"
 )
 
 // Regenerating a reply or editing a message does not throw the old one
@@ -338,10 +340,12 @@ type branchJSON struct {
 }
 
 type messageJSON struct {
-	Role        string       `json:"role"`
-	Content     string       `json:"content"`
-	Interrupted bool         `json:"interrupted,omitempty"`
-	Attachments []Attachment `json:"attachments,omitempty"`
+	Role        string               `json:"role"`
+	Content     string               `json:"content"`
+	Interrupted bool                 `json:"interrupted,omitempty"`
+	Stopped     bool                 `json:"stopped,omitempty"`
+	Figures     *checkpoints.Figures `json:"figures,omitempty"`
+	Attachments []Attachment         `json:"attachments,omitempty"`
 }
 
 func versionsToJSON(sets map[int]*versionSet) []versionJSON {
@@ -361,7 +365,8 @@ func versionsToJSON(sets map[int]*versionSet) []versionJSON {
 			}
 			bj := &branchJSON{Nested: versionsToJSON(b.nested), End: b.end, Base: b.base, BaseAt: b.baseAt}
 			for _, m := range b.msgs {
-				bj.Messages = append(bj.Messages, messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
+				bj.Messages = append(bj.Messages, messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted,
+					Stopped: m.Stopped, Figures: toFigures(m.Metrics), Attachments: m.Attachments})
 			}
 			v.Branches = append(v.Branches, bj)
 		}
@@ -392,7 +397,8 @@ func versionsFromJSON(vs []versionJSON, n int) map[int]*versionSet {
 			}
 			b := &branch{end: bj.End, base: bj.Base, baseAt: bj.BaseAt}
 			for _, m := range bj.Messages {
-				b.msgs = append(b.msgs, Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
+				b.msgs = append(b.msgs, Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted || m.Stopped,
+					Stopped: m.Stopped, Metrics: fromFigures(m.Figures), Attachments: m.Attachments})
 			}
 			b.nested = versionsFromJSON(bj.Nested, len(b.msgs))
 			if !validTail(b.end) || b.base != nil && !validTail(*b.base) {

@@ -74,7 +74,7 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 		Cache:        checkpoints.Cache{Family: cache.Family, Position: cache.Position},
 	}
 	for _, m := range s.msgs {
-		cm := checkpoints.Message{Role: m.Role, Content: m.Content}
+		cm := checkpoints.Message{Role: m.Role, Content: m.Content, Stopped: m.Stopped, Figures: toFigures(m.Metrics)}
 		for _, a := range m.Attachments {
 			cm.Media = append(cm.Media, checkpoints.Media(a))
 		}
@@ -137,7 +137,7 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	}
 	s.msgs = s.msgs[:0]
 	for _, m := range cp.Conversation.Messages {
-		msg := Message{Role: m.Role, Content: m.Content}
+		msg := Message{Role: m.Role, Content: m.Content, Interrupted: m.Stopped, Stopped: m.Stopped, Metrics: fromFigures(m.Figures)}
 		for _, a := range m.Media {
 			msg.Attachments = append(msg.Attachments, Attachment(a))
 		}
@@ -166,6 +166,38 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	s.gen++
 	s.policy = adaptive{}
 	return nil
+}
+
+// toFigures is the checkpoint form of a reply's figures (figuresOf).
+func toFigures(m *TurnMetrics) *checkpoints.Figures {
+	if m == nil {
+		return nil
+	}
+	sp := m.Spec
+	return &checkpoints.Figures{PromptTokens: m.PromptTokens, ReusedTokens: m.ReusedTokens, GeneratedTokens: m.GeneratedTokens,
+		FinishReason: m.FinishReason, TTFTSeconds: m.TTFTSeconds, PrefillSeconds: m.PrefillSeconds,
+		PrefillTokPerSec: m.PrefillTokPerSec, DecodeTokPerSec: m.DecodeTokPerSec, PerTokenMinMs: m.PerTokenMinMs,
+		PerTokenMedianMs: m.PerTokenMedianMs, PerTokenMaxMs: m.PerTokenMaxMs, PerTokenMeanMs: m.PerTokenMeanMs,
+		ContextUsed: m.ContextUsed, ContextLimit: m.ContextLimit, DroppedTurns: m.DroppedTurns,
+		Spec: checkpoints.SpecFigures{Enabled: sp.Enabled, State: string(sp.State), Rounds: sp.Rounds, Drafted: sp.Drafted,
+			Accepted: sp.Accepted, FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate,
+			MeanAccepted: sp.MeanAccepted}}
+}
+
+// fromFigures is toFigures undone.
+func fromFigures(f *checkpoints.Figures) *TurnMetrics {
+	if f == nil {
+		return nil
+	}
+	sp := f.Spec
+	return &TurnMetrics{PromptTokens: f.PromptTokens, ReusedTokens: f.ReusedTokens, GeneratedTokens: f.GeneratedTokens,
+		FinishReason: f.FinishReason, TTFTSeconds: f.TTFTSeconds, PrefillSeconds: f.PrefillSeconds,
+		PrefillTokPerSec: f.PrefillTokPerSec, DecodeTokPerSec: f.DecodeTokPerSec, PerTokenMinMs: f.PerTokenMinMs,
+		PerTokenMedianMs: f.PerTokenMedianMs, PerTokenMaxMs: f.PerTokenMaxMs, PerTokenMeanMs: f.PerTokenMeanMs,
+		ContextUsed: f.ContextUsed, ContextLimit: f.ContextLimit, DroppedTurns: f.DroppedTurns,
+		Spec: SpecStats{Enabled: sp.Enabled, State: SpecState(sp.State), Rounds: sp.Rounds, Drafted: sp.Drafted,
+			Accepted: sp.Accepted, FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate,
+			MeanAccepted: sp.MeanAccepted}}
 }
 
 // CheckpointStore is what the engine needs of the checkpoint store.

@@ -246,7 +246,13 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 		// The reply ends before the stop string; the cache may hold
 		// tokens past it, so the next turn re-derives what to reuse.
 		if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
-			s.msgs[n-1].Content, s.msgs[n-1].Interrupted = st.reply, false
+			m := &s.msgs[n-1]
+			m.Content, m.Interrupted, m.Stopped = st.reply, false, false
+			if m.Metrics != nil {
+				f := *m.Metrics // shared with copies of the conversation: a new one
+				f.FinishReason = "stop"
+				m.Metrics = &f
+			}
 		}
 		s.contOK = false
 	}

@@ -277,6 +277,7 @@ func (e *Engine) Clear() {
 // cancelled) and closes the event channel.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
+		e.sess.closing.Store(true)
 		e.Cancel()
 		e.cmdMu.Lock()
 		e.closed = true

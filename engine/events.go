@@ -163,6 +163,13 @@ type Message struct {
 	// Interrupted marks a reply cut short before its end: stopped by the
 	// user, or by the engine closing (a dropped connection) mid-reply.
 	Interrupted bool
+	// Stopped marks a reply the user stopped (Interrupted is set too).
+	Stopped bool
+	// Metrics are the figures of the turn that made a reply (without the
+	// per-token list and the memory sample); they travel with it through
+	// checkpoints, the history and versions. Nil for a user message, and
+	// for a reply from a checkpoint written before orchard kept them.
+	Metrics *TurnMetrics
 	// Version is this message's place among Versions, the versions it
 	// has (regenerated replies, edited messages, each with the turns that
 	// followed it); Versions is 0 when it has no other.

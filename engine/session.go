@@ -86,6 +86,9 @@ type Session struct {
 	spans   []spanRef
 
 	cancel atomic.Bool
+	// closing is set when the engine closes: a reply it cuts short is
+	// interrupted, not stopped by the user.
+	closing atomic.Bool
 	// cancelHook, when set (by the Engine, per turn), also stops the turn:
 	// it reads the engine's cancel counter, so a cancel issued as the turn
 	// starts is never lost to the flag's reset.

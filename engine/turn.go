@@ -528,21 +528,42 @@ func (s *Session) finished(t *turn) error {
 	reply := s.endTurn(t)
 	m := s.metrics(t)
 	s.record(m)
+	s.keepFigures(m)
 	t.emit(Finished{Reply: reply, Metrics: m})
 	return nil
 }
 
-// cancelled closes a turn stopped by the user; the partial reply is kept.
+// cancelled closes a turn stopped by the user (or cut short by the
+// engine closing); the partial reply is kept, with its figures.
 func (s *Session) cancelled(t *turn) error {
 	t.finish = "cancelled"
 	reply := s.endTurn(t)
 	if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
 		s.msgs[n-1].Interrupted = true
+		s.msgs[n-1].Stopped = !s.closing.Load()
 	}
 	m := s.metrics(t)
 	s.record(m)
+	s.keepFigures(m)
 	t.emit(Cancelled{Partial: reply, Metrics: m})
 	return ErrCancelled
+}
+
+// keepFigures gives the reply just added its turn's figures.
+func (s *Session) keepFigures(m TurnMetrics) {
+	if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
+		s.msgs[n-1].Metrics = figuresOf(m)
+	}
+}
+
+// figuresOf is what a reply keeps of its turn's metrics: all but the
+// per-token list and the memory sample (what a checkpoint stores).
+func figuresOf(m TurnMetrics) *TurnMetrics {
+	m.PerTokenMillis, m.Memory = nil, Memory{}
+	sp := m.Spec
+	m.Spec = SpecStats{Enabled: sp.Enabled, State: sp.State, Rounds: sp.Rounds, Drafted: sp.Drafted, Accepted: sp.Accepted,
+		FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate, MeanAccepted: sp.MeanAccepted}
+	return &m
 }
 
 // fail closes a turn that failed, for whatever reason and at whatever

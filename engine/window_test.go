@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -80,7 +81,7 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 				} {
 					from.do()
 					cl := until(t, e, anyOf[Cleared])
-					if fmt.Sprint(cl.Messages) != fmt.Sprint(all) {
+					if !reflect.DeepEqual(cl.Messages, all) {
 						t.Fatalf("%s: resumed %d messages, want all %d", from.name, len(cl.Messages), len(all))
 					}
 					got, _ := sendWait(t, e, last)
