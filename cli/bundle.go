@@ -47,22 +47,6 @@ func runBundle(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// parseFlags parses fs over args, allowing flags after positional
-// arguments (orchard bundle inspect DIR --json); it returns the positionals.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
 func bundleSynth(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("orchard bundle synth", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -45,7 +45,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// the terminal as an escape sequence.
 	stderr = termsafe.NewWriter(stderr)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "--demo" && args[0] != "-h" && args[0] != "--help" && args[0] != "--version" {
-		return runChat(args, stdout, stderr, false) // orchard [--model DIR] [flags]
+		return runChat(args, stdin, stdout, stderr, false) // orchard [--model DIR] [flags]
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -54,9 +54,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "version", "--version":
 		return runVersion(args[1:], stdout, stderr)
 	case "--demo", "demo":
-		return runChat(args[1:], stdout, stderr, true)
+		return runChat(args[1:], stdin, stdout, stderr, true)
 	case "chat":
-		return runChat(args[1:], stdout, stderr, false)
+		return runChat(args[1:], stdin, stdout, stderr, false)
 	case "bundle":
 		return runBundle(args[1:], stdout, stderr)
 	case "tokenize":

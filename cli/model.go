@@ -21,6 +21,7 @@ type loaded struct {
 	b       *bundle.Bundle
 	sess    *engine.Session
 	info    engine.ModelInfo
+	set     engine.Settings // the settings in force: the config's, fitted to the bundle
 	loadDur time.Duration
 }
 
@@ -72,6 +73,14 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 		// Engine (about 40 s on E2B); say so rather than look stuck.
 		notes = append(notes, "the first reply prepares Neural Engine / GPU kernels (first run only); later ones are fast")
 	}
+	caps := chain.Capabilities()
+	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
+		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name}
+	set, fitNotes, err := fitSettings(cfg, info, set)
+	if err != nil {
+		chain.Close()
+		return nil, err
+	}
 	sess, err := engine.NewSession(b, chain, tok, set)
 	if err != nil {
 		chain.Close()
@@ -80,18 +89,17 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 	if len(b.Encoders) > 0 {
 		sess.Media = newEncoders(b, rt, cu, cfg)
 	}
-	caps := chain.Capabilities()
-	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
-		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...),
-		Media: sess.Media.Kinds()}
-	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start)}, nil
+	info.Notes = append(append(notes, fitNotes...), caps.Notes...)
+	info.Media = sess.Media.Kinds()
+	return &loaded{b: b, sess: sess, info: info, set: sess.Settings(), loadDur: time.Since(start)}, nil
 }
 
 // newEncoders opens a bundle's encoders within the config's media limits.
 func newEncoders(b *bundle.Bundle, rt coreml.Runtime, cu coreml.ComputeUnits, cfg *config.Config) *engine.Encoders {
 	enc := engine.NewEncoders(b, rt, cu)
 	m := cfg.Media
-	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000, MaxSeconds: float64(m.MaxAudioSeconds)})
+	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000,
+		MaxDecodeBytes: m.MaxDecodeSize, MaxSeconds: float64(m.MaxAudioSeconds)})
 	keep := m.KeepEncoded
 	if keep == 0 {
 		keep = -1 // the engine's 0 is its default; the config's is none

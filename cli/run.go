@@ -81,10 +81,31 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard run: --image and --audio cannot be combined with --kv-save or --kv-restore")
 		return 2
 	}
-	set := settingsFrom(cfg, *maxTokens)
+	return runTurn(turnRequest{demo: *demo, family: *family, text: text, maxTokens: *maxTokens, stats: *stats, asJSON: *asJSON,
+		kvSave: *kvSave, kvRestore: *kvRestore, resume: *resume, save: *save, files: files}, cfg, stdout, stderr)
+}
+
+// turnRequest is one scripted turn: what orchard run's flags ask for, or
+// what orchard --demo answers without a terminal.
+type turnRequest struct {
+	demo                            bool
+	family                          string // of the demo bundle
+	text                            string // the message; "" continues (kvRestore, resume)
+	maxTokens                       int
+	stats, asJSON                   bool
+	kvSave, kvRestore, resume, save string
+	files                           mediaFlags
+}
+
+// runTurn opens the bundle and runs the turn; the reply goes to stdout,
+// all else to stderr.
+func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
+	continuing := r.kvRestore != "" || r.resume != ""
+	set := settingsFrom(cfg, r.maxTokens)
 	dir := cfg.Model.Path
-	if *demo {
-		if dir, err = demoBundle(*family, stderr); err != nil {
+	var err error
+	if r.demo {
+		if dir, err = demoBundle(r.family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
 			return 1
 		}
@@ -108,7 +129,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, n := range m.info.Notes {
 		fmt.Fprintln(stderr, "  note:", n)
 	}
-	for _, f := range files {
+	for _, f := range r.files {
 		if err := m.sess.Media.Can(f.Kind); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
 			return exitUsage
@@ -124,11 +145,11 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr)
 
-	if code := restoreForRun(m, cfg, mlog, *kvRestore, *resume, text, stderr); code != 0 {
+	if code := restoreForRun(m, cfg, mlog, r.kvRestore, r.resume, r.text, stderr); code != 0 {
 		return code
 	}
-	if *kvSave != "" {
-		return kvSaveRun(m, cfg, mlog, *kvSave, text, stderr)
+	if r.kvSave != "" {
+		return kvSaveRun(m, cfg, mlog, r.kvSave, r.text, stderr)
 	}
 
 	var fin *engine.TurnMetrics
@@ -139,13 +160,13 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch e := ev.(type) {
 		case *engine.Delta:
 			replyIDs = append(replyIDs, e.Tokens...)
-			if !*asJSON {
+			if !r.asJSON {
 				fmt.Fprint(reply, e.Text)
 			}
 		case engine.Notice:
 			fmt.Fprintln(stderr, "note:", e.Text)
 		case engine.Started:
-			if msgs := m.sess.Messages(); len(files) > 0 && len(msgs) > 0 {
+			if msgs := m.sess.Messages(); len(r.files) > 0 && len(msgs) > 0 {
 				for _, a := range msgs[len(msgs)-1].Attachments {
 					fmt.Fprintln(stderr, "attached:", attachmentLine(a))
 				}
@@ -154,32 +175,32 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fin, replyText = &e.Metrics, e.Reply
 		}
 	}
-	if continuing && (*kvRestore != "" || text == "") {
+	if continuing && (r.kvRestore != "" || r.text == "") {
 		err = m.sess.Continue(emit)
 	} else {
-		err = m.sess.Send(text, emit, files...)
+		err = m.sess.Send(r.text, emit, r.files...)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "\norchard run:", err)
 		return exitCode(err)
 	}
-	if *save != "" {
-		if err := saveCheckpoint(m, cfg, *save); err != nil {
+	if r.save != "" {
+		if err := saveCheckpoint(m, cfg, r.save); err != nil {
 			fmt.Fprintln(stderr, "orchard run: --save:", err)
 			return 1
 		}
-		fmt.Fprintf(stderr, "saved checkpoint %q\n", *save)
+		fmt.Fprintf(stderr, "saved checkpoint %q\n", r.save)
 	}
-	if *asJSON {
+	if r.asJSON {
 		out := map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin}
-		if msgs := m.sess.Messages(); len(files) > 0 && len(msgs) >= 2 {
+		if msgs := m.sess.Messages(); len(r.files) > 0 && len(msgs) >= 2 {
 			out["attachments"] = msgs[len(msgs)-2].Attachments
 		}
 		writeJSON(stdout, out)
 	} else {
 		fmt.Fprintln(stdout)
 	}
-	if *stats && fin != nil {
+	if r.stats && fin != nil {
 		printStats(stderr, *fin, m.sess.Settings().Speculation != engine.SpecModeOff && len(m.info.VerifyWidths) > 0)
 	}
 	return 0

@@ -124,7 +124,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *spillMB > 0 {
 		eng.SpillConversations(filepath.Join(cfg.Data.Dir, "conversations"), int64(*spillMB)<<20)
 	}
-	defaults := settingsFrom(cfg, 0)
+	defaults := m.set // the config's, fitted to the bundle (fitSettings)
 	srv := server.New(server.Options{Engine: eng, BundleDir: m.b.Dir, BundleID: m.b.Identity.ID, Defaults: defaults,
 		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: "orchard"})
 

@@ -115,6 +115,7 @@ type History struct {
 type Media struct {
 	MaxFileSize     int64 // largest picture or clip file read
 	MaxMegapixels   int   // largest picture, decoded
+	MaxDecodeSize   int64 // memory one picture may take to decode
 	MaxAudioSeconds int   // longest clip
 	KeepEncoded     int64 // encoder output kept in memory; 0 keeps none
 }
@@ -180,7 +181,7 @@ func defaults(env func(string) string) *Config {
 		// The media package's limits; kept encodings as
 		// engine.DefaultKeepEncoded (a hundred E2B pictures).
 		Media: Media{MaxFileSize: media.DefaultMaxBytes, MaxMegapixels: media.DefaultMaxPixels / 1_000_000,
-			MaxAudioSeconds: media.DefaultMaxSeconds, KeepEncoded: 128 << 20},
+			MaxDecodeSize: media.DefaultMaxDecodeBytes, MaxAudioSeconds: media.DefaultMaxSeconds, KeepEncoded: 128 << 20},
 		Server:  Server{Listen: "127.0.0.1:11535", MaxMediaSize: 32 << 20},
 		Keys:    map[string][]string{},
 		sources: map[string]Source{},

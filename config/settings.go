@@ -126,6 +126,8 @@ func settings() []setting {
 			1, func(c *Config) *int64 { return &c.Media.MaxFileSize }),
 		intSetting("media.max_megapixels", "media-max-megapixels", "largest picture decoded, in millions of pixels, 1…1000",
 			1, 1000, func(c *Config) *int { return &c.Media.MaxMegapixels }),
+		sizeSetting("media.max_decode_size", "media-max-decode-size", "memory one picture may take to decode, judged from its header, such as \"256MiB\" (large JPEGs are decoded scaled down and take a fraction)",
+			1, func(c *Config) *int64 { return &c.Media.MaxDecodeSize }),
 		intSetting("media.max_audio_seconds", "media-max-seconds", "longest clip read, in seconds (each 30 s takes 750 tokens of context), 1…86400",
 			1, 86400, func(c *Config) *int { return &c.Media.MaxAudioSeconds }),
 		sizeSetting("media.keep_encoded", "media-keep-encoded", "memory kept for the encodings of pictures and clips, so that one sent again skips its encoder; 0 keeps none",

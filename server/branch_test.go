@@ -10,7 +10,7 @@ import (
 )
 
 // TestAttachedVersionsAndHistory: an attached screen regenerates, edits
-// and switches versions, and keeps, finds, resumes and deletes
+// and switches versions, and keeps, finds, resumes, renames and deletes
 // conversations of the history, through the server; another screen sees
 // the same conversation, each message once; the replies are the engine's.
 func TestAttachedVersionsAndHistory(t *testing.T) {
@@ -94,6 +94,11 @@ func TestAttachedVersionsAndHistory(t *testing.T) {
 	if m := a.Messages(); len(m) != 2 || m[0].Content != "hello" || m[1].Versions != 2 {
 		t.Fatalf("resumed %+v", m)
 	}
+	a.RenameHistory(id, "Greetings")
+	until(t, a, func(ev engine.Event) bool {
+		x, ok := ev.(engine.History)
+		return ok && x.Op == "rename" && x.ID == id && x.Title == "Greetings"
+	})
 	a.DeleteHistory(id)
 	until(t, a, func(ev engine.Event) bool { x, ok := ev.(engine.History); return ok && x.Op == "delete" && x.ID == id })
 }

@@ -433,6 +433,12 @@ func (c *Client) DeleteHistory(id string) {
 	c.call("history-delete", http.MethodDelete, "/orchard/v1/history/"+url.PathEscape(id), nil)
 }
 
+// RenameHistory titles a conversation of the server's history ("" for
+// the one on screen).
+func (c *Client) RenameHistory(id, title string) {
+	c.call("history-rename", http.MethodPost, "/orchard/v1/history/rename", map[string]string{"id": id, "title": title})
+}
+
 // Close detaches: the event stream ends; the server goes on.
 func (c *Client) Close() error {
 	c.once.Do(func() {

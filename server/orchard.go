@@ -326,3 +326,18 @@ func (s *Server) deleteHistory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s.run(w, r, func(e Engine) { e.DeleteHistory(id) })
 }
+
+// renameHistory is POST /orchard/v1/history/rename {"id": ID, "title":
+// TEXT}: a conversation's own title in the history ("" gives back its
+// first message); id "" is the chat's conversation.
+func (s *Server) renameHistory(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	s.run(w, r, func(e Engine) { e.RenameHistory(body.ID, body.Title) })
+}

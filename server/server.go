@@ -46,6 +46,7 @@ type Engine interface {
 	SearchHistory(query string) ([]engine.HistoryInfo, error)
 	ResumeHistory(id string)
 	DeleteHistory(id string)
+	RenameHistory(id, title string)
 	Mark(id uint64)
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
@@ -191,6 +192,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /orchard/v1/history", s.listHistory)
 	mux.HandleFunc("POST /orchard/v1/history/{id}/resume", s.resumeHistory)
 	mux.HandleFunc("DELETE /orchard/v1/history/{id}", s.deleteHistory)
+	mux.HandleFunc("POST /orchard/v1/history/rename", s.renameHistory)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "no endpoint "+r.Method+" "+r.URL.Path+" (see the README, section orchard serve)")
 	})
