@@ -24,73 +24,77 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 		"Which trees, pears or plums or apples, grow the fastest?",
 	}
 	const last = "Last one."
-	for _, fam := range []string{"r1", "stateful3"} {
-		for _, keep := range []int{1, 0} {
-			t.Run(fmt.Sprintf("%s/keep%d", fam, keep), func(t *testing.T) {
-				t.Parallel()
-				set := Settings{MaxTokens: 10, ContextPolicy: ContextDropOldest, System: "Be brief.", Speculation: SpecModeOff}
-				u := newSession(t, tinyBundle(t, fam), set)
-				u.stops = nil
-				for _, x := range texts {
-					reply(t, u, x)
-				}
-				want, _ := reply(t, u, last)
+	// The history as text (a prefill from the ids) on r1; with its cache on
+	// stateful3, whose sliding ring cannot rewind past the window.
+	for _, tc := range []struct {
+		fam  string
+		keep int
+	}{{"r1", 0}, {"stateful3", 1}} {
+		fam, keep := tc.fam, tc.keep
+		t.Run(fmt.Sprintf("%s/keep%d", fam, keep), func(t *testing.T) {
+			t.Parallel()
+			set := Settings{MaxTokens: 10, ContextPolicy: ContextDropOldest, System: "Be brief.", Speculation: SpecModeOff}
+			u := newSession(t, tinyBundle(t, fam), set)
+			u.stops = nil
+			for _, x := range texts {
+				reply(t, u, x)
+			}
+			want, _ := reply(t, u, last)
 
-				e, hist := historyEngine(t, fam, set, HistoryPolicy{KeepKV: keep, KVBudget: 1 << 30})
-				store, err := checkpoints.Open(t.TempDir())
-				if err != nil {
-					t.Fatal(err)
+			e, hist := historyEngine(t, fam, set, HistoryPolicy{KeepKV: keep, KVBudget: 1 << 30})
+			store, err := checkpoints.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.UseStore(store, 0)
+			dropped := 0
+			for _, x := range texts {
+				_, m := sendWait(t, e, x)
+				dropped += m.DroppedTurns
+			}
+			if dropped == 0 || e.sess.window == 0 {
+				t.Fatalf("the context never filled (window at %d)", e.sess.window)
+			}
+			all := e.Messages()
+			if len(all) != 2*len(texts) || all[0].Content != texts[0] {
+				t.Fatalf("the conversation holds %d messages after %d turns", len(all), len(texts))
+			}
+			e.SaveCheckpoint("full")
+			until(t, e, func(c Checkpoints) bool { return c.Op == "save" })
+			e.Autosave()
+			until(t, e, func(c Checkpoints) bool { return c.Op == "autosave" })
+			e.Clear()
+			id := until(t, e, func(h History) bool { return h.Op == "kept" }).ID
+			until(t, e, anyOf[Cleared])
+			for _, name := range []string{"full", checkpoints.Autosave} {
+				cp, err := store.Load(name, e.sess.b.Identity)
+				if err != nil || len(cp.Conversation.Messages) != len(all) {
+					t.Fatalf("checkpoint %s: %v, %d messages", name, err, len(cp.Conversation.Messages))
 				}
-				e.UseStore(store, 0)
-				dropped := 0
-				for _, x := range texts {
-					_, m := sendWait(t, e, x)
-					dropped += m.DroppedTurns
-				}
-				if dropped == 0 || e.sess.window == 0 {
-					t.Fatalf("the context never filled (window at %d)", e.sess.window)
-				}
-				all := e.Messages()
-				if len(all) != 2*len(texts) || all[0].Content != texts[0] {
-					t.Fatalf("the conversation holds %d messages after %d turns", len(all), len(texts))
-				}
-				e.SaveCheckpoint("full")
-				until(t, e, func(c Checkpoints) bool { return c.Op == "save" })
-				e.Autosave()
-				until(t, e, func(c Checkpoints) bool { return c.Op == "autosave" })
-				e.Clear()
-				id := until(t, e, func(h History) bool { return h.Op == "kept" }).ID
-				until(t, e, anyOf[Cleared])
-				for _, name := range []string{"full", checkpoints.Autosave} {
-					cp, err := store.Load(name, e.sess.b.Identity)
-					if err != nil || len(cp.Conversation.Messages) != len(all) {
-						t.Fatalf("checkpoint %s: %v, %d messages", name, err, len(cp.Conversation.Messages))
-					}
-				}
-				if cp, err := hist.Show(id); err != nil || len(cp.Conversation.Messages) != len(all) {
-					t.Fatalf("history entry: %v, %d messages", err, len(cp.Conversation.Messages))
-				}
+			}
+			if cp, err := hist.Show(id); err != nil || len(cp.Conversation.Messages) != len(all) {
+				t.Fatalf("history entry: %v, %d messages", err, len(cp.Conversation.Messages))
+			}
 
-				for _, from := range []struct {
-					name string
-					do   func()
-				}{
-					{"history", func() { e.ResumeHistory(id) }},
-					{"checkpoint", func() { e.LoadCheckpoint("full") }},
-					{"autosave", func() { e.LoadCheckpoint(checkpoints.Autosave) }},
-				} {
-					from.do()
-					cl := until(t, e, anyOf[Cleared])
-					if !reflect.DeepEqual(cl.Messages, all) {
-						t.Fatalf("%s: resumed %d messages, want all %d", from.name, len(cl.Messages), len(all))
-					}
-					got, _ := sendWait(t, e, last)
-					if !slices.Equal(got, want) {
-						t.Fatalf("%s: %v, uninterrupted %v", from.name, got, want)
-					}
+			for _, from := range []struct {
+				name string
+				do   func()
+			}{
+				{"history", func() { e.ResumeHistory(id) }},
+				{"checkpoint", func() { e.LoadCheckpoint("full") }},
+				{"autosave", func() { e.LoadCheckpoint(checkpoints.Autosave) }},
+			} {
+				from.do()
+				cl := until(t, e, anyOf[Cleared])
+				if !reflect.DeepEqual(cl.Messages, all) {
+					t.Fatalf("%s: resumed %d messages, want all %d", from.name, len(cl.Messages), len(all))
 				}
-			})
-		}
+				got, _ := sendWait(t, e, last)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: %v, uninterrupted %v", from.name, got, want)
+				}
+			}
+		})
 	}
 }
 
