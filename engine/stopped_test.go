@@ -56,21 +56,8 @@ func TestStoppedReplyKeepsItsFigures(t *testing.T) {
 			}
 		}
 		check("the session", e.Messages())
-		e.SaveCheckpoint("stopped")
-		until(t, e, func(c Checkpoints) bool { return c.Op == "save" })
-		e.Autosave()
-		until(t, e, func(c Checkpoints) bool { return c.Op == "autosave" })
-		e.Clear()
-		id := until(t, e, func(h History) bool { return h.Op == "kept" }).ID
-		until(t, e, anyOf[Cleared])
-		for _, load := range []struct {
-			name string
-			do   func()
-		}{
-			{"history", func() { e.ResumeHistory(id) }},
-			{"checkpoint", func() { e.LoadCheckpoint("stopped") }},
-			{"autosave", func() { e.LoadCheckpoint(checkpoints.Autosave) }},
-		} {
+		id, back := keptEverywhere(t, e, "stopped")
+		for _, load := range back {
 			load.do()
 			check(load.name, until(t, e, anyOf[Cleared]).Messages)
 		}

@@ -9,20 +9,49 @@ import (
 	"github.com/orchard-llm/orchard/checkpoints"
 )
 
+// orchardQuestions fill the tiny preset's 128-token context in a few turns.
+var orchardQuestions = []string{
+	"Tell me about pears, plums and apples in the orchard.",
+	"And the apples, the pears and the plums in the autumn?",
+	"Which of the plums, pears and apples keep the longest?",
+	"How are the pears and the plums and the apples picked?",
+	"What do the plums, the apples and the pears taste of?",
+	"Which trees, pears or plums or apples, grow the fastest?",
+}
+
+// reload is a way a conversation comes back.
+type reload struct {
+	name string
+	do   func()
+}
+
+// keptEverywhere saves the engine's conversation as checkpoint name and
+// as the autosave, then starts a new one (/new keeps it in the history).
+// It returns its id in the history and the ways to bring it back: resume
+// it from the history, load the checkpoint, --continue (the autosave).
+func keptEverywhere(t *testing.T, e *Engine, name string) (string, []reload) {
+	t.Helper()
+	e.SaveCheckpoint(name)
+	until(t, e, func(c Checkpoints) bool { return c.Op == "save" })
+	e.Autosave()
+	until(t, e, func(c Checkpoints) bool { return c.Op == "autosave" })
+	e.Clear()
+	id := until(t, e, func(h History) bool { return h.Op == "kept" }).ID
+	until(t, e, anyOf[Cleared])
+	return id, []reload{
+		{"history", func() { e.ResumeHistory(id) }},
+		{"checkpoint", func() { e.LoadCheckpoint(name) }},
+		{"autosave", func() { e.LoadCheckpoint(checkpoints.Autosave) }},
+	}
+}
+
 // TestDropOldestKeepsTheRecord: under drop-oldest a full context moves
 // what the model sees, never the record: the history, the autosave and a
 // checkpoint keep every turn, and resuming any of them (the history with
 // its cache or as text) continues token for token as the conversation
 // that never left.
 func TestDropOldestKeepsTheRecord(t *testing.T) {
-	texts := []string{
-		"Tell me about pears, plums and apples in the orchard.",
-		"And the apples, the pears and the plums in the autumn?",
-		"Which of the plums, pears and apples keep the longest?",
-		"How are the pears and the plums and the apples picked?",
-		"What do the plums, the apples and the pears taste of?",
-		"Which trees, pears or plums or apples, grow the fastest?",
-	}
+	texts := orchardQuestions
 	const last = "Last one."
 	// The history as text (a prefill from the ids) on r1; with its cache on
 	// stateful3, whose sliding ring cannot rewind past the window.
@@ -59,13 +88,7 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 			if len(all) != 2*len(texts) || all[0].Content != texts[0] {
 				t.Fatalf("the conversation holds %d messages after %d turns", len(all), len(texts))
 			}
-			e.SaveCheckpoint("full")
-			until(t, e, func(c Checkpoints) bool { return c.Op == "save" })
-			e.Autosave()
-			until(t, e, func(c Checkpoints) bool { return c.Op == "autosave" })
-			e.Clear()
-			id := until(t, e, func(h History) bool { return h.Op == "kept" }).ID
-			until(t, e, anyOf[Cleared])
+			id, back := keptEverywhere(t, e, "full")
 			for _, name := range []string{"full", checkpoints.Autosave} {
 				cp, err := store.Load(name, e.sess.b.Identity)
 				if err != nil || len(cp.Conversation.Messages) != len(all) {
@@ -76,14 +99,7 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 				t.Fatalf("history entry: %v, %d messages", err, len(cp.Conversation.Messages))
 			}
 
-			for _, from := range []struct {
-				name string
-				do   func()
-			}{
-				{"history", func() { e.ResumeHistory(id) }},
-				{"checkpoint", func() { e.LoadCheckpoint("full") }},
-				{"autosave", func() { e.LoadCheckpoint(checkpoints.Autosave) }},
-			} {
+			for _, from := range back {
 				from.do()
 				cl := until(t, e, anyOf[Cleared])
 				if !reflect.DeepEqual(cl.Messages, all) {
@@ -105,13 +121,7 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 func TestVersionsSurviveDropOldest(t *testing.T) {
 	b := tinyBundle(t, "r1")
 	set := Settings{MaxTokens: 10, ContextPolicy: ContextDropOldest, Speculation: SpecModeOff}
-	texts := []string{
-		"Tell me about pears, plums and apples in the orchard.",
-		"And the apples, the pears and the plums in the autumn?",
-		"Which of the plums, pears and apples keep the longest?",
-		"How are the pears and the plums and the apples picked?",
-		"What do the plums, the apples and the pears taste of?",
-	}
+	texts := orchardQuestions[:5]
 	u := newSession(t, b, set)
 	u.stops = nil
 	for _, x := range texts {
