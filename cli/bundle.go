@@ -54,6 +54,7 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 	preset := fs.String("preset", "tiny", "tiny (tests) or small (demo)")
 	seed := fs.Uint64("seed", 1, "weights seed")
 	out := fs.String("out", "", "folder to create (must not exist or be empty)")
+	script := fs.String("script", "", "keep this script `file` in the bundle: it replies as scripted where a message matches")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
@@ -72,7 +73,18 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "orchard bundle synth: %s is not empty; choose a new folder so no existing files are overwritten\n", *out)
 		return 2
 	}
+	var sc *reference.Script
+	if *script != "" {
+		var err error
+		if sc, err = synthScript(*script, *family, *preset); err != nil {
+			fmt.Fprintln(stderr, "orchard bundle synth:", err)
+			return 2
+		}
+	}
 	dir, err := reference.Synthesize(reference.SynthOptions{Family: *family, Preset: *preset, Seed: *seed, Out: *out})
+	if err == nil && sc != nil {
+		err = reference.StoreScript(dir, sc)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard bundle synth:", err)
 		return 1

@@ -43,6 +43,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 	flags := config.RegisterFlags(fs)
 	demoFlag := fs.Bool("demo", demo, "open the demo bundle (synthetic weights, made on first use)")
 	family := fs.String("family", "r1", "demo bundle family: "+families)
+	script := fs.String("script", "", scriptUsage)
 	cont := fs.Bool("continue", false, "resume the last conversation (the autosave)")
 	pick := fs.Bool("pick", false, "choose the model in the picker even when one is configured")
 	var attach attachFlag
@@ -79,7 +80,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 				fmt.Fprintln(stderr, "orchard --demo: --continue, --pick and --attach need a terminal")
 				return exitUsage
 			}
-			return demoTurn(cfg, *family, stdin, stdout, stderr)
+			return demoTurn(cfg, *family, *script, stdin, stdout, stderr)
 		}
 		fmt.Fprintln(stderr, "orchard chat: needs a terminal; for scripts use orchard run --model DIR --prompt TEXT")
 		return 2
@@ -137,7 +138,8 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 		}
 	}
 	// A server already serving this bundle keeps it loaded: chat over it.
-	if sock, ok := servedHere(ctx, cfg, dir); ok && !*noAttach && !*cont {
+	// (Not with --script: the server's runtime plays its own script or none.)
+	if sock, ok := servedHere(ctx, cfg, dir); ok && !*noAttach && !*cont && *script == "" {
 		logger.Info("attaching", "bundle", dir, "server", sock)
 		return runAttached(ctx, sock, cfg, opts, stderr)
 	}
@@ -146,7 +148,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 	if *demoFlag {
 		set.MaxTokens = demoReplyTokens
 	}
-	m, err := openModel(dir, cfg, set, func(msg string) { fmt.Fprintln(stderr, msg) })
+	m, err := openModel(dir, *script, cfg, set, func(msg string) { fmt.Fprintln(stderr, msg) })
 	if err != nil {
 		logger.Error("open", "bundle", dir, "err", err)
 		fmt.Fprintln(stderr, "orchard:", err)

@@ -19,7 +19,7 @@ import (
 // stdin as orchard run does, or a scripted one when nothing is piped. Its
 // weights are random, so the reply is noise; the pipeline, the timings and
 // the token counts are real.
-func demoTurn(cfg *config.Config, family string, stdin io.Reader, stdout, stderr io.Writer) int {
+func demoTurn(cfg *config.Config, family, script string, stdin io.Reader, stdout, stderr io.Writer) int {
 	text := ""
 	if stdin != nil && !isTerminal(stdin) {
 		data, err := io.ReadAll(stdin)
@@ -32,8 +32,10 @@ func demoTurn(cfg *config.Config, family string, stdin io.Reader, stdout, stderr
 	if text == "" {
 		text = "Tell me about apple orchards."
 	}
-	fmt.Fprintf(stderr, "synthetic weights: the reply is noise; every number is measured.\n")
-	return runTurn(turnRequest{demo: true, family: family, text: text, maxTokens: 48, stats: true}, cfg, stdout, stderr)
+	if script == "" {
+		fmt.Fprintf(stderr, "synthetic weights: the reply is noise; every number is measured.\n")
+	}
+	return runTurn(turnRequest{demo: true, family: family, script: script, text: text, maxTokens: 48, stats: true}, cfg, stdout, stderr)
 }
 
 // demoBundle returns the demo bundle folder, writing it on first use into

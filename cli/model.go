@@ -29,8 +29,9 @@ type loaded struct {
 // for orchard's synthetic bundles (their chunk folders hold reference
 // twins), Core ML for published ones.
 // progress receives one-line messages (compiling, first-run notes). The
-// config places the chunks and bounds the media files read.
-func openModel(dir string, cfg *config.Config, set engine.Settings, progress func(string)) (*loaded, error) {
+// config places the chunks and bounds the media files read. script, when
+// set, is a --script file for a synthetic bundle (script.go).
+func openModel(dir, script string, cfg *config.Config, set engine.Settings, progress func(string)) (*loaded, error) {
 	o := engineOptions(cfg)
 	if progress == nil {
 		progress = func(string) {}
@@ -41,6 +42,10 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 		return nil, badInput(err)
 	}
 	rt, name, err := runtimeFor(b)
+	if err != nil {
+		return nil, err
+	}
+	rt, scriptNote, err := withScript(b, rt, name, script)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +68,9 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 		return nil, err
 	}
 	var notes []string
+	if scriptNote != "" {
+		notes = append(notes, scriptNote)
+	}
 	if m, err := coreml.ReadMemory(); err == nil && coreml.LowMemory(m.Physical) && set.Speculation == engine.SpecModeAuto {
 		// As the published app: under 7 GB the speculation assets stay unloaded.
 		set.Speculation = engine.SpecModeOff

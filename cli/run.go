@@ -21,6 +21,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	flags := config.RegisterFlags(fs) // --model, --spec, --no-mtp, --temp, ... with file and env defaults
 	demo := fs.Bool("demo", false, "use the demo bundle instead of --model")
 	family := fs.String("family", "r1", "family of the demo bundle: "+families)
+	script := fs.String("script", "", scriptUsage)
 	prompt := fs.String("prompt", "", "user message (default: read stdin)")
 	maxTokens := fs.Int("max-tokens", 0, "tokens to generate (0 = until EOS or the context ends)")
 	stats := fs.Bool("stats", false, "print the stats block on stderr")
@@ -81,7 +82,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard run: --image and --audio cannot be combined with --kv-save or --kv-restore")
 		return 2
 	}
-	return runTurn(turnRequest{demo: *demo, family: *family, text: text, maxTokens: *maxTokens, stats: *stats, asJSON: *asJSON,
+	return runTurn(turnRequest{demo: *demo, family: *family, script: *script, text: text, maxTokens: *maxTokens, stats: *stats, asJSON: *asJSON,
 		kvSave: *kvSave, kvRestore: *kvRestore, resume: *resume, save: *save, files: files}, cfg, stdout, stderr)
 }
 
@@ -90,6 +91,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type turnRequest struct {
 	demo                            bool
 	family                          string // of the demo bundle
+	script                          string // --script: a synthetic bundle's replies (script.go)
 	text                            string // the message; "" continues (kvRestore, resume)
 	maxTokens                       int
 	stats, asJSON                   bool
@@ -111,7 +113,7 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stderr, "Loading model bundle: %s\n", dir)
-	m, err := openModel(dir, cfg, set, func(msg string) { fmt.Fprintln(stderr, " ", msg) })
+	m, err := openModel(dir, r.script, cfg, set, func(msg string) { fmt.Fprintln(stderr, " ", msg) })
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard run:", err)
 		return exitCode(err)

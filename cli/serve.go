@@ -28,6 +28,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	flags := config.RegisterFlags(fs) // --model, --listen, --api-key, the generation defaults, ...
 	demo := fs.Bool("demo", false, "serve the demo bundle (synthetic weights, made on first use)")
 	family := fs.String("family", "r1", "demo bundle family: r1, v2, stateful3, stateful3-logits")
+	script := fs.String("script", "", scriptUsage)
 	socket := fs.String("socket", "", "unix socket `path` (default: orchard.sock in the runtime folder); none: no socket")
 	queue := fs.Int("queue", 16, "requests that may wait while one generates (more are refused with 503)")
 	keep := fs.Int("keep", 4, "conversations of API clients kept for reuse besides the chat's")
@@ -93,7 +94,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 
 	fmt.Fprintf(stderr, "loading %s\n", dir)
-	m, err := openModel(dir, cfg, settingsFrom(cfg, 0), func(msg string) { fmt.Fprintln(stderr, " ", msg) })
+	m, err := openModel(dir, *script, cfg, settingsFrom(cfg, 0), func(msg string) { fmt.Fprintln(stderr, " ", msg) })
 	if err != nil {
 		logger.Error("open", "bundle", dir, "err", err)
 		fmt.Fprintln(stderr, "orchard serve:", err)
@@ -126,7 +127,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	defaults := m.set // the config's, fitted to the bundle (fitSettings)
 	srv := server.New(server.Options{Engine: eng, BundleDir: m.b.Dir, BundleID: m.b.Identity.ID, Defaults: defaults,
-		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: "orchard"})
+		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: moduleVersion(),
+		Guard:   server.GuardOptions{Listen: cfg.Server.Listen, AllowedHosts: cfg.Server.AllowedHosts, Origins: cfg.Server.Origins},
+		Aliases: cfg.Server.Aliases, StrictSampling: cfg.Server.StrictSampling})
 
 	// The server outlives the SSH session that started it; stop it with
 	// ctrl+c or kill (SIGTERM).

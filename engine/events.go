@@ -159,7 +159,7 @@ func (History) event()         {}
 
 // Message is one turn of the conversation as the user sees it.
 type Message struct {
-	Role    string // "user" or "model"
+	Role    string // "user" or "model"; "system" in an API request's conversation
 	Content string
 	// Interrupted marks a reply cut short before its end: stopped by the
 	// user, or by the engine closing (a dropped connection) mid-reply.

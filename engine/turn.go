@@ -30,6 +30,7 @@ type turn struct {
 	finish             string
 	lastFed            bool   // the last emitted token is in the cache (verify rounds)
 	op                 string // the Op of a Failed event
+	cont               bool   // the reply continues the model's message the prompt ends with
 	undo               *undoPoint
 	one                [1]int  // a single emitted token, without allocating
 	deltas             []Delta // the slab the next Delta events come from
@@ -73,11 +74,14 @@ type turnReq struct {
 	from        tailState // what its prompt continues (the session's tail, or a turn's base)
 	op          string    // the Op of its Failed event: send, regenerate, edit
 	prefillOnly bool
+	// cont: msg is the model's reply begun (an API request's prefill);
+	// the prompt ends inside it and the reply continues it.
+	cont bool
 }
 
 func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.cancel.Store(false)
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, undo: s.undoPoint()}
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, cont: r.cont, undo: s.undoPoint()}
 	s.turn++
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
 	var msg Message
@@ -94,7 +98,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		msg = userMessage(r.text, atts)
 	}
 	msgs := append(slices.Clone(s.msgs), msg)
-	p, err := s.promptIDs(msgs, r.from)
+	p, err := s.promptIDs(msgs, r.from, r.cont)
 	if err != nil {
 		return s.fail(t, err)
 	}
@@ -186,11 +190,13 @@ type prompt struct {
 // window from starts at, places its media spans and applies the context
 // policy: "drop-oldest" moves the window past the oldest turns the
 // context cannot hold. The conversation itself never loses a message.
-func (s *Session) promptIDs(msgs []Message, from tailState) (prompt, error) {
+// With cont the prompt ends inside the last message, the model's, which
+// the reply continues.
+func (s *Session) promptIDs(msgs []Message, from tailState, cont bool) (prompt, error) {
 	ctx := s.caps.Context
 	p := prompt{window: min(max(from.Window, 0), len(msgs)-1)}
 	var err error
-	if p.ids, p.spans, err = s.encode(msgs[p.window:], from); err != nil {
+	if p.ids, p.spans, err = s.encode(msgs[p.window:], from, cont); err != nil {
 		return prompt{}, err
 	}
 	if len(p.ids) < ctx {
@@ -208,7 +214,10 @@ func (s *Session) promptIDs(msgs []Message, from tailState) (prompt, error) {
 			cut = 2
 		}
 		p.window, p.dropped = p.window+cut, p.dropped+cut
-		if p.ids, p.spans, err = s.encode(msgs[p.window:], noTail); err != nil {
+		for len(msgs)-p.window > 1 && msgs[p.window].Role == "system" { // a system turn goes with the turns it followed
+			p.window, p.dropped = p.window+1, p.dropped+1
+		}
+		if p.ids, p.spans, err = s.encode(msgs[p.window:], noTail, cont); err != nil {
 			return prompt{}, err
 		}
 	}
@@ -223,10 +232,11 @@ func (s *Session) promptIDs(msgs []Message, from tailState) (prompt, error) {
 // as they are (re-tokenized text can differ from them) and appends what
 // the conversation renders after the reply; otherwise the conversation is
 // encoded afresh and the turn reuses the longest common prefix.
-func (s *Session) encode(msgs []Message, from tailState) ([]int, []spanRef, error) {
+func (s *Session) encode(msgs []Message, from tailState, cont bool) ([]int, []spanRef, error) {
 	conv := s.conversation(msgs)
+	conv.Continue = cont
 	spans := layout(msgs)
-	if from.ContOK {
+	if from.ContOK && !cont {
 		ids, refs, ok, err := s.continued(conv, spans, from)
 		if err != nil || ok {
 			return ids, refs, err
@@ -635,8 +645,14 @@ func (s *Session) endTurn(t *turn) string {
 	}
 	reply := string(t.reply)
 	seen := s.msgs[s.window:] // what the turn's prompt rendered
-	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	s.contOK, s.unfed = false, nil
+	if t.cont {
+		// The reply goes on from the message the prompt ended in; the
+		// next turn re-encodes it and reuses the common prefix.
+		s.msgs[len(s.msgs)-1].Content += reply
+		return reply
+	}
+	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	rendered, err := s.tmpl.Render(s.conversation(seen))
 	if err != nil || len(s.committed) < len(t.prompt) || !slices.Equal(s.committed[:len(t.prompt)], t.prompt) {
 		return reply

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -131,6 +132,11 @@ type serverOpts struct {
 	// maxMedia is the largest file a request may carry (0: the default).
 	maxMedia int64
 	history  bool // keep a conversation history
+	guard    GuardOptions
+	aliases  []string
+	strict   bool // server.strict_sampling
+	logger   *slog.Logger
+	defaults *engine.Settings // the requests' defaults; nil: engine.DefaultSettings
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -161,8 +167,13 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 		}
 		eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: 2, KVBudget: 1 << 30})
 	}
-	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
-		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia})
+	defaults := engine.DefaultSettings()
+	if o.defaults != nil {
+		defaults = *o.defaults
+	}
+	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: defaults,
+		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia,
+		Guard: o.guard, Aliases: o.aliases, StrictSampling: o.strict, Version: "v1.2.3-test", Logger: o.logger})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -30,12 +30,15 @@ type ollamaRequest struct {
 	} `json:"options"`
 	Format json.RawMessage `json:"format"`
 	Tools  json.RawMessage `json:"tools"`
+
+	ignored []string // the sampling options decoding ignored (sampling.go)
 }
 
 type ollamaMessage struct {
-	Role    string   `json:"role"`
-	Content string   `json:"content"`
-	Images  []string `json:"images,omitempty"` // base64, user messages
+	Role      string          `json:"role"`
+	Content   string          `json:"content"`
+	Images    []string        `json:"images,omitempty"` // base64, user messages
+	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
 }
 
 type ollamaChunk struct {
@@ -74,20 +77,16 @@ func (s *Server) ollamaFailure(w http.ResponseWriter, err error) {
 	}
 }
 
-func (s *Server) ollamaModelOK(name string) bool {
-	return s.modelOK(name) || s.modelOK(strings.TrimSuffix(name, ":latest"))
-}
-
 // ollamaRequestOf maps an ollama chat request to an engine request.
 func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
-	if !s.ollamaModelOK(or.Model) {
-		return engine.Request{}, bad("model_not_found", "model", fmt.Sprintf("model %q not found; this server serves %q", or.Model, s.info.Name))
+	if !s.modelOK(or.Model) {
+		return engine.Request{}, s.unknownModel(or.Model)
 	}
 	if f := bytes.TrimSpace(or.Format); len(f) > 0 && string(f) != "null" && string(f) != `""` {
 		return engine.Request{}, bad("unsupported_value", "format", "structured output (format) is not supported")
 	}
-	if t := bytes.TrimSpace(or.Tools); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
-		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
+	if given(or.Tools) {
+		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported: orchard serve has no tools yet")
 	}
 	var in []chatMessage
 	var files [][]engine.MediaFile
@@ -106,7 +105,7 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 		}
 		files = append(files, fs)
 		c, _ := json.Marshal(m.Content)
-		in = append(in, chatMessage{Role: m.Role, Content: c})
+		in = append(in, chatMessage{Role: m.Role, Content: c, ToolCalls: m.ToolCalls})
 	}
 	system, msgs, _, err := conversation(in, mr)
 	if err != nil {
@@ -130,26 +129,12 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	if o.NumPredict != nil && *o.NumPredict > 0 {
 		set.MaxTokens = *o.NumPredict
 	}
-	if o.Temperature != nil {
-		set.Sampling.Temperature = *o.Temperature
-	}
-	if o.TopP != nil {
-		set.Sampling.TopP = *o.TopP
-	}
-	if o.TopK != nil {
-		set.Sampling.TopK = *o.TopK
-	}
-	if o.MinP != nil {
-		set.Sampling.MinP = *o.MinP
-	}
-	if o.RepeatPenalty != nil {
-		set.Sampling.RepetitionPenalty = *o.RepeatPenalty
-	}
-	if o.Seed != nil {
-		set.Sampling.Seed = uint64(*o.Seed)
+	ask := askedSampling{Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, RepetitionPenalty: o.RepeatPenalty, TopK: o.TopK, Seed: o.Seed}
+	if or.ignored, err = s.applySampling(&set, ask, ollamaSamplingNames); err != nil {
+		return engine.Request{}, err
 	}
 	if err := s.checkSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", "options", err.Error())
+		return engine.Request{}, ollamaSamplingNames.refusal(err)
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop, Media: media}, nil
 }
@@ -167,6 +152,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		s.ollamaFailure(w, err)
 		return
 	}
+	s.noteIgnored(w, "ollama", or.ignored)
 	stream := or.Stream == nil || *or.Stream
 	g := generation{api: "ollama", id: newID("ollama-"), client: clientKey(r, ""), req: req}
 	t0 := time.Now()

@@ -12,13 +12,19 @@ import (
 // orchard's own endpoints: the chat's conversation (the one attached
 // screens show), its settings and checkpoints, live events, health.
 
-// health is GET /health.
+// health is GET /health. Without the key (when one is set) it says only
+// whether the server is up and its version: the rest names the bundle's
+// folder and what the server holds.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	running, waiting := s.q.status()
 	status := "ok"
 	if s.closing.Load() {
 		status = "shutting down"
 	}
+	if !s.keyOK(r) {
+		writeJSON(w, http.StatusOK, map[string]any{"status": status, "version": s.o.Version})
+		return
+	}
+	running, waiting := s.q.status()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	cs := s.eng.ConversationStats()

@@ -8,7 +8,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net"
@@ -64,8 +63,17 @@ type Options struct {
 	// prompt, sampling and token cap replace theirs).
 	Defaults engine.Settings
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on
-	// every request that does not come through the unix socket.
+	// every request that does not come through the unix socket, but
+	// GET /health (guard.go).
 	APIKey string
+	// Guard says which names and browser origins may reach the TCP
+	// listener besides this machine's own (guard.go).
+	Guard GuardOptions
+	// Aliases are more names requests may give the served model.
+	Aliases []string
+	// StrictSampling refuses sampling an argmax bundle cannot honour
+	// (400) instead of decoding greedily and saying so (sampling.go).
+	StrictSampling bool
 	// QueueLimit is how many requests may wait while one generates;
 	// 0 means 16.
 	QueueLimit int
@@ -90,6 +98,7 @@ type Server struct {
 	started time.Time
 	log     *slog.Logger
 	closing atomic.Bool
+	routes  []string // every pattern Handler registers
 
 	cmdMu   sync.Mutex // a command and its marker are queued together
 	markID  uint64
@@ -141,6 +150,9 @@ func New(o Options) *Server {
 	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
 		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
 		pumpDone: make(chan struct{})}
+	if !s.info.Logits {
+		s.o.Defaults = greedyDefaults(s.o.Defaults)
+	}
 	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if _, ok := c.(*net.UnixConn); ok {
@@ -163,13 +175,18 @@ func (s *Server) Serve(l net.Listener) error {
 	return err
 }
 
-// Handler routes every endpoint, behind the API key check.
+// Handler routes every endpoint, behind the guard and the API key check
+// (guard.go).
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
+	mux := newRouter()
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /v1/models/{id}", s.model)
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	// As llama-server, the OpenAI paths also without /v1.
+	mux.HandleFunc("GET /models", s.models)
+	mux.HandleFunc("GET /models/{id}", s.model)
+	mux.HandleFunc("POST /chat/completions", s.chatCompletions)
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
 	mux.HandleFunc("POST /api/chat", s.ollamaChat)
 	mux.HandleFunc("GET /orchard/v1/events", s.events)
@@ -196,28 +213,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "no endpoint "+r.Method+" "+r.URL.Path+" (see the README, section orchard serve)")
 	})
-	return s.authorize(mux)
-}
-
-// authorize checks the API key on every request but those through the
-// unix socket, whose file mode (0600) already limits it to its owner.
-func (s *Server) authorize(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.o.APIKey)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.o.APIKey != "" && r.Context().Value(unixConnKey{}) == nil {
-			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="orchard"`)
-				msg := "missing API key: send Authorization: Bearer KEY (the key orchard serve was started with)"
-				if len(got) > 0 {
-					msg = "wrong API key"
-				}
-				apiError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "", msg)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+	s.routes = mux.patterns
+	return s.guard(s.authorize(mux))
 }
 
 // pump reads the engine's events: it answers command waiters at their
