@@ -164,6 +164,13 @@ type Message struct {
 	// Interrupted marks a reply cut short before its end: stopped by the
 	// user, or by the engine closing (a dropped connection) mid-reply.
 	Interrupted bool
+	// Stopped marks a reply the user stopped (Interrupted is set too).
+	Stopped bool
+	// Metrics are the figures of the turn that made a reply (without the
+	// per-token list and the memory sample); they travel with it through
+	// checkpoints, the history and versions. Nil for a user message, and
+	// for a reply from a checkpoint written before orchard kept them.
+	Metrics *TurnMetrics
 	// Version is this message's place among Versions, the versions it
 	// has (regenerated replies, edited messages, each with the turns that
 	// followed it); Versions is 0 when it has no other.
@@ -215,7 +222,7 @@ type TurnMetrics struct {
 	PerTokenMeanMs   float64   `json:"perTokenMeanMs"`
 	ContextUsed      int       `json:"contextUsed"`
 	ContextLimit     int       `json:"contextLength"`
-	DroppedTurns     int       `json:"droppedTurns,omitempty"`
+	DroppedTurns     int       `json:"droppedTurns,omitempty"` // messages the model stopped seeing this turn (drop-oldest)
 	Spec             SpecStats `json:"spec"`
 	Memory           Memory    `json:"memory"`
 }
@@ -315,7 +322,7 @@ type ContextPolicy string
 
 const (
 	ContextStop       ContextPolicy = "stop"        // refuse with a clear message
-	ContextDropOldest ContextPolicy = "drop-oldest" // drop the oldest turns (never the system prompt), re-prefill
+	ContextDropOldest ContextPolicy = "drop-oldest" // the model stops seeing the oldest turns (never the system prompt; the conversation keeps them), re-prefill
 )
 
 // DefaultSettings are the built-in defaults.
