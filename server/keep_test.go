@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -48,7 +49,7 @@ func TestClearRefusedWhenNotKept(t *testing.T) {
 	var body apiErrorBody
 	err = json.NewDecoder(resp.Body).Decode(&body)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode/100 == 2 || !strings.Contains(body.Error.Message, sentence) {
+	if err != nil || resp.StatusCode != http.StatusInsufficientStorage || !strings.Contains(body.Error.Message, sentence) {
 		t.Fatalf("POST clear: HTTP %d %+v (%v)", resp.StatusCode, body.Error, err)
 	}
 
