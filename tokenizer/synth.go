@@ -20,7 +20,7 @@ import (
 var synthCorpus string
 
 // Fixed ids of the synthetic tokenizer. The first block mirrors Gemma 4;
-// the thinking markers sit in Gemma's reserved 5–104 range.
+// the tool and thinking markers sit in Gemma's reserved 5–104 range.
 const (
 	synthThinkID      = 98
 	synthChannelID    = 100
@@ -43,6 +43,14 @@ var synthSpecials = []struct {
 	{2, "<bos>", true},
 	{3, "<unk>", true},
 	{4, "<mask>", true},
+	// Gemma 4's tool tokens (tools.Spellings), at Gemma 4's ids.
+	{46, "<|tool>", true},
+	{47, "<tool|>", true},
+	{48, "<|tool_call>", true},
+	{49, "<tool_call|>", true},
+	{50, "<|tool_response>", true},
+	{51, "<tool_response|>", true},
+	{52, `<|"|>`, true},
 	{synthThinkID, "<|think|>", true},
 	{synthChannelID, "<|channel>", true},
 	{synthChannelEndID, "<channel|>", true},
