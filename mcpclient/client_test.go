@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/orchard-llm/orchard/config"
 )
 
 // stdioServer runs this test binary as an MCP server over stdio; started
@@ -279,3 +281,6 @@ func TestTail(t *testing.T) {
 		t.Error("a nil tail is not empty")
 	}
 }
+
+// config.MCPServer converts to Server, so the two cannot drift apart.
+var _ = Server(config.MCPServer{})
