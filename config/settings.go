@@ -200,16 +200,11 @@ func pathsSetting(key, flag, doc string, field func(*Config) *[]string) setting 
 						items = append(items, p)
 					}
 				}
-			case []any:
-				for i, e := range v {
-					s, ok := e.(string)
-					if !ok {
-						return wrongType("an array of strings", v[i])
-					}
-					items = append(items, s)
-				}
 			default:
-				return wrongType("an array of strings", v)
+				var err error
+				if items, err = stringArray(v); err != nil {
+					return err
+				}
 			}
 			out := make([]string, 0, len(items))
 			for _, p := range items {

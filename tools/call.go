@@ -26,18 +26,9 @@ type Response struct {
 func RenderCalls(cs []Call) (Text, error) {
 	var w writer
 	for _, c := range cs {
-		w.mark(CallOpen)
-		w.lit("call:")
-		w.name("call", c.Name)
-		w.lit("{")
-		w.members(c.Name, c.Args, false, 1)
-		w.lit("}")
-		w.mark(CallClose)
+		w.block(CallOpen, "call", c.Name, CallClose, func() { w.members(c.Name, c.Args, false, 1) })
 	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	return w.out, nil
+	return w.result()
 }
 
 // RenderResponses writes results as the chat template does,
@@ -49,23 +40,16 @@ func RenderCalls(cs []Call) (Text, error) {
 func RenderResponses(rs []Response) (Text, error) {
 	var w writer
 	for _, r := range rs {
-		w.mark(ResponseOpen)
-		w.lit("response:")
-		w.name("response", r.Name)
-		w.lit("{")
-		if m, ok := r.Value.(map[string]any); ok {
-			w.members(r.Name, m, false, 1)
-		} else {
-			w.lit("value:")
-			w.value(r.Name, r.Value, false, 1)
-		}
-		w.lit("}")
-		w.mark(ResponseClose)
+		w.block(ResponseOpen, "response", r.Name, ResponseClose, func() {
+			if m, ok := r.Value.(map[string]any); ok {
+				w.members(r.Name, m, false, 1)
+			} else {
+				w.lit("value:")
+				w.value(r.Name, r.Value, false, 1)
+			}
+		})
 	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	return w.out, nil
+	return w.result()
 }
 
 // After returns t without its leading markup piece when that piece is

@@ -25,19 +25,17 @@ func RenderDeclarations(ds []Declaration) (Text, error) {
 	for _, d := range ds {
 		w.declaration(d)
 	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	return w.out, nil
+	return w.result()
 }
 
 func (w *writer) declaration(d Declaration) {
-	w.mark(DeclOpen)
-	w.lit("declaration:")
-	w.name("declaration", d.Name)
-	w.lit("{description:")
-	w.str(d.Description)
-	if p := d.Parameters; len(p) > 0 {
+	w.block(DeclOpen, "declaration", d.Name, DeclClose, func() {
+		w.lit("description:")
+		w.str(d.Description)
+		p := d.Parameters
+		if len(p) == 0 {
+			return
+		}
 		path := d.Name + ".parameters"
 		w.lit(",parameters:{")
 		c := comma{w: w}
@@ -58,9 +56,7 @@ func (w *writer) declaration(d Declaration) {
 			w.str(strings.ToUpper(t))
 		}
 		w.lit("}")
-	}
-	w.lit("}")
-	w.mark(DeclClose)
+	})
 }
 
 // comma writes "," before every item but the first.

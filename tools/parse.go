@@ -35,14 +35,7 @@ func ParseCall(body string) (Call, error) {
 	p.i += len("call:")
 	p.ws()
 	start := p.i
-	for p.i < len(p.s) {
-		r, n := utf8.DecodeRuneInString(p.s[p.i:])
-		if !isNameRune(r) {
-			break
-		}
-		p.i += n
-	}
-	name := p.s[start:p.i]
+	name := p.name()
 	if name == "" {
 		return Call{}, p.fail("want the function's name after call:")
 	}
@@ -117,17 +110,26 @@ func (p *parser) object(outer int) (map[string]any, error) {
 			return nil, err
 		}
 		m[k] = v
-		p.ws()
-		switch {
-		case p.at(','):
-			p.i++
-		case p.at('}'):
-		case p.i >= len(p.s):
-			return nil, p.fail("the object is not closed with }")
-		default:
-			return nil, p.fail("want , or } after the value of " + quoteShort(k))
+		if err := p.separator('}', "object", "after the value of "+quoteShort(k)); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// separator reads what follows an item: a comma (skipped) or the closing
+// bracket (left for the loop to read).
+func (p *parser) separator(close byte, what, where string) error {
+	p.ws()
+	switch {
+	case p.at(','):
+		p.i++
+	case p.at(close):
+	case p.i >= len(p.s):
+		return p.fail(fmt.Sprintf("the %s is not closed with %c", what, close))
+	default:
+		return p.fail(fmt.Sprintf("want , or %c %s", close, where))
+	}
+	return nil
 }
 
 func (p *parser) array(outer int) ([]any, error) {
@@ -147,15 +149,8 @@ func (p *parser) array(outer int) ([]any, error) {
 			return nil, err
 		}
 		a = append(a, v)
-		p.ws()
-		switch {
-		case p.at(','):
-			p.i++
-		case p.at(']'):
-		case p.i >= len(p.s):
-			return nil, p.fail("the array is not closed with ]")
-		default:
-			return nil, p.fail("want , or ] in the array")
+		if err := p.separator(']', "array", "in the array"); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -167,6 +162,18 @@ func (p *parser) key() (string, error) {
 	case p.at('"'):
 		return p.jsonString()
 	}
+	k := p.name()
+	if k == "" {
+		if p.i >= len(p.s) {
+			return "", p.fail("the object is not closed with }")
+		}
+		return "", p.fail("want a key")
+	}
+	return k, nil
+}
+
+// name reads a run of name characters (a function's name, a bare key).
+func (p *parser) name() string {
 	start := p.i
 	for p.i < len(p.s) {
 		r, n := utf8.DecodeRuneInString(p.s[p.i:])
@@ -175,13 +182,7 @@ func (p *parser) key() (string, error) {
 		}
 		p.i += n
 	}
-	if p.i == start {
-		if p.i >= len(p.s) {
-			return "", p.fail("the object is not closed with }")
-		}
-		return "", p.fail("want a key")
-	}
-	return p.s[start:p.i], nil
+	return p.s[start:p.i]
 }
 
 // value reads one value; outer counts the arrays and objects around it.

@@ -128,6 +128,25 @@ func (w *writer) str(s string) {
 	w.mark(Quote)
 }
 
+// block writes open, kind:NAME{, what body writes, } and close.
+func (w *writer) block(open, kind, name, close string, body func()) {
+	w.mark(open)
+	w.lit(kind + ":")
+	w.name(kind, name)
+	w.lit("{")
+	body()
+	w.lit("}")
+	w.mark(close)
+}
+
+// result is what was written, or the first error.
+func (w *writer) result() (Text, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	return w.out, nil
+}
+
 func (w *writer) fail(format string, args ...any) {
 	if w.err == nil {
 		w.err = fmt.Errorf(format, args...)

@@ -222,9 +222,13 @@ func continuesMarker(pend, delta string) bool {
 // calls (as text, with their error) and <|tool_response> markers, in order.
 func Parse(reply string) []Event {
 	var s Stream
-	raw := s.End(s.Feed(reply, nil))
-	out := raw[:0]
-	for _, e := range raw {
+	return settled(s.End(s.Feed(reply, nil)))
+}
+
+// settled drops EventCallStart and joins adjacent text.
+func settled(ev []Event) []Event {
+	var out []Event
+	for _, e := range ev {
 		switch {
 		case e.Kind == EventCallStart:
 			continue

@@ -30,22 +30,6 @@ func collect(pieces []string) []Event {
 	return s.End(ev)
 }
 
-// merged drops EventCallStart and joins adjacent text, as Parse does.
-func merged(ev []Event) []Event {
-	var out []Event
-	for _, e := range ev {
-		switch {
-		case e.Kind == EventCallStart:
-			continue
-		case e.Kind == EventText && len(out) > 0 && out[len(out)-1].Kind == EventText:
-			out[len(out)-1].Text += e.Text
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
 func sameEvents(t *testing.T, label string, got, want []Event) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -73,14 +57,14 @@ func TestStreamAnySplit(t *testing.T) {
 			t.Fatalf("Parse(%q) loses text: %q", reply, all.String())
 		}
 		for cut := 0; cut <= len(reply); cut++ {
-			sameEvents(t, "cut", merged(collect([]string{reply[:cut], reply[cut:]})), want)
+			sameEvents(t, "cut", settled(collect([]string{reply[:cut], reply[cut:]})), want)
 		}
 		bytes := make([]string, len(reply))
 		for i := range reply {
 			bytes[i] = reply[i : i+1]
 		}
 		ev := collect(bytes)
-		sameEvents(t, "byte by byte", merged(ev), want)
+		sameEvents(t, "byte by byte", settled(ev), want)
 		// Every call is announced before it ends.
 		open := false
 		for _, e := range ev {
