@@ -20,7 +20,7 @@ import (
 var synthCorpus string
 
 // Fixed ids of the synthetic tokenizer. The first block mirrors Gemma 4;
-// the tool and thinking markers sit in Gemma's reserved 5–104 range.
+// the thinking markers sit in Gemma's reserved 5–104 range.
 const (
 	synthThinkID      = 98
 	synthChannelID    = 100
@@ -43,14 +43,6 @@ var synthSpecials = []struct {
 	{2, "<bos>", true},
 	{3, "<unk>", true},
 	{4, "<mask>", true},
-	// Gemma 4's tool tokens (tools.Spellings), at Gemma 4's ids.
-	{46, "<|tool>", true},
-	{47, "<tool|>", true},
-	{48, "<|tool_call>", true},
-	{49, "<tool_call|>", true},
-	{50, "<|tool_response>", true},
-	{51, "<tool_response|>", true},
-	{52, `<|"|>`, true},
 	{synthThinkID, "<|think|>", true},
 	{synthChannelID, "<|channel>", true},
 	{synthChannelEndID, "<channel|>", true},
@@ -85,6 +77,33 @@ func synthMedia(vocabSize int) []struct {
 	return out
 }
 
+// synthToolSpellings are Gemma 4's function-calling tokens (package tools
+// looks them up by name), special like the real ones.
+var synthToolSpellings = []string{"<|tool>", "<tool|>", "<|tool_call>", "<tool_call|>", "<|tool_response>", "<tool_response|>", `<|"|>`}
+
+// synthTools places the tool tokens just below the lowest media token.
+// The real tokenizer has them at 46–52; here they take ids a vocabulary
+// leaves unused (or, in the smallest ones, its last merges), so that
+// adding them moved no other token: every synthetic bundle written before
+// reads text as it did.
+func synthTools(vocabSize int) []struct {
+	id      int
+	content string
+} {
+	low := vocabSize
+	for _, m := range synthMedia(vocabSize) {
+		low = min(low, m.id)
+	}
+	out := make([]struct {
+		id      int
+		content string
+	}, len(synthToolSpellings))
+	for i, s := range synthToolSpellings {
+		out[i].id, out[i].content = low-len(synthToolSpellings)+i, s
+	}
+	return out
+}
+
 // SynthesizeJSON builds a small Gemma-4-like tokenizer.json with exactly
 // vocabSize entries. The result depends only on vocabSize: it has Gemma's
 // control tokens at Gemma's ids, "\n" at 107, the 256 byte-fallback tokens,
@@ -99,7 +118,7 @@ func SynthesizeJSON(vocabSize int) ([]byte, error) {
 	for _, s := range synthSpecials {
 		v.set(s.id, s.content)
 	}
-	for _, m := range synthMedia(vocabSize) {
+	for _, m := range append(synthMedia(vocabSize), synthTools(vocabSize)...) {
 		v.set(m.id, m.content)
 	}
 	for b := 0; b < 256; b++ {
@@ -367,7 +386,7 @@ func encodeSynth(v *synthVocab, merges [][2]string, unused []int) ([]byte, error
 	for _, s := range synthSpecials {
 		addedTokens = append(addedTokens, added{ID: s.id, Content: s.content, Special: s.special})
 	}
-	for _, m := range synthMedia(len(v.pieces)) {
+	for _, m := range append(synthMedia(len(v.pieces)), synthTools(len(v.pieces))...) {
 		addedTokens = append(addedTokens, added{ID: m.id, Content: m.content, Special: true})
 	}
 	for _, id := range unused {

@@ -57,8 +57,9 @@ func TestSynthesizeJSON(t *testing.T) {
 			"<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3, "<mask>": 4,
 			"<|turn>": 105, "<turn|>": 106, "\n": 107,
 			"<|think|>": synthThinkID, "<|channel>": synthChannelID, "<channel|>": synthChannelEndID,
-			"<|tool>": 46, "<tool|>": 47, "<|tool_call>": 48, "<tool_call|>": 49,
-			"<|tool_response>": 50, "<tool_response|>": 51, `<|"|>`: 52,
+		}
+		for _, tl := range synthTools(n) {
+			want[tl.content] = tl.id
 		}
 		for s, id := range want {
 			got, ok := tok.TokenID(s)
@@ -159,7 +160,11 @@ func TestSynthToolMarkup(t *testing.T) {
 			specials = append(specials, id)
 		}
 	}
-	if want := []int{48, 52, 52, 49, 50}; !slices.Equal(specials, want) {
+	id := map[string]int{}
+	for _, tl := range synthTools(MinSynthVocab) {
+		id[tl.content] = tl.id
+	}
+	if want := []int{id["<|tool_call>"], id[`<|"|>`], id[`<|"|>`], id["<tool_call|>"], id["<|tool_response>"]}; !slices.Equal(specials, want) {
 		t.Errorf("special ids of %q = %v, want %v (all ids %v)", call, specials, want, ids)
 	}
 	if got := tok.Decode(ids, false); got != call {
