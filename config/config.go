@@ -26,6 +26,8 @@ type Config struct {
 	History     History
 	Media       Media
 	Server      Server
+	// MCP holds the [mcp.servers.NAME] tables.
+	MCP MCP
 	// Keys maps a TUI action to the keys bound to it, overriding the TUI's
 	// defaults action by action; an empty list unbinds the action.
 	Keys map[string][]string
@@ -94,7 +96,20 @@ type Chat struct {
 	SystemPrompt string
 	Thinking     bool
 	ContextFull  ContextPolicy
+	Tools        Tools
 }
+
+// Tools configures the model's calls of MCP servers' tools.
+type Tools struct {
+	// Allow names the tools that run without asking: "server.tool", or
+	// "server.*" for all of a server's.
+	Allow []string
+	// MaxCalls bounds the calls in one turn.
+	MaxCalls int
+}
+
+// DefaultMaxToolCalls is chat.tools.max_calls' default.
+const DefaultMaxToolCalls = 8
 
 // Data locates orchard's data folder.
 type Data struct {
@@ -187,7 +202,7 @@ func defaults(env func(string) string) *Config {
 		// Greedy, the only mode argmax bundles have; the rest take effect
 		// only with a temperature, and then filter nothing until set.
 		Sampling: Sampling{TopP: 1, RepetitionPenalty: 1},
-		Chat:     Chat{ContextFull: ContextStop},
+		Chat:     Chat{ContextFull: ContextStop, Tools: Tools{Allow: []string{}, MaxCalls: DefaultMaxToolCalls}},
 		UI:       UI{Theme: "auto"},
 		// Five E4B caches of a full 2K context take about 600 MB.
 		History: History{Enabled: true, KeepKV: 5, KVBudget: 2 << 30},
@@ -196,6 +211,7 @@ func defaults(env func(string) string) *Config {
 		Media: Media{MaxFileSize: media.DefaultMaxBytes, MaxMegapixels: media.DefaultMaxPixels / 1_000_000,
 			MaxDecodeSize: media.DefaultMaxDecodeBytes, MaxAudioSeconds: media.DefaultMaxSeconds, KeepEncoded: 128 << 20},
 		Server:  Server{Listen: "127.0.0.1:11535", MaxMediaSize: 32 << 20, AllowedHosts: []string{}, Origins: []string{}, Aliases: []string{}},
+		MCP:     MCP{Servers: map[string]MCPServer{}},
 		Keys:    map[string][]string{},
 		sources: map[string]Source{},
 	}

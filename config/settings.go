@@ -101,6 +101,10 @@ func settings() []setting {
 			func(c *Config) *bool { return &c.Chat.Thinking }),
 		enumSetting("chat.context_full", "context-full", "when the context is full: stop, or drop-oldest turns and go on",
 			[]ContextPolicy{ContextStop, ContextDropOldest}, func(c *Config) *ContextPolicy { return &c.Chat.ContextFull }),
+		toolNameSetting("chat.tools.allow", "allow-tool", "tools that run without asking: server.tool, or server.* for all of a server's (flag repeatable)",
+			func(c *Config) *[]string { return &c.Chat.Tools.Allow }),
+		intSetting("chat.tools.max_calls", "max-tool-calls", "tool calls the model may make in one turn, 1…100",
+			1, 100, func(c *Config) *int { return &c.Chat.Tools.MaxCalls }),
 
 		pathSetting("data.dir", "data-dir", "data folder: checkpoints/, metrics.jsonl, autosave, logs/, state.json",
 			func(c *Config) *string { return &c.Data.Dir }),
@@ -204,16 +208,11 @@ func pathsSetting(key, flag, doc string, field func(*Config) *[]string) setting 
 						items = append(items, p)
 					}
 				}
-			case []any:
-				for i, e := range v {
-					s, ok := e.(string)
-					if !ok {
-						return wrongType("an array of strings", v[i])
-					}
-					items = append(items, s)
-				}
 			default:
-				return wrongType("an array of strings", v)
+				var err error
+				if items, err = stringArray(v); err != nil {
+					return err
+				}
 			}
 			out := make([]string, 0, len(items))
 			for _, p := range items {
