@@ -71,6 +71,37 @@ func (t *Tensor) Float(i int) float32 {
 	return 0
 }
 
+// Shapeless reports whether the spec gives no usable shape: Core ML
+// declares none (rank 0, or a zero dimension) for an output whose shape
+// depends on a flexible input, as coremltools writes the v2 chunks'
+// hidden and the heads' token. Its real shape is known only after a call.
+func (s TensorSpec) Shapeless() bool {
+	if len(s.Shape) == 0 {
+		return true
+	}
+	for _, d := range s.Shape {
+		if d <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDestination checks a caller's tensor meant to receive an output:
+// the declared shape when there is one, else only the dtype.
+func (s TensorSpec) checkDestination(name string, t *Tensor) error {
+	if !s.Shapeless() {
+		return s.Check(name, t)
+	}
+	if t.DType != s.DType {
+		return fmt.Errorf("tensor %s: dtype %s, want %s", name, t.DType, s.DType)
+	}
+	if len(t.Data) != t.Len()*t.DType.Size() {
+		return fmt.Errorf("tensor %s: %d data bytes for shape %v %s", name, len(t.Data), t.Shape, t.DType)
+	}
+	return nil
+}
+
 // Check reports whether t matches spec (dtype, rank, each dimension within
 // its range). name is used in the error.
 func (s TensorSpec) Check(name string, t *Tensor) error { return s.check(name, t, true) }

@@ -16,7 +16,7 @@ import (
 // SynthVersion changes whenever Synthesize writes different weights or
 // files for the same options, so caches of synthetic bundles (the demo)
 // can tell a stale bundle from a current one.
-const SynthVersion = 4
+const SynthVersion = 5
 
 // SynthOptions selects what `orchard bundle synth` writes.
 type SynthOptions struct {
