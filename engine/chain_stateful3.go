@@ -21,12 +21,16 @@ import (
 //   - after a misaligned resume it runs T=1 until aligned, then batches;
 //   - chunk_3 runs only for the last prompt token (it has no side effects).
 type s3Chain struct {
+	coldCount
 	b    *bundle.Bundle
+	rt   coreml.Runtime
 	host *Host
 	o    Options
 
 	H, LP, ctx, W, hd, ghd, vocab int
 	logits                        bool
+
+	logitsName string // chunk_3's logits output ("logits" on cardbud's card), "" for token_id
 
 	infer  [3]*graph
 	batch  [3]*graph // prefill_b<T> for chunk_1 and chunk_2 (nil: unavailable)
@@ -46,11 +50,11 @@ type s3Inputs struct {
 }
 
 func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chain, error) {
-	c := &s3Chain{b: b, host: host, o: o}
+	c := &s3Chain{b: b, rt: rt, host: host, o: o}
 	// T=1 is each chunk's default function ("infer" in multifunction
 	// builds, "main" otherwise), as the published engine loads it.
 	for i, ch := range b.Chunks {
-		gr, err := loadGraph(rt, ch.Path, "", o.ComputeUnits)
+		gr, err := loadGraph(rt, ch.Path, "", o.ComputeUnits, &c.cold)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("load %s: %w", ch.Name, err)
@@ -65,36 +69,30 @@ func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chai
 		c.Close()
 		return nil, err
 	}
-	_, hasLogits := c.infer[2].desc.Outputs["logits"]
-	_, hasToken := c.infer[2].desc.Outputs["token_id"]
-	switch {
-	case !hasLogits && !hasToken:
+	// chunk_3's head: token_id, else the one floating output whose last
+	// dimension is the vocabulary, whatever its name (cardbud's card
+	// never names it).
+	logitsName, err := s3HeadOutput(c.infer[2].name, c.infer[2].desc, b.Geometry.Vocab)
+	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("bundle %s: %s declares neither a token_id nor a logits output (it has %v)", b.Dir, c.infer[2].name, outputNames(c.infer[2].desc))
-	case hasLogits && b.Family != bundle.Stateful3Logits, !hasLogits && b.Family == bundle.Stateful3Logits:
+		return nil, fmt.Errorf("bundle %s: %w", b.Dir, err)
+	}
+	hasLogits := logitsName != ""
+	if hasLogits != (b.Family == bundle.Stateful3Logits) {
 		fam := bundle.Stateful3
 		if hasLogits {
 			fam = bundle.Stateful3Logits
 		}
-		note := fmt.Sprintf("%s declares %s: the bundle is %s (its metadata.json said otherwise or nothing)", c.infer[2].name, map[bool]string{true: "logits", false: "token_id"}[hasLogits], fam)
+		note := fmt.Sprintf("%s declares %s: the bundle is %s (its metadata.json said otherwise or nothing)", c.infer[2].name, map[bool]string{true: "logits (" + logitsName + ")", false: "token_id"}[hasLogits], fam)
 		if err := b.Refine(fam, b.Geometry, []string{note}); err != nil {
 			c.Close()
 			return nil, err
 		}
 		c.notes = append(c.notes, note)
 	}
-	if hasLogits {
-		if sp := c.infer[2].desc.Outputs["logits"]; sp.DType != coreml.Float16 && sp.DType != coreml.Float32 {
-			c.Close()
-			return nil, fmt.Errorf("bundle %s: %s logits are %s; orchard reads fp16 or fp32", b.Dir, c.infer[2].name, sp.DType)
-		}
-	}
 	g := b.Geometry
 	c.H, c.LP, c.ctx, c.W, c.hd, c.ghd, c.vocab = g.Hidden, g.Layers*g.PLEDim, g.Context, g.SlidingWindow, g.HeadDim, g.GlobalHeadDim, g.Vocab
-	c.logits = hasLogits
-	if hasLogits {
-		c.vocab = declaredLast(c.infer[2].desc.Outputs, "logits")
-	}
+	c.logits, c.logitsName = hasLogits, logitsName
 	c.in[0] = c.inputs(rt, 1)
 	c.bind(c.infer[:], c.in[0])
 	c.keepPassed(c.infer[:2])
@@ -115,6 +113,11 @@ func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chai
 // (G20). A width above the sliding window is never usable.
 func (c *s3Chain) probeBatch(rt coreml.Runtime) {
 	sets := []functionSet{functionsOf(rt, c.b.Chunks[0]), functionsOf(rt, c.b.Chunks[1])}
+	for _, s := range sets {
+		if s.note != "" {
+			c.notes = append(c.notes, s.note)
+		}
+	}
 	for _, T := range s3BatchProbe {
 		fn := fmt.Sprintf("prefill_b%d", T)
 		if T > c.W || !allHave(sets, fn) {
@@ -123,7 +126,7 @@ func (c *s3Chain) probeBatch(rt coreml.Runtime) {
 		var gs [2]*graph
 		var err error
 		for i := range 2 {
-			if gs[i], err = loadGraph(rt, c.b.Chunks[i].Path, fn, c.o.ComputeUnits); err != nil {
+			if gs[i], err = loadGraph(rt, c.b.Chunks[i].Path, fn, c.o.ComputeUnits, &c.cold); err != nil {
 				break
 			}
 		}
@@ -336,11 +339,11 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 		return 0, err
 	}
 	if c.logits {
-		lt, err := g3.output(out3, "logits")
+		lt, err := g3.output(out3, c.logitsName)
 		if err != nil {
 			return 0, err
 		}
-		return c.argmax(lt), nil
+		return c.argmax(g3.name, lt)
 	}
 	id, err := g3.output(out3, "token_id")
 	if err != nil {
@@ -350,8 +353,12 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 }
 
 // argmax widens the logits, fp16 or fp32 as the model declares them, and
-// picks the largest, lowest index on ties (as torch does; G17).
-func (c *s3Chain) argmax(t *coreml.Tensor) int {
+// picks the largest, lowest index on ties (as torch does; G17). A
+// shapeless output is checked here, on what the call returned.
+func (c *s3Chain) argmax(model string, t *coreml.Tensor) (int, error) {
+	if n := len(t.Shape); n == 0 || t.Shape[n-1] != c.vocab || t.Len() != c.vocab {
+		return 0, fmt.Errorf("%s: %s is %v, want the %d logits of the vocabulary", model, c.logitsName, t.Shape, c.vocab)
+	}
 	if len(c.out) != c.vocab {
 		c.out = make([]float32, c.vocab)
 	}
@@ -370,7 +377,7 @@ func (c *s3Chain) argmax(t *coreml.Tensor) int {
 			best = i
 		}
 	}
-	return best
+	return best, nil
 }
 
 // closeStates releases the MLStates now (24 MiB on E2B).
@@ -396,3 +403,5 @@ func (c *s3Chain) Close() error {
 
 // SetSoft hands media rows to the host inputs (Chain).
 func (c *s3Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }
+
+func (c *s3Chain) seamRuntime() coreml.Runtime { return c.rt }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"slices"
 
 	"github.com/orchard-llm/orchard/coreml"
@@ -69,4 +70,49 @@ func fitsDims(spec coreml.TensorSpec, shape []int) bool {
 		}
 	}
 	return true
+}
+
+// converted is an input the host fills in one dtype and the model declares
+// in another: dst (the declared dtype, from the runtime's Alloc) is
+// refilled from src before every prediction.
+type converted struct {
+	src, dst *coreml.Tensor
+}
+
+// convert returns the declared-dtype tensor fed for src, made once per
+// shape.
+func (g *graph) convert(name string, src *coreml.Tensor, dt coreml.DType) *coreml.Tensor {
+	c := g.conv[name]
+	if c == nil || c.dst.DType != dt || !slices.Equal(c.dst.Shape, src.Shape) {
+		c = &converted{dst: g.rt.Alloc(src.Shape, dt)}
+		g.conv[name] = c
+	}
+	c.src = src
+	return c.dst
+}
+
+// fill converts every element: fp16 widens to fp32 exactly, and the
+// integers the host stores in a float tensor (positions, one-hots) round
+// to themselves.
+func (c *converted) fill() {
+	src, dst := c.src, c.dst
+	switch {
+	case src.DType == coreml.Float16 && dst.DType == coreml.Float32:
+		for i, h := range src.U16() {
+			dst.SetF32(i, coreml.F16ToF32(h))
+		}
+	default:
+		n := min(src.Len(), dst.Len())
+		for i := range n {
+			v := src.Float(i)
+			switch dst.DType {
+			case coreml.Float16:
+				dst.SetF16(i, coreml.F32ToF16(v))
+			case coreml.Float32:
+				dst.SetF32(i, v)
+			case coreml.Int32:
+				dst.SetI32(i, int32(math.Round(float64(v))))
+			}
+		}
+	}
 }

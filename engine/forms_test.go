@@ -62,6 +62,44 @@ var formCases = []struct {
 			}
 		}},
 	{name: "cardbud single-function chunk_3", family: "stateful3-logits", form: reference.Form{S3Default: "main", S3Batch: -1, Metadata: reference.MetaPerFunction}},
+	// Issue 20: what a real Mac bundle declares.
+	{name: "cardbud logits under another name", family: "stateful3-logits", form: reference.Form{LogitsOutput: "output_logits", Metadata: reference.MetaNone},
+		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+			if b.Family != bundle.Stateful3Logits || !c.Capabilities().Logits || len(c.Logits()) != b.Geometry.Vocab {
+				t.Errorf("family %s, logits %v (%d): chunk_3's one vocabulary-wide output is the logits", b.Family, c.Capabilities().Logits, len(c.Logits()))
+			}
+		}},
+	{name: "cardbud renamed shapeless logits", family: "stateful3-logits", form: reference.Form{LogitsOutput: "var_2291", AllShapeless: true}},
+	{name: "r1 a width prefill.N does not list", family: "r1", form: reference.Form{R1ExtraWidth: 24},
+		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+			caps := c.Capabilities()
+			if slices.Contains(caps.PrefillWidths, 24) || !hasNote(caps.Notes, "prefill24") {
+				t.Errorf("prefill widths %v, notes %q: prefill24 must stay unused (prefill.N names functions)", caps.PrefillWidths, caps.Notes)
+			}
+		}},
+}
+
+// Forms every family can take (issue 20), added to formCases per family.
+func init() {
+	for _, fam := range families {
+		for _, f := range []struct {
+			name string
+			form reference.Form
+		}{
+			{"shapeless outputs", reference.Form{AllShapeless: true}},
+			{"fp32 inputs", reference.Form{F32Inputs: true}},
+			{"declines backings", reference.Form{Backings: reference.BackingsDecline}},
+			{"refuses backings", reference.Form{Backings: reference.BackingsRefuse}},
+			{"all of them, no metadata", reference.Form{AllShapeless: true, F32Inputs: true, Backings: reference.BackingsRefuse, Metadata: reference.MetaNone}},
+		} {
+			formCases = append(formCases, struct {
+				name   string
+				family string
+				form   reference.Form
+				check  func(t *testing.T, b *bundle.Bundle, c Chain)
+			}{name: fam + " " + f.name, family: fam, form: f.form})
+		}
+	}
 }
 
 func hasNote(notes []string, sub string) bool {
