@@ -127,6 +127,13 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := restoreForRun(m, cfg, mlog, *kvRestore, *resume, text, stderr); code != 0 {
 		return code
 	}
+	if *resume != "" {
+		// The checkpoint brought its settings back; the flags given here win.
+		if err := applyGivenFlags(m.sess, cfg, fs, *maxTokens); err != nil {
+			fmt.Fprintln(stderr, "orchard run:", err)
+			return exitCode(err)
+		}
+	}
 	if *kvSave != "" {
 		return kvSaveRun(m, cfg, mlog, *kvSave, text, stderr)
 	}

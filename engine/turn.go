@@ -547,6 +547,11 @@ func (s *Session) endTurn(t *turn) string {
 	prompt := s.msgs
 	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	s.contOK, s.unfed = false, nil
+	if t.finish == "cap" && s.pending >= 0 {
+		// Emitted, not fed: Continue feeds it first rather than emit it
+		// again, whether or not the next turn continues the history.
+		s.unfed = []int{s.pending}
+	}
 	rendered, err := s.tmpl.Render(s.conversation(prompt))
 	if err != nil || len(s.committed) < len(t.prompt) || !slices.Equal(s.committed[:len(t.prompt)], t.prompt) {
 		return reply
@@ -557,9 +562,6 @@ func (s *Session) endTurn(t *turn) string {
 		return reply
 	}
 	s.contOK, s.prevPrompt = true, rendered
-	if t.finish == "cap" && s.pending >= 0 {
-		s.unfed = []int{s.pending}
-	}
 	return reply
 }
 
