@@ -22,6 +22,7 @@ type loaded struct {
 	sess    *engine.Session
 	info    engine.ModelInfo
 	loadDur time.Duration
+	warm    []engine.WarmStep // the warm-up: each function's first and second call
 }
 
 // openModel opens a bundle on the runtime it needs: the reference runtime
@@ -67,29 +68,34 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 		set.Speculation = engine.SpecModeOff
 		notes = append(notes, fmt.Sprintf("speculation off: %.1f GB of memory is below the 7 GB the verify assets need (set --spec on to override)", float64(m.Physical)/(1<<30)))
 	}
-	if name == "Core ML" && cu != coreml.CPUOnly {
-		// The first prediction specializes kernels for the GPU or Neural
-		// Engine (about 40 s on E2B); say so rather than look stuck.
-		notes = append(notes, "the first reply prepares Neural Engine / GPU kernels (first run only); later ones are fast")
-	}
 	sess, err := engine.NewSession(b, chain, tok, set)
 	if err != nil {
 		chain.Close()
 		return nil, err
 	}
 	if len(b.Encoders) > 0 {
-		sess.Media = newEncoders(b, rt, cu, cfg)
+		sess.Media = newEncoders(b, rt, engine.EncoderUnits{Vision: cfg.Model.VisionUnits, Audio: cfg.Model.AudioUnits}, cfg)
+	}
+	// Every function's first call loads and specializes it (about 40 s on
+	// E2B's first run): paid here, a line per function, not in a reply.
+	warm, err := engine.Warm(chain, sess.Media, engine.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
+		nil, func(s engine.WarmStep) { progress(s.Line()) })
+	if err != nil {
+		sess.Close()
+		return nil, err
 	}
 	caps := chain.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
 		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...),
 		Media: sess.Media.Kinds()}
-	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start)}, nil
+	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start), warm: warm}, nil
 }
 
-// newEncoders opens a bundle's encoders within the config's media limits.
-func newEncoders(b *bundle.Bundle, rt coreml.Runtime, cu coreml.ComputeUnits, cfg *config.Config) *engine.Encoders {
-	enc := engine.NewEncoders(b, rt, cu)
+// newEncoders opens a bundle's encoders, placed by u, within the config's
+// media limits.
+func newEncoders(b *bundle.Bundle, rt coreml.Runtime, u engine.EncoderUnits, cfg *config.Config) *engine.Encoders {
+	enc := engine.NewEncoders(b, rt, u.Vision)
+	enc.SetUnits(u)
 	m := cfg.Media
 	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000, MaxSeconds: float64(m.MaxAudioSeconds)})
 	keep := m.KeepEncoded

@@ -178,7 +178,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "saved checkpoint %q\n", *save)
 	}
 	if *asJSON {
-		out := map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin}
+		out := map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin, "warmup": m.warm}
 		if msgs := m.sess.Messages(); len(files) > 0 && len(msgs) >= 2 {
 			out["attachments"] = msgs[len(msgs)-2].Attachments
 		}

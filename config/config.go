@@ -49,6 +49,9 @@ type Model struct {
 	// HeadUnits places v2's lm head; DefaultUnits runs it with the chunks
 	// (CORELLM_V2_HEAD_CU=chunks).
 	HeadUnits coreml.ComputeUnits
+	// VisionUnits and AudioUnits place the encoders; DefaultUnits is
+	// cpuAndGPU for both, as the seed cards measured them.
+	VisionUnits, AudioUnits coreml.ComputeUnits
 }
 
 // SpecMode turns prompt-lookup speculation on, off, or on where the bundle

@@ -6,6 +6,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
@@ -179,6 +181,7 @@ func Units(b *bundle.Bundle, flag coreml.ComputeUnits) (coreml.ComputeUnits, err
 // before its first prediction so a contract mismatch names the tensor.
 type graph struct {
 	name    string
+	fn      string // the function loaded, "" for the default one
 	rt      coreml.Runtime
 	m       coreml.Model
 	desc    coreml.Description
@@ -188,11 +191,15 @@ type graph struct {
 	conv    map[string]*converted     // inputs fed in another dtype than declared (conform.go)
 	outs    coreml.Outputs            // where outputs go: backed into host tensors, or kept in the backend
 	checked bool
-	// warm is set once the graph has predicted: Core ML specializes a
-	// model for its device on the first prediction, so that one call is
-	// slow. cold counts such calls for the whole chain (Warm, adaptive).
-	warm bool
-	cold *int
+	// Core ML specializes a model for its device on its first prediction,
+	// and a flexible one again for each new row count: those calls are
+	// slow. seen holds the row counts predicted so far (0 for a fixed
+	// model); cold counts such calls, and loads, for the whole chain
+	// (Warm, the speculation policy).
+	seen    map[int]bool
+	flexIn  string // an input with a flexible dimension, "" when none
+	flexDim int
+	cold    *int
 }
 
 func loadGraph(rt coreml.Runtime, path, fn string, cu coreml.ComputeUnits, cold *int) (*graph, error) {
@@ -207,8 +214,15 @@ func loadGraph(rt coreml.Runtime, path, fn string, cu coreml.ComputeUnits, cold 
 	if cold != nil {
 		*cold++ // loading is part of the cold work the policy must not average
 	}
-	return &graph{name: label, rt: rt, m: m, desc: m.Description(), in: coreml.Features{}, views: map[string]*coreml.Tensor{}, oviews: map[string]*coreml.Tensor{},
-		conv: map[string]*converted{}, outs: coreml.Outputs{Into: coreml.Features{}, Keep: map[string]bool{}}, cold: cold}, nil
+	g := &graph{name: label, fn: fn, rt: rt, m: m, desc: m.Description(), in: coreml.Features{}, views: map[string]*coreml.Tensor{}, oviews: map[string]*coreml.Tensor{},
+		conv: map[string]*converted{}, outs: coreml.Outputs{Into: coreml.Features{}, Keep: map[string]bool{}}, cold: cold, seen: map[int]bool{}}
+	for _, name := range slices.Sorted(maps.Keys(g.desc.Inputs)) {
+		if r := g.desc.Inputs[name].Ranges; r != nil {
+			g.flexIn, g.flexDim = name, slices.IndexFunc(r, func(x [2]int) bool { return x[0] != x[1] })
+			break
+		}
+	}
+	return g, nil
 }
 
 // keep leaves the named outputs, where the model declares them, in the
@@ -265,8 +279,12 @@ func (g *graph) predict(st coreml.State) (coreml.Features, error) {
 	for _, c := range g.conv {
 		c.fill()
 	}
-	if !g.warm {
-		g.warm = true
+	rows := 0
+	if t := g.in[g.flexIn]; t != nil && g.flexDim >= 0 && g.flexDim < len(t.Shape) {
+		rows = t.Shape[g.flexDim]
+	}
+	if !g.seen[rows] {
+		g.seen[rows] = true
 		if g.cold != nil {
 			*g.cold++
 		}
