@@ -68,7 +68,7 @@ type benchRow struct {
 	Tokens         int     `json:"generatedTokens"`
 	Identical      bool    `json:"identicalOffOn"`
 	SeamCopied     float64 `json:"seamCopiedBytesPerToken"` // median over the workload's runs
-	Skipped        string  `json:"skipped,omitempty"` // why the workload could not run (its prompt exceeds the context)
+	Skipped        string  `json:"skipped,omitempty"`       // why the workload could not run (its prompt exceeds the context)
 
 	seam []float64
 }
