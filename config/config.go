@@ -52,6 +52,9 @@ type Model struct {
 	// VisionUnits and AudioUnits place the encoders; DefaultUnits is
 	// cpuAndGPU for both, as the seed cards measured them.
 	VisionUnits, AudioUnits coreml.ComputeUnits
+	// PrefillPastWindow keeps stateful3's batched prefill on past the
+	// sliding window (engine.Options.BatchPastWindow; not exact).
+	PrefillPastWindow bool
 }
 
 // SpecMode turns prompt-lookup speculation on, off, or on where the bundle

@@ -82,6 +82,14 @@ type Options struct {
 	// NoBatchedPrefill feeds prompts token by token (for tests and to
 	// measure the batched path against the plain one).
 	NoBatchedPrefill bool
+	// BatchPastWindow keeps stateful3's batched prefill on past the
+	// sliding window, with the causal mask of stateful-3chunk §3.4 (b): row
+	// t of a batch never sees the rows after it. Not exact: a batch
+	// overwrites the ring slots of the positions W before it, so row t
+	// attends W−T+1+t sliding positions instead of W (the last row all W).
+	// Token by token (off, the default) is exact; on is up to T× fewer
+	// calls per prompt token past the window.
+	BatchPastWindow bool
 }
 
 // coldCount counts a chain's cold calls: graph loads and first

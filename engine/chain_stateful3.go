@@ -17,7 +17,9 @@ import (
 // engine, all for exactness or speed:
 //   - the batched prefill is used only while the batch stays below the
 //     sliding window, so no row ever attends slots its own batch overwrote
-//     (the published engine's causal leak past W, §3.4);
+//     (the published engine's causal leak past W, §3.4); with
+//     Options.BatchPastWindow it goes on past W with the causal mask of
+//     §3.4 (b), which is causal but sees a shorter window (not exact);
 //   - after a misaligned resume it runs T=1 until aligned, then batches;
 //   - chunk_3 runs only for the last prompt token (it has no side effects).
 type s3Chain struct {
@@ -245,8 +247,9 @@ func (c *s3Chain) Verify([]int) ([]int, error) { return nil, ErrNoVerify }
 
 func (c *s3Chain) Decode(tok int) (int, error) { return c.step([]int{tok}, true) }
 
-// Prefill batches while the rows stay below W (exact), aligning first with
-// T=1 steps, and leaves the last token to a T=1 step with chunk_3.
+// Prefill batches while the rows stay below W (exact) — and past W with
+// BatchPastWindow — aligning first with T=1 steps, and leaves the last
+// token to a T=1 step with chunk_3.
 func (c *s3Chain) Prefill(tokens []int) (int, error) {
 	n := len(tokens)
 	if n == 0 {
@@ -256,7 +259,7 @@ func (c *s3Chain) Prefill(tokens []int) (int, error) {
 		return 0, fmt.Errorf("prefill of %d tokens at position %d: %w (%d positions)", n, c.pos, ErrContextFull, c.ctx)
 	}
 	for idx := 0; idx < n-1; {
-		if T := c.T; T > 0 && c.pos%T == 0 && c.pos+T <= c.W && idx+T <= n-1 {
+		if T := c.T; T > 0 && c.pos%T == 0 && c.batchable(c.pos) && idx+T <= n-1 {
 			if _, err := c.step(tokens[idx:idx+T], false); err != nil {
 				return 0, err
 			}
@@ -269,6 +272,16 @@ func (c *s3Chain) Prefill(tokens []int) (int, error) {
 		idx++
 	}
 	return c.step(tokens[n-1:], true)
+}
+
+// batchable reports whether a batch of T rows may start at p: below the
+// window, where it is exact; past it only with BatchPastWindow, and only
+// where its T ring slots do not wrap.
+func (c *s3Chain) batchable(p int) bool {
+	if p+c.T <= c.W {
+		return true
+	}
+	return c.o.BatchPastWindow && p >= c.W && sidecars.RingPos(p, c.W)+c.T <= c.W
 }
 
 // step feeds T rows at the current position; with head it also runs
@@ -296,6 +309,17 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 		sidecars.MaskSlidingRing(ms[t*c.W:(t+1)*c.W], p+t, c.host.Neg)
 		if err := c.host.Rope(p+t, cs[t*c.hd:(t+1)*c.hd], ss[t*c.hd:(t+1)*c.hd], cf[t*c.ghd:(t+1)*c.ghd], sf[t*c.ghd:(t+1)*c.ghd]); err != nil {
 			return 0, err
+		}
+	}
+	if T > 1 && p >= c.W {
+		// Past the window every ring slot holds a position, and this
+		// call has written rows p…p+T−1 at ring…ring+T−1 before any row
+		// attends: row t must not see the rows after it (§3.4 b).
+		r := sidecars.RingPos(p, c.W)
+		for t := range T {
+			for s := r + t + 1; s < r+T; s++ {
+				ms[t*c.W+s] = c.host.Neg
+			}
 		}
 	}
 	in.cur.SetI32(0, int32(p))
