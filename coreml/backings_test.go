@@ -119,3 +119,18 @@ func TestAwaitFunctions(t *testing.T) {
 		t.Fatalf("answer: %v %v", names, err)
 	}
 }
+
+// TestConvert: host tensors reach a model in its declared dtype.
+func TestConvert(t *testing.T) {
+	src := NewTensor([]int{3}, Float16)
+	for i, v := range []float32{-65504, 1.5, 7} {
+		src.SetF16(i, F32ToF16(v))
+	}
+	f32, i32, back := NewTensor([]int{3}, Float32), NewTensor([]int{3}, Int32), NewTensor([]int{3}, Float16)
+	Convert(f32, src)
+	Convert(i32, src)
+	Convert(back, f32)
+	if f32.F32(0) != -65504 || f32.F32(1) != 1.5 || i32.I32(2) != 7 || i32.I32(1) != 2 || !slices.Equal(back.Data, src.Data) {
+		t.Errorf("fp32 %v %v, int32 %v %v, round trip %v", f32.F32(0), f32.F32(1), i32.I32(1), i32.I32(2), slices.Equal(back.Data, src.Data))
+	}
+}

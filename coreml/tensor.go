@@ -71,6 +71,31 @@ func (t *Tensor) Float(i int) float32 {
 	return 0
 }
 
+// Convert writes src into dst element by element, across dtypes: fp16
+// widens to fp32 exactly, floats round to fp16, and a float becomes an
+// int32 by rounding (positions and one-hots a host keeps in a float tensor
+// round to themselves). Elements past the shorter tensor are left alone.
+// It allocates nothing.
+func Convert(dst, src *Tensor) {
+	if src.DType == Float16 && dst.DType == Float32 {
+		for i, h := range src.U16()[:min(src.Len(), dst.Len())] {
+			dst.SetF32(i, F16ToF32(h))
+		}
+		return
+	}
+	for i := range min(src.Len(), dst.Len()) {
+		v := src.Float(i)
+		switch dst.DType {
+		case Float16:
+			dst.SetF16(i, F32ToF16(v))
+		case Float32:
+			dst.SetF32(i, v)
+		case Int32:
+			dst.SetI32(i, int32(math.Round(float64(v))))
+		}
+	}
+}
+
 // Shapeless reports whether the spec gives no usable shape: Core ML
 // declares none (rank 0, or a zero dimension) for an output whose shape
 // depends on a flexible input, as coremltools writes the v2 chunks'

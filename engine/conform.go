@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"slices"
 
 	"github.com/orchard-llm/orchard/coreml"
@@ -91,28 +90,5 @@ func (g *graph) convert(name string, src *coreml.Tensor, dt coreml.DType) *corem
 	return c.dst
 }
 
-// fill converts every element: fp16 widens to fp32 exactly, and the
-// integers the host stores in a float tensor (positions, one-hots) round
-// to themselves.
-func (c *converted) fill() {
-	src, dst := c.src, c.dst
-	switch {
-	case src.DType == coreml.Float16 && dst.DType == coreml.Float32:
-		for i, h := range src.U16() {
-			dst.SetF32(i, coreml.F16ToF32(h))
-		}
-	default:
-		n := min(src.Len(), dst.Len())
-		for i := range n {
-			v := src.Float(i)
-			switch dst.DType {
-			case coreml.Float16:
-				dst.SetF16(i, coreml.F32ToF16(v))
-			case coreml.Float32:
-				dst.SetF32(i, v)
-			case coreml.Int32:
-				dst.SetI32(i, int32(math.Round(float64(v))))
-			}
-		}
-	}
-}
+// fill converts the host tensor into the declared dtype.
+func (c *converted) fill() { coreml.Convert(c.dst, c.src) }

@@ -71,21 +71,3 @@ func (d *declared) kernelName(name string) string {
 	}
 	return name
 }
-
-// convertInput writes src (declared dtype) into dst (the kernel's dtype)
-// element by element: fp32 values of fp16 data are exact, and positions
-// are whole numbers.
-func convertInput(dst, src *coreml.Tensor) {
-	n := src.Len()
-	for i := range n {
-		v := src.Float(i)
-		switch dst.DType {
-		case coreml.Float16:
-			dst.SetF16(i, coreml.F32ToF16(v))
-		case coreml.Float32:
-			dst.SetF32(i, v)
-		case coreml.Int32:
-			dst.SetI32(i, int32(v))
-		}
-	}
-}

@@ -76,7 +76,7 @@ func (m *model) feed(in coreml.Features) (coreml.Features, error) {
 				c = coreml.NewTensor(t.Shape, kdt)
 				m.conv[name] = c
 			}
-			convertInput(c, t)
+			coreml.Convert(c, t)
 			t = c
 		}
 		m.in[name] = t
