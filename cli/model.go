@@ -68,22 +68,28 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 		set.Speculation = engine.SpecModeOff
 		notes = append(notes, fmt.Sprintf("speculation off: %.1f GB of memory is below the 7 GB the verify assets need (set --spec on to override)", float64(m.Physical)/(1<<30)))
 	}
-	sess, err := engine.NewSession(b, chain, tok, set)
+	var enc *engine.Encoders
+	if len(b.Encoders) > 0 {
+		enc = newEncoders(b, rt, engine.EncoderUnits{Vision: cfg.Model.VisionUnits, Audio: cfg.Model.AudioUnits}, cfg)
+	}
+	// Every function's first call loads and specializes it (about 40 s on
+	// E2B's first run): paid here, a line per function, not in a reply —
+	// and before the session reads the chain's capabilities, which a
+	// function that fails to load changes.
+	warm, err := engine.Warm(chain, enc, engine.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
+		nil, func(s engine.WarmStep) { progress(s.Line()) })
 	if err != nil {
+		enc.Close()
 		chain.Close()
 		return nil, err
 	}
-	if len(b.Encoders) > 0 {
-		sess.Media = newEncoders(b, rt, engine.EncoderUnits{Vision: cfg.Model.VisionUnits, Audio: cfg.Model.AudioUnits}, cfg)
-	}
-	// Every function's first call loads and specializes it (about 40 s on
-	// E2B's first run): paid here, a line per function, not in a reply.
-	warm, err := engine.Warm(chain, sess.Media, engine.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
-		nil, func(s engine.WarmStep) { progress(s.Line()) })
+	sess, err := engine.NewSession(b, chain, tok, set)
 	if err != nil {
-		sess.Close()
+		enc.Close()
+		chain.Close()
 		return nil, err
 	}
+	sess.Media = enc
 	caps := chain.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
 		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...),
