@@ -157,7 +157,9 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 				runs++
 				// Each child takes seconds: say what runs, on stderr.
 				fmt.Fprintf(stderr, "bench: %d/%d %s, round %d of %d, speculation %s…\n", runs, total, w.Name, r+1, *rounds, c)
-				a := append(append([]string{"run"}, target...), "--json", "--prompt", w.Prompt, "--spec", c,
+				// Every child warms up: its first and second call of each
+				// function are the cold and warm figures.
+				a := append(append([]string{"run"}, target...), "--json", "--warm-up", "on", "--prompt", w.Prompt, "--spec", c,
 					"--max-tokens", strconv.Itoa(*maxTokens), "--draft-len", strconv.Itoa(*draftLen))
 				out, err := spawn(a)
 				if err != nil && strings.Contains(err.Error(), engine.ErrContextFull.Error()) {

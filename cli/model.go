@@ -76,12 +76,15 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 	// E2B's first run): paid here, a line per function, not in a reply —
 	// and before the session reads the chain's capabilities, which a
 	// function that fails to load changes.
-	warm, err := engine.Warm(chain, enc, engine.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
-		nil, func(s engine.WarmStep) { progress(s.Line()) })
-	if err != nil {
-		enc.Close()
-		chain.Close()
-		return nil, err
+	var warm []engine.WarmStep
+	if w := cfg.Model.WarmUp; w == config.WarmOn || (w != config.WarmOff && name == "Core ML") {
+		warm, err = engine.Warm(chain, enc, engine.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
+			nil, func(s engine.WarmStep) { progress(s.Line()) })
+		if err != nil {
+			enc.Close()
+			chain.Close()
+			return nil, err
+		}
 	}
 	sess, err := engine.NewSession(b, chain, tok, set)
 	if err != nil {

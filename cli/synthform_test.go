@@ -17,12 +17,16 @@ func TestBundleSynthForms(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("synth: %d %s", code, stderr)
 	}
-	code, _, stderr = runCmd(t, "run", "--model", strings.TrimSpace(out), "--prompt", "Hello.", "--max-tokens", "3")
+	code, _, stderr = runCmd(t, "run", "--model", strings.TrimSpace(out), "--prompt", "Hello.", "--max-tokens", "3", "--warm-up", "on")
 	if code != 0 {
 		t.Fatalf("run on the forms: %d %s", code, stderr)
 	}
 	if !strings.Contains(stderr, "warm-up 1/") {
 		t.Errorf("no warm-up progress lines:\n%s", stderr)
+	}
+	// auto warms up on Core ML only: the pure-Go runtime compiles nothing.
+	if _, _, stderr := runCmd(t, "run", "--model", strings.TrimSpace(out), "--prompt", "Hello.", "--max-tokens", "1"); strings.Contains(stderr, "warm-up") {
+		t.Errorf("the reference runtime warmed up by default:\n%s", stderr)
 	}
 	for _, bad := range [][]string{{"--family", "r1", "--form", "logits-output=x"}, {"--family", "v2", "--form", "shapless"}} {
 		args := append([]string{"bundle", "synth", "--preset", "tiny", "--out", filepath.Join(t.TempDir(), "x")}, bad...)

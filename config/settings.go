@@ -55,6 +55,8 @@ func settings() []setting {
 			func(c *Config) *coreml.ComputeUnits { return &c.Model.HeadUnits }),
 		unitsSetting("model.vision_units", "vision-cu", "where the vision encoder runs: default (cpuAndGPU: 0.10 s an image against 0.71 s on all), cpu, gpu, ane or all",
 			func(c *Config) *coreml.ComputeUnits { return &c.Model.VisionUnits }),
+		enumSetting("model.warm_up", "warm-up", "run every function of the bundle once while it opens, so no reply waits for Core ML's compiling: auto (on Core ML), on or off",
+			[]WarmUp{WarmAuto, WarmOn, WarmOff}, func(c *Config) *WarmUp { return &c.Model.WarmUp }),
 		boolSetting("model.prefill_past_window", "prefill-past-window", "stateful3: keep the batched prefill on past the sliding window (causal, but each batch row sees up to 7 fewer positions: not exact)",
 			func(c *Config) *bool { return &c.Model.PrefillPastWindow }),
 		unitsSetting("model.audio_units", "audio-cu", "where the audio encoder runs: default (cpuAndGPU: its fp16 overflows on the Neural Engine), cpu, gpu, ane or all",
