@@ -3,11 +3,11 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/orchard-llm/orchard/regfile"
 	"github.com/orchard-llm/orchard/termsafe"
 )
 
@@ -143,17 +143,7 @@ func ReadModelMeta(dir string) (*ModelMeta, error) {
 
 // readSmall reads a regular file of at most limit bytes.
 func readSmall(path string, limit int64) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d a metadata file can have", path, st.Size(), limit)
-	}
-	return os.ReadFile(path)
+	return regfile.ReadFile(path, limit)
 }
 
 func convSchema(s metaSchemaJSON) *FunctionMeta {

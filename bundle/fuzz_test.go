@@ -1,10 +1,12 @@
 package bundle_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,10 +51,19 @@ func fuzzBundleFile(f *testing.F, bt bundleTarget) {
 		edit(m)
 		seeds["probe-"+name], _ = json.Marshal(m)
 	}
+	// The file nesting to encoding/json's limit of 10,000 levels, and
+	// just past it, inside a key orchard does not know.
+	at := bytes.IndexByte(good, '{') + 1
+	for name, n := range map[string]int{"deep-at-limit": 9_998, "deep-past-limit": 10_000} {
+		seeds[name] = slices.Concat(good[:at], []byte(`"orchard_deep":`), fuzzing.Nested("[", "", "]", n), []byte(","), good[at:])
+	}
 	fuzzing.WriteSeeds(f, bt.name, seeds)
 	for _, s := range seeds {
 		f.Add(s)
 	}
+	// Past 1 MiB, made here rather than kept in testdata: the file with
+	// an unknown key holding 1.2 MB.
+	f.Add(slices.Concat(good[:at], []byte(`"orchard_big":[`), bytes.Repeat([]byte("0,"), 600_000), []byte(`0],`), good[at:]))
 	// What opening the untouched bundle and its engine costs.
 	openAll := func() (*bundle.Bundle, error) {
 		b, err := bundle.Open(out)

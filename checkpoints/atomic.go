@@ -1,6 +1,7 @@
 package checkpoints
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -56,7 +57,19 @@ func writeFiles(dir string, jobs []fileJob, sync bool) ([]FileSum, error) {
 	parallel(len(jobs), func(i int) {
 		sums[i], errs[i] = writeFile(filepath.Join(dir, jobs[i].name), jobs[i].data, sync)
 	})
-	return sums, errors.Join(errs...)
+	// The first failure says why; a full disk fails every file alike.
+	var first error
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			first = cmp.Or(first, err)
+			failed++
+		}
+	}
+	if failed > 1 {
+		return sums, fmt.Errorf("%w (and %d more files)", first, failed-1)
+	}
+	return sums, first
 }
 
 // parallel runs f(0..n-1) on up to GOMAXPROCS (at most 8) goroutines.

@@ -101,7 +101,12 @@ func (c *CoreLLM) Tokens() ([]int, *int) {
 // interrupted write leaves the previous directory; an existing dir must
 // be empty or a corellm-chat KV directory (nothing else is replaced). The
 // conversation is not part of the format.
-func WriteCoreLLM(dir string, cp *Checkpoint) error {
+func WriteCoreLLM(dir string, cp *Checkpoint) (err error) {
+	defer func() {
+		if full, ok := diskFull(filepath.Dir(filepath.Clean(dir)), err); ok {
+			err = fmt.Errorf("write %s: %w", dir, full)
+		}
+	}()
 	c := *cp
 	if c.Cache.Family != bundle.R1 {
 		return fmt.Errorf("write %s: %w: corellm-chat KV directories hold r1 caches, not %s", dir, ErrInvalid, c.Cache.Family)
@@ -110,8 +115,7 @@ func WriteCoreLLM(dir string, cp *Checkpoint) error {
 		return fmt.Errorf("write %s: %w: %v", dir, ErrInvalid, err)
 	}
 	c.Meta.fillDefaults(time.Now())
-	dir, err := kvDirPath(dir)
-	if err != nil {
+	if dir, err = kvDirPath(dir); err != nil {
 		return err
 	}
 	if err := replaceableKVDir(dir); err != nil {

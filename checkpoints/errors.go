@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/orchard-llm/orchard/bundle"
 )
@@ -24,7 +25,34 @@ var (
 	// ErrInvalid: a checkpoint handed to Save or WriteCoreLLM is
 	// inconsistent (a programming error in the caller, not a disk problem).
 	ErrInvalid = errors.New("inconsistent checkpoint")
+	// ErrDiskFull: a write failed for want of space (or of quota).
+	ErrDiskFull = errors.New("the disk is full")
 )
+
+// DiskFullError is a write that failed for want of space: one sentence
+// naming the folder and what to do, rather than every file that could not
+// be written. Nothing was changed: what was there before is intact. It
+// wraps ErrDiskFull and the first error.
+type DiskFullError struct {
+	Dir string
+	Err error
+}
+
+func (e *DiskFullError) Error() string {
+	return fmt.Sprintf("the disk holding %s is full: free some space there and try again (nothing was changed)", e.Dir)
+}
+
+func (e *DiskFullError) Unwrap() []error { return []error{ErrDiskFull, e.Err} }
+
+// diskFull returns a *DiskFullError about dir when err is a write that
+// failed for want of space.
+func diskFull(dir string, err error) (*DiskFullError, bool) {
+	var full *DiskFullError
+	if err == nil || errors.As(err, &full) || !(errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
+		return nil, false
+	}
+	return &DiskFullError{Dir: dir, Err: err}, true
+}
 
 // FileError is a refused file: it names the checkpoint (or directory),
 // the file and the reason, and wraps ErrCorrupt or ErrNewerVersion.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/internal/fuzzing"
 )
 
 // seedMeta returns orchard.json files of real checkpoints and damaged
@@ -33,6 +35,13 @@ func seedMeta(t testing.TB) [][]byte {
 		}
 		seeds = append(seeds, data, data[:len(data)/2], flipAt(data, len(data)/3), bytes.Replace(data, []byte(`"schema_version": 1`), []byte(`"schema_version": 2`), 1))
 	}
+	// Nesting at and past encoding/json's limit of 10,000 levels, in the
+	// body and around it, and a body past 1 MiB.
+	env := func(body []byte) []byte {
+		return slices.Concat([]byte(`{"format":"orchard-checkpoint","schema_version":1,"body_sha256":"","body":`), body, []byte("}"))
+	}
+	seeds = append(seeds, env(fuzzing.Nested(`{"a":`, "0", "}", 9_998)), env(fuzzing.Nested("[", "", "]", 10_000)),
+		fuzzing.Nested("[", "", "]", 20_000), env(slices.Concat([]byte(`{"tokens":[`), bytes.Repeat([]byte("7,"), 600_000), []byte("7]}"))))
 	return append(seeds, nil, []byte("{}"), []byte(`{"format":"orchard-checkpoint","schema_version":1,"body_sha256":"","body":{}}`))
 }
 
@@ -82,6 +91,8 @@ func FuzzCoreLLMManifest(f *testing.F) {
 	f.Add([]byte(`{"schemaVersion":1,"identity":{"firstShared":1,"ownLayerHeadDims":[4]},"position":1,"layers":[{"layer":0,"headDim":4,"rows":1,"kFile":"k","vFile":"v","kBytes":8,"vBytes":8}],"tokenCount":0,"tokenSeqSHA256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}`))
 	f.Add([]byte(`{"schemaVersion":1,"identity":{"firstShared":-1}}`))
 	f.Add([]byte(`[]`))
+	f.Add(fuzzing.Nested(`{"layers":[`, "", "]}", 5_000))
+	f.Add(slices.Concat([]byte(`{"schemaVersion":1,"tokens":[`), bytes.Repeat([]byte("7,"), 600_000), []byte("7]}")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseCoreLLMManifest(data)
 		if err != nil {

@@ -209,3 +209,17 @@ func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// unchangedBy checks that what was done left the store's tree as before
+// and old loadable as it was saved.
+func unchangedBy(t testing.TB, what string, s *Store, before string, old *Checkpoint) {
+	t.Helper()
+	if after := tree(t, s.Root()); after != before {
+		t.Errorf("%s changed the store:\n%s\n---\n%s", what, before, after)
+	}
+	got, err := s.Load(old.Meta.Name, old.Meta.Identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCheckpoint(t, got, old)
+}

@@ -16,11 +16,20 @@ import (
 // its own descriptor, so goroutines of one process exclude each other just
 // as processes do. The lock goes with the descriptor, also when the
 // process is killed.
+//
+// A reader of a store it cannot write (a read-only disk or folder) that
+// has no lock file yet reads without one: nobody can be changing what it
+// reads through this folder, and the lock file cannot be made.
 func lockStore(root string, exclusive bool) (release func(), err error) {
 	p := filepath.Join(root, lockFile)
 	// O_NONBLOCK: a FIFO in the lock file's place must not hang the open.
 	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
+		if !exclusive && readOnly(err) {
+			if _, serr := os.Lstat(p); errors.Is(serr, fs.ErrNotExist) {
+				return func() {}, nil
+			}
+		}
 		return nil, err
 	}
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
@@ -42,6 +51,12 @@ func lockStore(root string, exclusive bool) (release func(), err error) {
 		return nil, err
 	}
 	return func() { f.Close() }, nil
+}
+
+// readOnly reports whether err says a file cannot be created or changed
+// there: a read-only file system or a folder without write permission.
+func readOnly(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 }
 
 // tryLockDir takes an exclusive lock on an open folder without waiting; it

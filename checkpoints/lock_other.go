@@ -3,6 +3,7 @@
 package checkpoints
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,6 +14,8 @@ import (
 func lockStore(root string, exclusive bool) (release func(), err error) { return func() {}, nil }
 
 func tryLockDir(f *os.File) (bool, error) { return true, nil }
+
+func readOnly(err error) bool { return errors.Is(err, fs.ErrPermission) }
 
 func openDir(p string) (*os.File, error) {
 	st, err := os.Lstat(p)

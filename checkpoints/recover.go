@@ -42,8 +42,15 @@ func parseAside(entry string) (folder string, ino uint64, tagged bool) {
 
 // recover runs at Open, under the exclusive store lock: it resolves every
 // interrupted replacement and removes temp folders no live writer holds.
+//
+// A store orchard cannot write (a read-only disk or folder) without its
+// lock file is opened for reading: recovery waits for a writable one, and
+// each reader reads what is there.
 func (s *Store) recover() error {
 	release, err := lockStore(s.root, true)
+	if err != nil && readOnly(err) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("checkpoints %s: lock: %w", s.root, err)
 	}

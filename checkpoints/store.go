@@ -95,7 +95,12 @@ func (s *Store) Save(cp *Checkpoint) error {
 // cp.Meta.Name says.
 func (s *Store) SaveAutosave(cp *Checkpoint) error { return s.save(cp, Autosave) }
 
-func (s *Store) save(cp *Checkpoint, name string) error {
+func (s *Store) save(cp *Checkpoint, name string) (err error) {
+	defer func() {
+		if full, ok := diskFull(s.root, err); ok {
+			err = fmt.Errorf("save %q: %w", name, full)
+		}
+	}()
 	c := *cp
 	if err := c.check(true); err != nil {
 		return fmt.Errorf("save %q: %w: %v", name, ErrInvalid, err)

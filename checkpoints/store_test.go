@@ -498,14 +498,7 @@ func TestFailedSaveKeepsOld(t *testing.T) {
 			if err := s.Save(r1Checkpoint("chat", e2bDims(2), 5, 2)); !errors.Is(err, full) {
 				t.Fatalf("save: %v", err)
 			}
-			if after := tree(t, s.Root()); after != before {
-				t.Errorf("a failed save changed the store:\n%s\n---\n%s", before, after)
-			}
-			got, err := s.Load("chat", old.Meta.Identity)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameCheckpoint(t, got, old)
+			unchangedBy(t, "a failed save", s, before, old)
 		})
 	}
 }

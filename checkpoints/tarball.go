@@ -83,7 +83,12 @@ func (s *Store) Export(name string, w io.Writer) error {
 // before it becomes visible. It returns the name stored. Refused archives
 // are an *ArchiveError or a *FileError, both wrapping ErrCorrupt. Errors
 // do not name the operation or the archive: the caller knows both.
-func (s *Store) Import(r io.Reader, name string) (string, error) {
+func (s *Store) Import(r io.Reader, name string) (_ string, err error) {
+	defer func() {
+		if full, ok := diskFull(s.root, err); ok {
+			err = fmt.Errorf("import: %w", full)
+		}
+	}()
 	tr := tar.NewReader(r)
 	hdr, err := nextEntry(tr)
 	if errors.Is(err, io.EOF) {

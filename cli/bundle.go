@@ -49,22 +49,6 @@ func runBundle(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// parseFlags parses fs over args, allowing flags after positional
-// arguments (orchard bundle inspect DIR --json); it returns the positionals.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
 func bundleSynth(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("orchard bundle synth", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -74,6 +58,7 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "folder to create (must not exist or be empty)")
 	var forms repeated
 	fs.Var(&forms, "form", "a form of the published files (repeatable): "+strings.Join(reference.FormNames(), ", "))
+	script := fs.String("script", "", "keep this script `file` in the bundle: it replies as scripted where a message matches")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
@@ -97,7 +82,17 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard bundle synth:", err)
 		return 2
 	}
+	var sc *reference.Script
+	if *script != "" {
+		if sc, err = synthScript(*script, *family, *preset); err != nil {
+			fmt.Fprintln(stderr, "orchard bundle synth:", err)
+			return 2
+		}
+	}
 	dir, err := reference.Synthesize(reference.SynthOptions{Family: *family, Preset: *preset, Seed: *seed, Out: *out, Form: form})
+	if err == nil && sc != nil {
+		err = reference.StoreScript(dir, sc)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard bundle synth:", err)
 		return 1

@@ -19,6 +19,12 @@ import (
 	"github.com/orchard-llm/orchard/tui"
 )
 
+// isTerminal reports whether f is a terminal (an *os.File that is one).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
 // demoEntry marks the picker's last entry, the synthetic demo bundle.
 const demoEntry = "(demo: synthetic bundle, random weights)"
 
@@ -28,14 +34,16 @@ const demoEntry = "(demo: synthetic bundle, random weights)"
 const demoReplyTokens = 256
 
 // runChat opens the chat screen on --model, the remembered model, a model
-// chosen in the picker, or (demo) the demo bundle. Without a terminal,
-// --demo falls back to the scripted turn of orchard run.
-func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
+// chosen in the picker, or (demo) the demo bundle. Every flag is checked
+// first, terminal or not. Without a terminal, --demo answers a question
+// piped on stdin (else a scripted one) as orchard run does.
+func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool) int {
 	fs := flag.NewFlagSet("orchard chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	flags := config.RegisterFlags(fs)
 	demoFlag := fs.Bool("demo", demo, "open the demo bundle (synthetic weights, made on first use)")
 	family := fs.String("family", "r1", "demo bundle family: "+families)
+	script := fs.String("script", "", scriptUsage)
 	cont := fs.Bool("continue", false, "resume the last conversation (the autosave)")
 	pick := fs.Bool("pick", false, "choose the model in the picker even when one is configured")
 	var attach attachFlag
@@ -58,14 +66,6 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 			return exitUsage
 		}
 	}
-	out, isFile := stdout.(*os.File)
-	if !isFile || !term.IsTerminal(int(out.Fd())) || !term.IsTerminal(int(os.Stdin.Fd())) {
-		if *demoFlag {
-			return runDemo([]string{"--family", *family}, stdout, stderr)
-		}
-		fmt.Fprintln(stderr, "orchard chat: needs a terminal; for scripts use orchard run --model DIR --prompt TEXT")
-		return 2
-	}
 	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
 		return configError(stderr, "orchard", err)
@@ -73,6 +73,17 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	if err := tui.CheckKeys(cfg.Keys); err != nil {
 		fmt.Fprintln(stderr, "orchard: keys:", err)
 		return exitUsage
+	}
+	if !isTerminal(stdout) || !isTerminal(stdin) {
+		if *demoFlag {
+			if *cont || *pick || attach.set {
+				fmt.Fprintln(stderr, "orchard --demo: --continue, --pick and --attach need a terminal")
+				return exitUsage
+			}
+			return demoTurn(cfg, *family, *script, stdin, stdout, stderr)
+		}
+		fmt.Fprintln(stderr, "orchard chat: needs a terminal; for scripts use orchard run --model DIR --prompt TEXT")
+		return 2
 	}
 	logger, logFile, err := config.OpenLog(cfg.Data.Dir, cfg.Log.Debug)
 	if err != nil {
@@ -111,11 +122,14 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 			return 1
 		}
 	case dir == "" || *pick:
-		if r, err := cfg.Remembered(); err == nil && r != "" && !*pick {
-			dir = r
+		var ok bool
+		if !*pick {
+			dir, *demoFlag, ok = remembered(cfg, stderr)
+		}
+		if ok {
 			break
 		}
-		if dir, err = pickModel(ctx, cfg, opts, stderr); err != nil {
+		if dir, *demoFlag, err = pickModel(ctx, cfg, opts, stderr); err != nil {
 			if errors.Is(err, tui.ErrNoChoice) {
 				return 0
 			}
@@ -124,7 +138,8 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 		}
 	}
 	// A server already serving this bundle keeps it loaded: chat over it.
-	if sock, ok := servedHere(ctx, cfg, dir); ok && !*noAttach && !*cont {
+	// (Not with --script: the server's runtime plays its own script or none.)
+	if sock, ok := servedHere(ctx, cfg, dir); ok && !*noAttach && !*cont && *script == "" {
 		logger.Info("attaching", "bundle", dir, "server", sock)
 		return runAttached(ctx, sock, cfg, opts, stderr)
 	}
@@ -133,7 +148,7 @@ func runChat(args []string, stdout, stderr io.Writer, demo bool) int {
 	if *demoFlag {
 		set.MaxTokens = demoReplyTokens
 	}
-	m, err := openModel(dir, cfg, set, func(msg string) { fmt.Fprintln(stderr, msg) })
+	m, err := openModel(dir, *script, cfg, set, func(msg string) { fmt.Fprintln(stderr, msg) })
 	if err != nil {
 		logger.Error("open", "bundle", dir, "err", err)
 		fmt.Fprintln(stderr, "orchard:", err)
@@ -203,8 +218,8 @@ func conversationBundle(cfg *config.Config) string {
 }
 
 // pickModel lists the bundles found (the demo last), lets the user choose
-// and remembers the choice.
-func pickModel(ctx context.Context, cfg *config.Config, opts tui.Options, stderr io.Writer) (string, error) {
+// and remembers the choice; demo says the demo bundle was chosen.
+func pickModel(ctx context.Context, cfg *config.Config, opts tui.Options, stderr io.Writer) (dir string, demo bool, err error) {
 	var entries []tui.PickerEntry
 	for _, f := range config.Discover(cfg.Model.SearchDirs, os.Getenv) {
 		entries = append(entries, tui.PickerEntry{Name: f.Name, Family: string(f.Family), Size: humanSize(f.Size),
@@ -213,15 +228,47 @@ func pickModel(ctx context.Context, cfg *config.Config, opts tui.Options, stderr
 	entries = append(entries, tui.PickerEntry{Name: demoEntry, Family: "r1", Path: "made in the cache folder on first use", Valid: true})
 	choice, err := tui.Pick(ctx, entries, opts)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	if choice.Name == demoEntry {
-		return demoBundle("r1", stderr)
+	return takeChoice(cfg, choice, stderr)
+}
+
+// takeChoice opens the picker's choice and remembers it, so the next start
+// opens it without asking (as the README says): a bundle by its folder,
+// the demo as the demo (its folder is the cache's, made again when gone).
+func takeChoice(cfg *config.Config, choice tui.PickerEntry, stderr io.Writer) (dir string, demo bool, err error) {
+	remember := func() error { return cfg.RememberModel(choice.Path) }
+	dir, demo = choice.Path, choice.Name == demoEntry
+	if demo {
+		if dir, err = demoBundle(choice.Family, stderr); err != nil {
+			return "", false, err
+		}
+		remember = func() error { return cfg.RememberDemo(choice.Family) }
 	}
-	if err := cfg.RememberModel(choice.Path); err != nil {
+	if err := remember(); err != nil {
 		fmt.Fprintln(stderr, "orchard: could not remember the choice:", err)
 	}
-	return choice.Path, nil
+	return dir, demo, nil
+}
+
+// remembered is the model chosen last in the picker, if it can still be
+// opened: a bundle whose folder is there, or the demo (made again if need
+// be). ok is false when there is none, and the picker asks.
+func remembered(cfg *config.Config, stderr io.Writer) (dir string, demo bool, ok bool) {
+	if family, err := cfg.RememberedDemo(); err == nil && checkFamily(family) == nil {
+		if dir, err = demoBundle(family, stderr); err == nil {
+			return dir, true, true
+		}
+	}
+	r, err := cfg.Remembered()
+	if err != nil || r == "" {
+		return "", false, false
+	}
+	if _, err := os.Stat(r); err != nil {
+		fmt.Fprintf(stderr, "orchard: the model chosen last, %s, is gone; choose another\n", r)
+		return "", false, false
+	}
+	return r, false, true
 }
 
 // useHistory connects the conversation history (history.*): every

@@ -2,37 +2,40 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/reference"
 )
 
-// runDemo runs the demo bundle: a small synthetic bundle on the reference
-// runtime, made on first use. Its weights are random, so the reply is
-// noise; the pipeline, the timings and the token counts are real.
-func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("orchard --demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	family := fs.String("family", "r1", "demo bundle family: "+families)
-	prompt := fs.String("prompt", "Tell me about apple orchards.", "user message")
-	maxTokens := fs.Int("max-tokens", 48, "tokens to generate")
-	if _, err := parseFlags(fs, args); err != nil {
-		return 2
+// demoTurn is orchard --demo without a terminal: one turn of the demo
+// bundle (a small synthetic bundle on the reference runtime, made on first
+// use) with the configuration's settings, answering a question piped on
+// stdin as orchard run does, or a scripted one when nothing is piped. Its
+// weights are random, so the reply is noise; the pipeline, the timings and
+// the token counts are real.
+func demoTurn(cfg *config.Config, family, script string, stdin io.Reader, stdout, stderr io.Writer) int {
+	text := ""
+	if stdin != nil && !isTerminal(stdin) {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "orchard --demo: reading the question from stdin:", err)
+			return 1
+		}
+		text = strings.TrimSpace(string(data))
 	}
-	fmt.Fprintf(stderr, "synthetic weights: the reply is noise; every number is measured.\n")
-	if err := checkFamily(*family); err != nil {
-		fmt.Fprintln(stderr, "orchard --demo:", err)
-		return exitUsage
+	if text == "" {
+		text = "Tell me about apple orchards."
 	}
-	return runOne([]string{"--demo", "--family", *family, "--prompt", *prompt,
-		"--max-tokens", strconv.Itoa(*maxTokens), "--stats"}, strings.NewReader(""), stdout, stderr)
+	if script == "" {
+		fmt.Fprintf(stderr, "synthetic weights: the reply is noise; every number is measured.\n")
+	}
+	return runTurn(turnRequest{demo: true, family: family, script: script, text: text, maxTokens: 48, stats: true}, cfg, stdout, stderr)
 }
 
 // demoBundle returns the demo bundle folder, writing it on first use into

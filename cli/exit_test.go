@@ -35,7 +35,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", "--model", missing, "--prompt", "x"}, 2, missing},
 		{[]string{"run", "--model", notDir, "--prompt", "x"}, 2, "not a folder"},
 		{[]string{"run", "--demo", "--family", "bogus", "--prompt", "x"}, 2, `"bogus"`},
-		{[]string{"run", "--demo", "--prompt", "x", "--top-k", "40"}, 2, "top-k 40: this r1 bundle emits argmax token ids only (no logits)"},
+		{[]string{"run", "--demo", "--prompt", "x", "--top-k", "40"}, 2, "top-k 40 (flag --top-k): this r1 bundle emits argmax token ids only (no logits)"},
 		{[]string{"run", "--demo", "--prompt", "x", "--temp", "0.8"}, 2, "logits"},
 		{[]string{"run", "--demo", "--prompt", "x", "--draft-len", "16"}, 2, "verify width 4"},
 		{[]string{"run", "--demo", "--prompt", "x", "--save", "../escape"}, 2, "--save"},

@@ -94,7 +94,7 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 		mel = fs.String("mel-out", "", "write the log-mel input to this .npy `file`")
 		mask = fs.String("mask-out", "", "write the frame mask input to this .npy `file`")
 	}
-	flags := config.RegisterFlags(fs, "media.max_file_size", "media.max_megapixels", "media.max_audio_seconds")
+	flags := config.RegisterFlags(fs, "media.max_file_size", "media.max_megapixels", "media.max_decode_size", "media.max_audio_seconds")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return exitUsage

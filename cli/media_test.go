@@ -65,6 +65,9 @@ func TestMediaCommand(t *testing.T) {
 		// The config's limits, here from flags, bound what is read.
 		{[]string{"media", "image", "--model", out, "--media-max-size", "10B", pic}, 2, "the media.max_file_size setting raises the limit"},
 		{[]string{"media", "audio", "--model", out, "--media-max-seconds", "0", clip}, 2, "media.max_audio_seconds: invalid value"},
+		// A picture whose decoder would take more than the limit: 4 MB of RGBA.
+		{[]string{"media", "image", "--model", out, "--media-max-decode-size", "2MiB", writeTestFile(t, dir, "big.png", testmedia.PNG(1, 1000, 1000))}, 2,
+			"big.png is a 1000×1000 RGB PNG, which takes 4.8 MiB to decode, more than the 2 MiB orchard decodes a picture in: scale it down, or save it as a baseline JPEG, first; the media.max_decode_size setting raises the limit"},
 	} {
 		code, _, stderr := runCmd(t, tt.args...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {

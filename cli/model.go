@@ -21,6 +21,7 @@ type loaded struct {
 	b       *bundle.Bundle
 	sess    *engine.Session
 	info    engine.ModelInfo
+	set     engine.Settings // the settings in force: the config's, fitted to the bundle
 	loadDur time.Duration
 	warm    []engine.WarmStep // the warm-up: each function's first and second call
 }
@@ -29,8 +30,9 @@ type loaded struct {
 // for orchard's synthetic bundles (their chunk folders hold reference
 // twins), Core ML for published ones.
 // progress receives one-line messages (compiling, first-run notes). The
-// config places the chunks and bounds the media files read.
-func openModel(dir string, cfg *config.Config, set engine.Settings, progress func(string)) (*loaded, error) {
+// config places the chunks and bounds the media files read. script, when
+// set, is a --script file for a synthetic bundle (script.go).
+func openModel(dir, script string, cfg *config.Config, set engine.Settings, progress func(string)) (*loaded, error) {
 	o := engineOptions(cfg)
 	if progress == nil {
 		progress = func(string) {}
@@ -41,6 +43,10 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 		return nil, badInput(err)
 	}
 	rt, name, err := runtimeFor(b)
+	if err != nil {
+		return nil, err
+	}
+	rt, scriptNote, err := withScript(b, rt, name, script)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +69,9 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 		return nil, err
 	}
 	var notes []string
+	if scriptNote != "" {
+		notes = append(notes, scriptNote)
+	}
 	if m, err := coreml.ReadMemory(); err == nil && coreml.LowMemory(m.Physical) && set.Speculation == engine.SpecModeAuto {
 		// As the published app: under 7 GB the speculation assets stay unloaded.
 		set.Speculation = engine.SpecModeOff
@@ -86,6 +95,15 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 			return nil, err
 		}
 	}
+	caps := chain.Capabilities()
+	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
+		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name}
+	set, fitNotes, err := fitSettings(cfg, info, set)
+	if err != nil {
+		enc.Close()
+		chain.Close()
+		return nil, err
+	}
 	sess, err := engine.NewSession(b, chain, tok, set)
 	if err != nil {
 		enc.Close()
@@ -93,11 +111,9 @@ func openModel(dir string, cfg *config.Config, set engine.Settings, progress fun
 		return nil, err
 	}
 	sess.Media = enc
-	caps := chain.Capabilities()
-	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
-		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name, Notes: append(notes, caps.Notes...),
-		Media: sess.Media.Kinds()}
-	return &loaded{b: b, sess: sess, info: info, loadDur: time.Since(start), warm: warm}, nil
+	info.Notes = append(append(notes, fitNotes...), caps.Notes...)
+	info.Media = sess.Media.Kinds()
+	return &loaded{b: b, sess: sess, info: info, set: sess.Settings(), loadDur: time.Since(start), warm: warm}, nil
 }
 
 // newEncoders opens a bundle's encoders, placed by u, within the config's
@@ -106,7 +122,8 @@ func newEncoders(b *bundle.Bundle, rt coreml.Runtime, u engine.EncoderUnits, cfg
 	enc := engine.NewEncoders(b, rt, u.Vision)
 	enc.SetUnits(u)
 	m := cfg.Media
-	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000, MaxSeconds: float64(m.MaxAudioSeconds)})
+	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000,
+		MaxDecodeBytes: m.MaxDecodeSize, MaxSeconds: float64(m.MaxAudioSeconds)})
 	keep := m.KeepEncoded
 	if keep == 0 {
 		keep = -1 // the engine's 0 is its default; the config's is none

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"flag"
-
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
 )
@@ -30,17 +28,15 @@ var flagOverrides = map[string]func(dst *engine.Settings, src engine.Settings){
 
 // applyGivenFlags puts the settings given as flags on this command line
 // (and --max-tokens, when given) over a resumed checkpoint's.
-func applyGivenFlags(sess *engine.Session, cfg *config.Config, fs *flag.FlagSet, maxTokens int) error {
+func applyGivenFlags(sess *engine.Session, cfg *config.Config, maxTokens int, maxTokensGiven bool) error {
 	cur, from := sess.Settings(), settingsFrom(cfg, maxTokens)
 	for key, set := range flagOverrides {
 		if cfg.Source(key).Kind == config.FromFlag {
 			set(&cur, from)
 		}
 	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "max-tokens" {
-			cur.MaxTokens = maxTokens
-		}
-	})
+	if maxTokensGiven {
+		cur.MaxTokens = maxTokens
+	}
 	return sess.SetSettings(cur)
 }

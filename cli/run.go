@@ -21,6 +21,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	flags := config.RegisterFlags(fs) // --model, --spec, --no-mtp, --temp, ... with file and env defaults
 	demo := fs.Bool("demo", false, "use the demo bundle instead of --model")
 	family := fs.String("family", "r1", "family of the demo bundle: "+families)
+	script := fs.String("script", "", scriptUsage)
 	prompt := fs.String("prompt", "", "user message (default: read stdin)")
 	maxTokens := fs.Int("max-tokens", 0, "tokens to generate (0 = until EOS or the context ends)")
 	stats := fs.Bool("stats", false, "print the stats block on stderr")
@@ -81,16 +82,41 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard run: --image and --audio cannot be combined with --kv-save or --kv-restore")
 		return 2
 	}
-	set := settingsFrom(cfg, *maxTokens)
+	given := false // --max-tokens on the command line wins over a resumed checkpoint's
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "max-tokens" })
+	return runTurn(turnRequest{demo: *demo, family: *family, script: *script, text: text, maxTokens: *maxTokens, maxTokensGiven: given,
+		stats: *stats, asJSON: *asJSON, kvSave: *kvSave, kvRestore: *kvRestore, resume: *resume, save: *save, files: files}, cfg, stdout, stderr)
+}
+
+// turnRequest is one scripted turn: what orchard run's flags ask for, or
+// what orchard --demo answers without a terminal.
+type turnRequest struct {
+	demo                            bool
+	family                          string // of the demo bundle
+	script                          string // --script: a synthetic bundle's replies (script.go)
+	text                            string // the message; "" continues (kvRestore, resume)
+	maxTokens                       int
+	maxTokensGiven                  bool // --max-tokens was on the command line
+	stats, asJSON                   bool
+	kvSave, kvRestore, resume, save string
+	files                           mediaFlags
+}
+
+// runTurn opens the bundle and runs the turn; the reply goes to stdout,
+// all else to stderr.
+func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
+	continuing := r.kvRestore != "" || r.resume != ""
+	set := settingsFrom(cfg, r.maxTokens)
 	dir := cfg.Model.Path
-	if *demo {
-		if dir, err = demoBundle(*family, stderr); err != nil {
+	var err error
+	if r.demo {
+		if dir, err = demoBundle(r.family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
 			return 1
 		}
 	}
 	fmt.Fprintf(stderr, "Loading model bundle: %s\n", dir)
-	m, err := openModel(dir, cfg, set, func(msg string) { fmt.Fprintln(stderr, " ", msg) })
+	m, err := openModel(dir, r.script, cfg, set, func(msg string) { fmt.Fprintln(stderr, " ", msg) })
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard run:", err)
 		return exitCode(err)
@@ -108,7 +134,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, n := range m.info.Notes {
 		fmt.Fprintln(stderr, "  note:", n)
 	}
-	for _, f := range files {
+	for _, f := range r.files {
 		if err := m.sess.Media.Can(f.Kind); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
 			return exitUsage
@@ -124,18 +150,18 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr)
 
-	if code := restoreForRun(m, cfg, mlog, *kvRestore, *resume, text, stderr); code != 0 {
+	if code := restoreForRun(m, cfg, mlog, r.kvRestore, r.resume, r.text, stderr); code != 0 {
 		return code
 	}
-	if *resume != "" {
+	if r.resume != "" {
 		// The checkpoint brought its settings back; the flags given here win.
-		if err := applyGivenFlags(m.sess, cfg, fs, *maxTokens); err != nil {
+		if err := applyGivenFlags(m.sess, cfg, r.maxTokens, r.maxTokensGiven); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
 			return exitCode(err)
 		}
 	}
-	if *kvSave != "" {
-		return kvSaveRun(m, cfg, mlog, *kvSave, text, stderr)
+	if r.kvSave != "" {
+		return kvSaveRun(m, cfg, mlog, r.kvSave, r.text, stderr)
 	}
 
 	var fin *engine.TurnMetrics
@@ -146,13 +172,13 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch e := ev.(type) {
 		case *engine.Delta:
 			replyIDs = append(replyIDs, e.Tokens...)
-			if !*asJSON {
+			if !r.asJSON {
 				fmt.Fprint(reply, e.Text)
 			}
 		case engine.Notice:
 			fmt.Fprintln(stderr, "note:", e.Text)
 		case engine.Started:
-			if msgs := m.sess.Messages(); len(files) > 0 && len(msgs) > 0 {
+			if msgs := m.sess.Messages(); len(r.files) > 0 && len(msgs) > 0 {
 				for _, a := range msgs[len(msgs)-1].Attachments {
 					fmt.Fprintln(stderr, "attached:", attachmentLine(a))
 				}
@@ -161,32 +187,32 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fin, replyText = &e.Metrics, e.Reply
 		}
 	}
-	if continuing && (*kvRestore != "" || text == "") {
+	if continuing && (r.kvRestore != "" || r.text == "") {
 		err = m.sess.Continue(emit)
 	} else {
-		err = m.sess.Send(text, emit, files...)
+		err = m.sess.Send(r.text, emit, r.files...)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "\norchard run:", err)
 		return exitCode(err)
 	}
-	if *save != "" {
-		if err := saveCheckpoint(m, cfg, *save); err != nil {
+	if r.save != "" {
+		if err := saveCheckpoint(m, cfg, r.save); err != nil {
 			fmt.Fprintln(stderr, "orchard run: --save:", err)
 			return 1
 		}
-		fmt.Fprintf(stderr, "saved checkpoint %q\n", *save)
+		fmt.Fprintf(stderr, "saved checkpoint %q\n", r.save)
 	}
-	if *asJSON {
+	if r.asJSON {
 		out := map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin, "warmup": m.warm}
-		if msgs := m.sess.Messages(); len(files) > 0 && len(msgs) >= 2 {
+		if msgs := m.sess.Messages(); len(r.files) > 0 && len(msgs) >= 2 {
 			out["attachments"] = msgs[len(msgs)-2].Attachments
 		}
 		writeJSON(stdout, out)
 	} else {
 		fmt.Fprintln(stdout)
 	}
-	if *stats && fin != nil {
+	if r.stats && fin != nil {
 		printStats(stderr, *fin, m.sess.Settings().Speculation != engine.SpecModeOff && len(m.info.VerifyWidths) > 0)
 	}
 	return 0

@@ -17,6 +17,7 @@ import (
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/scratch"
 	"github.com/orchard-llm/orchard/server"
 )
 
@@ -28,12 +29,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	flags := config.RegisterFlags(fs) // --model, --listen, --api-key, the generation defaults, ...
 	demo := fs.Bool("demo", false, "serve the demo bundle (synthetic weights, made on first use)")
 	family := fs.String("family", "r1", "demo bundle family: r1, v2, stateful3, stateful3-logits")
+	script := fs.String("script", "", scriptUsage)
 	socket := fs.String("socket", "", "unix socket `path` (default: orchard.sock in the runtime folder); none: no socket")
 	queue := fs.Int("queue", 16, "requests that may wait while one generates (more are refused with 503)")
 	keep := fs.Int("keep", 4, "conversations of API clients kept for reuse besides the chat's")
 	keepMB := fs.Int("keep-mb", 512, "cache memory those conversations may hold together, in MiB")
-	spillMB := fs.Int("spill-mb", 1024, "disk those pushed out of memory may take in the data folder's conversations/, in MiB; 0: none")
+	spillMB := fs.Int("spill-mb", 1024, "disk those pushed out of memory may take, in MiB, in a folder of this server's own under the data folder's conversations/; 0: none")
 	grace := fs.Duration("grace", 30*time.Second, "how long replies in flight may take to finish at shutdown")
+	bufferMB := fs.Int("buffer-mb", 512, "memory request bodies may hold at once, all requests together (each counted twice: the body and what it decodes to), in MiB; past it requests get 503")
 	cont := fs.Bool("continue", false, "resume the chat's last conversation (the autosave)")
 	if rest, err := parseFlags(fs, args); err != nil {
 		return 2
@@ -45,8 +48,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return configError(stderr, "orchard serve", err)
 	}
-	if *queue < 1 || *keep < 0 || *keepMB < 0 || *spillMB < 0 || *grace < 0 {
-		fmt.Fprintln(stderr, "orchard serve: --queue must be at least 1; --keep, --keep-mb, --spill-mb and --grace must not be negative")
+	if *queue < 1 || *bufferMB < 1 || *keep < 0 || *keepMB < 0 || *spillMB < 0 || *grace < 0 {
+		fmt.Fprintln(stderr, "orchard serve: --queue and --buffer-mb must be at least 1; --keep, --keep-mb, --spill-mb and --grace must not be negative")
 		return 2
 	}
 	if err := server.CheckExposure(cfg.Server.Listen, cfg.Server.APIKey); err != nil {
@@ -93,7 +96,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 
 	fmt.Fprintf(stderr, "loading %s\n", dir)
-	m, err := openModel(dir, cfg, settingsFrom(cfg, 0), func(msg string) { fmt.Fprintln(stderr, " ", msg) })
+	// The demo's replies are capped as in the demo chat, the chat's and
+	// the API's alike.
+	replyCap := 0
+	if *demo {
+		replyCap = demoReplyTokens
+	}
+	m, err := openModel(dir, *script, cfg, settingsFrom(cfg, replyCap), func(msg string) { fmt.Fprintln(stderr, " ", msg) })
 	if err != nil {
 		logger.Error("open", "bundle", dir, "err", err)
 		fmt.Fprintln(stderr, "orchard serve:", err)
@@ -122,11 +131,25 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	eng.KeepConversations(*keep, int64(*keepMB)<<20)
 	if *spillMB > 0 {
-		eng.SpillConversations(filepath.Join(cfg.Data.Dir, "conversations"), int64(*spillMB)<<20)
+		// A folder of this process's own: the data folder may be the
+		// user's (--data-dir ~/notes), and another server may share it.
+		// Its Close runs after eng.Close below, which removes the files.
+		sp, err := scratch.Open(filepath.Join(cfg.Data.Dir, "conversations"), "spill", engine.SpillFiles()...)
+		if err != nil {
+			logger.Warn("spill", "err", err)
+			fmt.Fprintln(stderr, "orchard serve: conversations pushed out of memory will not be kept on disk:", err)
+		} else {
+			defer sp.Close()
+			eng.SpillConversations(sp.Dir(), int64(*spillMB)<<20)
+		}
 	}
-	defaults := settingsFrom(cfg, 0)
+	defaults := m.set // the config's, fitted to the bundle (fitSettings)
 	srv := server.New(server.Options{Engine: eng, BundleDir: m.b.Dir, BundleID: m.b.Identity.ID, Defaults: defaults,
-		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: "orchard"})
+		APIKey: cfg.Server.APIKey, MaxMediaBytes: cfg.Server.MaxMediaSize, QueueLimit: *queue, ShutdownGrace: *grace, Logger: logger, Version: moduleVersion(),
+		Guard:   server.GuardOptions{Listen: cfg.Server.Listen, AllowedHosts: cfg.Server.AllowedHosts, Origins: cfg.Server.Origins},
+		Aliases: cfg.Server.Aliases, StrictSampling: cfg.Server.StrictSampling, MaxBufferedBytes: int64(*bufferMB) << 20,
+		MaxBytesPerToken: m.sess.MaxBytesPerToken(),
+		MaxReplyTokens:   replyCap})
 
 	// The server outlives the SSH session that started it; stop it with
 	// ctrl+c or kill (SIGTERM).

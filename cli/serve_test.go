@@ -76,7 +76,8 @@ func TestServe(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main([]string{"serve", "--demo", "--listen", "127.0.0.1:0", "--socket", sock, "--api-key", "k", "--max-media-size", "3MiB"}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+		done <- Main([]string{"serve", "--demo", "--listen", "127.0.0.1:0", "--socket", sock, "--api-key", "k", "--max-media-size", "3MiB",
+			"--origins", "http://localhost:3000", "--aliases", "gpt-4o-mini"}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	}()
 	addr := regexp.MustCompile(`listening on  http://(127\.0\.0\.1:\d+)`)
 	deadline := time.Now().Add(60 * time.Second)
@@ -106,8 +107,47 @@ func TestServe(t *testing.T) {
 	if _, err := server.Probe(context.Background(), "unix:"+sock, ""); err != nil {
 		t.Fatalf("socket: %v", err)
 	}
-	if _, err := server.Probe(context.Background(), m[1], ""); err == nil {
-		t.Fatal("TCP without the key answered")
+	// Without the key /health says only that the server is up.
+	if h, err := server.Probe(context.Background(), m[1], ""); err != nil || h.Status != "ok" || h.BundleID != "" || h.BundleDir != "" {
+		t.Fatalf("TCP health without the key: %+v %v", h, err)
+	}
+	// The guard, the aliases and the version reach the server.
+	do := func(method, path, host string, hdr map[string]string, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, "http://"+m[1]+path, strings.NewReader(body))
+		if host != "" {
+			req.Host = host
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := do("GET", "/v1/models", "evil.example", map[string]string{"Authorization": "Bearer k"}, ""); r.StatusCode != 403 {
+		t.Errorf("a foreign Host: HTTP %d", r.StatusCode)
+	}
+	if r := do("OPTIONS", "/v1/chat/completions", "", map[string]string{"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"}, ""); r.StatusCode != 204 {
+		t.Errorf("a preflight from --origins: HTTP %d", r.StatusCode)
+	}
+	r := do("POST", "/v1/chat/completions", "", map[string]string{"Authorization": "Bearer k", "Content-Type": "application/json"},
+		`{"model": "gpt-4o-mini", "temperature": 1, "max_tokens": 2, "messages": [{"role": "user", "content": "hi"}]}`)
+	if r.StatusCode != 200 || r.Header.Get("X-Orchard-Ignored") != "temperature" {
+		t.Errorf("an alias at temperature 1: HTTP %d, ignored %q", r.StatusCode, r.Header.Get("X-Orchard-Ignored"))
+	}
+	var health struct {
+		Version string `json:"version"`
+	}
+	if resp, err := http.Get("http://" + m[1] + "/health"); err == nil {
+		json.NewDecoder(resp.Body).Decode(&health)
+		resp.Body.Close()
+	}
+	if health.Version != moduleVersion() {
+		t.Errorf("health version %q, want %q", health.Version, moduleVersion())
 	}
 	// server.max_media_size reaches the server: attached screens read it.
 	req, _ := http.NewRequest("GET", "http://"+m[1]+"/orchard/v1/session", nil)
@@ -116,6 +156,9 @@ func TestServe(t *testing.T) {
 		Info struct {
 			MaxFileBytes int64 `json:"max_file_bytes"`
 		} `json:"info"`
+		Settings struct {
+			MaxTokens int `json:"max_tokens"`
+		} `json:"settings"`
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -125,6 +168,10 @@ func TestServe(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || session.Info.MaxFileBytes != 3<<20 {
 		t.Errorf("max_file_bytes %d, want 3 MiB (%v)", session.Info.MaxFileBytes, err)
+	}
+	// The demo's chat replies are capped as in the demo chat.
+	if session.Settings.MaxTokens != demoReplyTokens {
+		t.Errorf("the demo chat's max_tokens is %d, want %d", session.Settings.MaxTokens, demoReplyTokens)
 	}
 	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
 	select {

@@ -11,11 +11,8 @@ import (
 // commit it was built from (with "+dirty" for uncommitted changes), the Go
 // version and the platform.
 func versionInfo() string {
-	version, commit, date := "(devel)", "unknown", ""
+	version, commit, date := moduleVersion(), "unknown", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" {
-			version = v
-		}
 		dirty := false
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -47,4 +44,13 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, versionInfo())
 	return exitOK
+}
+
+// moduleVersion is orchard's module version as the build recorded it
+// (a tag, or a pseudo-version naming the commit), else "(devel)".
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }

@@ -133,6 +133,7 @@ type History struct {
 type Media struct {
 	MaxFileSize     int64 // largest picture or clip file read
 	MaxMegapixels   int   // largest picture, decoded
+	MaxDecodeSize   int64 // memory one picture may take to decode
 	MaxAudioSeconds int   // longest clip
 	KeepEncoded     int64 // encoder output kept in memory; 0 keeps none
 }
@@ -148,6 +149,19 @@ type Server struct {
 	APIKey string // required as a bearer token when set; never shown
 	// MaxMediaSize is the largest picture or clip a request may carry.
 	MaxMediaSize int64
+	// AllowedHosts are host names the Host header may carry besides
+	// loopback, this machine's name and the listen address (a name,
+	// "*.example.com", or "*" for any).
+	AllowedHosts []string
+	// Origins are the browser origins that may call the server
+	// ("http://localhost:3000", "https://*.example.com", or "*"); none
+	// by default.
+	Origins []string
+	// StrictSampling refuses sampling parameters an argmax bundle cannot
+	// honour (400) instead of decoding greedily and saying so.
+	StrictSampling bool
+	// Aliases are more names requests may give the served model.
+	Aliases []string
 }
 
 // UI holds presentation choices.
@@ -198,8 +212,8 @@ func defaults(env func(string) string) *Config {
 		// The media package's limits; kept encodings as
 		// engine.DefaultKeepEncoded (a hundred E2B pictures).
 		Media: Media{MaxFileSize: media.DefaultMaxBytes, MaxMegapixels: media.DefaultMaxPixels / 1_000_000,
-			MaxAudioSeconds: media.DefaultMaxSeconds, KeepEncoded: 128 << 20},
-		Server:  Server{Listen: "127.0.0.1:11535", MaxMediaSize: 32 << 20},
+			MaxDecodeSize: media.DefaultMaxDecodeBytes, MaxAudioSeconds: media.DefaultMaxSeconds, KeepEncoded: 128 << 20},
+		Server:  Server{Listen: "127.0.0.1:11535", MaxMediaSize: 32 << 20, AllowedHosts: []string{}, Origins: []string{}, Aliases: []string{}},
 		Keys:    map[string][]string{},
 		sources: map[string]Source{},
 	}

@@ -2,11 +2,13 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/termsafe"
 )
 
 // Found is a bundle found by Discover.
@@ -55,7 +57,7 @@ func Discover(dirs []string, env func(string) string) []Found {
 		env = func(string) string { return "" }
 	}
 	homeDir, _ := home(env)
-	d := &discoverer{visited: map[string]bool{}, seen: map[string]bool{}}
+	d := &discoverer{visited: map[string]bool{}, seen: map[string]bool{}, open: bundle.Open}
 	for _, dir := range dirs {
 		dir = expandPath(dir, homeDir, "")
 		d.origin = dir
@@ -73,6 +75,7 @@ type discoverer struct {
 	visited map[string]bool // real folders scanned
 	seen    map[string]bool // real bundle folders listed
 	found   []Found
+	open    func(dir string) (*bundle.Bundle, error)
 }
 
 // scan lists the bundles at or below dir. label names a bundle from its
@@ -143,7 +146,7 @@ func (d *discoverer) add(root string, label func(string) string) {
 	}
 	d.seen[real] = true
 	f := Found{Name: filepath.Base(root), Path: root, Origin: d.origin, Size: diskSize(root)}
-	b, err := bundle.Open(root)
+	b, err := d.safeOpen(root)
 	if b != nil {
 		f.Family, f.Name = b.Family, b.Name()
 	}
@@ -160,6 +163,20 @@ func (d *discoverer) add(root string, label func(string) string) {
 		f.Problem = strings.TrimPrefix(err.Error(), "bundle "+root+": ")
 	}
 	d.found = append(d.found, f)
+}
+
+// safeOpen opens the bundle at root; a panic while reading its files
+// becomes that bundle's problem, so one bad bundle in a cache is listed
+// as such and never stops `orchard models` or the picker. (The readers
+// bound what recursion they do, so a stack overflow, which no recover
+// catches, cannot happen there.)
+func (d *discoverer) safeOpen(root string) (b *bundle.Bundle, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, fmt.Errorf("orchard failed while reading it (%s): please report this bundle", termsafe.Quote(fmt.Sprint(p)))
+		}
+	}()
+	return d.open(root)
 }
 
 // subfolders lists the folders in dir (following symlinks), sorted by

@@ -182,3 +182,49 @@ func rows[T any](rs []T) string {
 	}
 	return b.String()
 }
+
+// One bad bundle never stops a listing: the probe's tokenizer.json of
+// 8,000,000 nested arrays (16 MB) overflowed the stack of `orchard models`
+// and the picker; now that bundle is listed with its problem, naming the
+// file, and the others as before. A panic while one bundle is read becomes
+// that bundle's problem too.
+func TestDiscoverListsBadBundles(t *testing.T) {
+	t.Parallel()
+	search := t.TempDir()
+	copyTree(t, templates["r1"], filepath.Join(search, "a-good"))
+	deep := filepath.Join(search, "b-deep")
+	copyTree(t, templates["r1"], deep)
+	const n = 8_000_000
+	doc := `{"model":{"vocab":{"a":0}},"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`
+	if err := os.WriteFile(filepath.Join(deep, "tokenizer.json"), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, templates["r1"], filepath.Join(search, "c-panics"))
+	copyTree(t, templates["r1"], filepath.Join(search, "d-good"))
+
+	d := &discoverer{visited: map[string]bool{}, seen: map[string]bool{}, origin: search,
+		open: func(dir string) (*bundle.Bundle, error) {
+			if filepath.Base(dir) == "c-panics" {
+				panic("index out of range [3] with length 3")
+			}
+			return bundle.Open(dir)
+		}}
+	d.scan(search, 0, nil)
+	var got []string
+	for _, f := range d.found {
+		got = append(got, fmt.Sprintf("%s valid=%v", filepath.Base(f.Path), f.Valid))
+	}
+	if want := []string{"a-good valid=true", "b-deep valid=false", "c-panics valid=false", "d-good valid=true"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("found %q, want %q", got, want)
+	}
+	if p := d.found[1].Problem; !strings.Contains(p, "tokenizer.json") || !strings.Contains(p, "nested deeper than the limit of 128 levels") {
+		t.Errorf("deep tokenizer problem %q", p)
+	}
+	if p := d.found[2].Problem; !strings.Contains(p, "index out of range") || !strings.Contains(p, "report") {
+		t.Errorf("panicking bundle problem %q", p)
+	}
+	// Discover itself, as `orchard models` and the picker call it.
+	if found := Discover([]string{search}, mapEnv(map[string]string{"HF_HUB_CACHE": t.TempDir()})); len(found) != 4 || found[1].Valid {
+		t.Errorf("Discover: %+v", found)
+	}
+}

@@ -55,6 +55,10 @@ func aliases() []alias {
 		{name: "ORCHARD_API_KEY", key: "server.api_key", translate: func(v string) (string, string, error) {
 			return v, "", nil
 		}},
+		// The allowed browser origins, as ollama's OLLAMA_ORIGINS.
+		{name: "ORCHARD_ORIGINS", key: "server.origins", translate: func(v string) (string, string, error) {
+			return v, "", nil
+		}},
 		{name: "CORELLM_VERIFY_HEAD_CU", key: "model.verify_head_units", translate: func(v string) (string, string, error) {
 			return v, "", nil
 		}},

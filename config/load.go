@@ -108,6 +108,11 @@ func (c *Config) applyTOML(data []byte, name string, pc pathCtx, actions []strin
 	// Editors on Windows start UTF-8 files with a byte order mark; TOML
 	// does not allow one, but it means nothing, so it is skipped.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	ix := scanKeys(data)
+	if ix.over > 0 {
+		return []error{&Error{Source: Source{Kind: FromFile, Name: name, Line: ix.over},
+			Err: fmt.Errorf("%w: the file has more than %d keys and tables, and orchard has about a hundred settings and key bindings: is it a config file? (orchard config init writes one)", ErrInvalid, MaxKeys)}}
+	}
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		var de *toml.DecodeError
@@ -118,7 +123,7 @@ func (c *Config) applyTOML(data []byte, name string, pc pathCtx, actions []strin
 		}
 		return []error{fmt.Errorf("%s: %w", name, err)}
 	}
-	lines := keyLines(data)
+	lines := ix.lines
 	at := func(key string) Source { return Source{Kind: FromFile, Name: name, Line: lines[key]} }
 	all := settings()
 
@@ -238,7 +243,7 @@ func isSection(all []setting, name string) bool {
 		return true
 	}
 	for _, s := range all {
-		if strings.HasPrefix(s.key, name+".") {
+		if section, _, _ := strings.Cut(s.key, "."); section == name {
 			return true
 		}
 	}
@@ -252,21 +257,41 @@ func unknownKey(all []setting, key string) error {
 	if last == "" {
 		last = key
 	}
+	keys := make([]string, len(all))
+	for i, s := range all {
+		keys[i] = s.key
+		if _, name, _ := strings.Cut(s.key, "."); name == last || s.key == key {
+			return fmt.Errorf("%w (did you mean %s?)", ErrUnknownKey, s.key)
+		}
+	}
+	if best := Nearest(key, keys); best != "" {
+		return fmt.Errorf("%w (did you mean %s?)", ErrUnknownKey, best)
+	}
+	return ErrUnknownKey
+}
+
+// Nearest is the choice closest to word and at most two edits away (a
+// typo), for a "did you mean" hint; "" when none is that close.
+func Nearest(word string, choices []string) string {
 	best, bestD := "", 3
-	for _, s := range all {
-		_, name, _ := strings.Cut(s.key, ".")
-		if name == last || s.key == key {
-			best = s.key
-			break
+	for _, c := range choices {
+		// Lengths apart by bestD or more are at least that many edits
+		// apart: a long word costs no quadratic distance.
+		if abs(len(word)-len(c)) >= bestD {
+			continue
 		}
-		if d := editDistance(key, s.key); d < bestD {
-			best, bestD = s.key, d
+		if d := editDistance(word, c); d < bestD {
+			best, bestD = c, d
 		}
 	}
-	if best == "" {
-		return ErrUnknownKey
+	return best
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
 	}
-	return fmt.Errorf("%w (did you mean %s?)", ErrUnknownKey, best)
+	return n
 }
 
 // editDistance is the Levenshtein distance of a and b.

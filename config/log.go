@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // maxLogSize is where OpenLog starts a fresh log, keeping one old one, so
@@ -28,7 +30,7 @@ func OpenLog(dataDir string, debug bool) (*slog.Logger, io.Closer, error) {
 	if st, err := os.Stat(path); err == nil && st.Size() > maxLogSize {
 		os.Rename(path, path+".1") // best effort; appending to the big file is the fallback
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := regfile.OpenAppend(path, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("log: %w", err)
 	}

@@ -43,3 +43,26 @@ func TestRememberModel(t *testing.T) {
 		t.Errorf("data folder holds %v, want state.json alone", ents)
 	}
 }
+
+// Choosing the demo is remembered as the demo (its family), not as a
+// cache folder; choosing a bundle afterwards forgets it, and the other way
+// round.
+func TestRememberDemo(t *testing.T) {
+	c := &Config{Data: Data{Dir: filepath.Join(t.TempDir(), "data")}}
+	if err := c.RememberModel("/m/e2b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RememberDemo("stateful3"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := c.RememberedDemo(); d != "stateful3" || err != nil {
+		t.Errorf("demo %q %v", d, err)
+	}
+	if m, _ := c.Remembered(); m != "" {
+		t.Errorf("model %q still remembered after choosing the demo", m)
+	}
+	c.RememberModel("/m/e4b")
+	if d, _ := c.RememberedDemo(); d != "" {
+		t.Errorf("demo %q still remembered after choosing a bundle", d)
+	}
+}

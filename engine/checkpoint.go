@@ -33,6 +33,8 @@ type sessionState struct {
 	Versions []versionJSON `json:"versions,omitempty"`
 	// HistoryID names the conversation in the history.
 	HistoryID string `json:"historyID,omitempty"`
+	// Title is the history entry's own title (historytitle.go).
+	Title string `json:"title,omitempty"`
 	// Spans are the media spans the cache holds (the attachments travel
 	// with their messages): a loaded conversation continues from the
 	// cached rows, and only a rebuild of the cache encodes the files again.

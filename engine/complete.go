@@ -14,8 +14,10 @@ import (
 // whatever cache it holds for it (the session's own conversation, or one
 // kept from an earlier request).
 type Request struct {
-	// Messages is the conversation; the last one is the user's. Roles are
-	// "user" and "model".
+	// Messages is the conversation; the last one is the user's, or the
+	// model's reply begun, which the reply continues (a prefill). Roles
+	// are "user", "model" and "system" (a system turn after the first,
+	// where it stands; the system prompt is Settings.System).
 	Messages []Message
 	// Settings apply to this request only (System and Thinking included);
 	// the chat's own settings are untouched.
@@ -105,15 +107,16 @@ func (e *Engine) KeepConversations(n int, bytes int64) {
 	e.do("keep", func() { e.convs.setBudget(n, bytes) })
 }
 
-// SpillConversations keeps conversations pushed out of memory in dir (a
-// folder of its own, emptied first and removed by Close), up to bytes;
-// coming back to one reads its cache from disk instead of a prefill.
+// SpillConversations keeps conversations pushed out of memory in dir, up
+// to bytes; coming back to one reads its cache from disk instead of a
+// prefill. The engine removes only the files it wrote there (SpillFiles)
+// when they are dropped and at Close; give each engine a folder of its
+// own (orchard serve: a scratch.Folder).
 func (e *Engine) SpillConversations(dir string, bytes int64) {
 	e.do("keep", func() {
 		if err := e.convs.setSpill(dir, bytes); err != nil {
 			e.emit(Failed{Op: "keep", Err: err})
 		}
-		e.spillDir = dir
 	})
 }
 
@@ -177,19 +180,19 @@ func (s *Session) requestMedia(req Request, cancelled func() bool, sink func(Eve
 // encoding would feed it, and where its media spans sit.
 func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 	n := len(req.Messages)
-	if n == 0 || req.Messages[n-1].Role != "user" {
-		return nil, nil, &RequestError{errors.New("the conversation must end with a user message")}
+	if n == 0 || req.Messages[n-1].Role != "user" && req.Messages[n-1].Role != "model" {
+		return nil, nil, &RequestError{errors.New("the conversation must end with a user message, or with the model's message for the reply to continue")}
 	}
 	for i, m := range req.Messages {
-		if m.Role != "user" && m.Role != "model" {
-			return nil, nil, &RequestError{fmt.Errorf("message %d has role %q: want user or model (assistant)", i, m.Role)}
+		if m.Role != "user" && m.Role != "model" && m.Role != "system" {
+			return nil, nil, &RequestError{fmt.Errorf("message %d has role %q: want user, model (assistant) or system", i, m.Role)}
 		}
 	}
 	if _, err := CheckSettings(s.info(), req.Settings, req.Settings); err != nil {
 		return nil, nil, &RequestError{err}
 	}
 	c := s.conversation(req.Messages)
-	c.System, c.Thinking = req.Settings.System, req.Settings.Thinking
+	c.System, c.Thinking, c.Continue = req.Settings.System, req.Settings.Thinking, req.Messages[n-1].Role == "model"
 	ids, err := s.tmpl.Encode(c)
 	if err != nil {
 		return nil, nil, &RequestError{err}
@@ -240,13 +243,17 @@ func (s *Session) complete(req Request, cancelled func() bool, sink func(Event))
 	}
 	s.cancelHook = func() bool { return st.hit || cancelled() }
 	last := len(req.Messages) - 1
-	s.send(turnReq{text: req.Messages[last].Content, files: req.Media[last], from: s.tail(), op: "send"}, func(ev Event) { st.pass(ev, sink) })
+	r, begun := turnReq{text: req.Messages[last].Content, files: req.Media[last], from: s.tail(), op: "send"}, ""
+	if m := req.Messages[last]; m.Role == "model" {
+		r, begun = turnReq{msg: &m, from: s.tail(), op: "send", cont: true}, m.Content
+	}
+	s.send(r, func(ev Event) { st.pass(ev, sink) })
 	s.cancelHook, s.Metrics = nil, rec
 	if st.hit {
 		// The reply ends before the stop string; the cache may hold
 		// tokens past it, so the next turn re-derives what to reuse.
 		if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
-			s.msgs[n-1].Content, s.msgs[n-1].Interrupted = st.reply, false
+			s.msgs[n-1].Content, s.msgs[n-1].Interrupted = begun+st.reply, false
 		}
 		s.contOK = false
 	}

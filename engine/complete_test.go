@@ -282,7 +282,7 @@ func TestCompleteRefusals(t *testing.T) {
 		is   error
 	}{
 		{"sampling on argmax", Request{Messages: []Message{{Role: "user", Content: "hi"}}, Settings: hot}, nil},
-		{"ends with model", Request{Messages: []Message{{Role: "user", Content: "hi"}, {Role: "model", Content: "yes"}}, Settings: DefaultSettings()}, nil},
+		{"ends with system", Request{Messages: []Message{{Role: "user", Content: "hi"}, {Role: "system", Content: "yes"}}, Settings: DefaultSettings()}, nil},
 		{"unknown role", Request{Messages: []Message{{Role: "tool", Content: "x"}, {Role: "user", Content: "hi"}}, Settings: DefaultSettings()}, nil},
 		{"empty", Request{Settings: DefaultSettings()}, nil},
 		{"too long", Request{Messages: []Message{{Role: "user", Content: long}}, Settings: DefaultSettings()}, ErrContextFull},

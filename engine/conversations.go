@@ -2,8 +2,10 @@ package engine
 
 import (
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +33,7 @@ type conversations struct {
 	// set, up to spillBudget bytes, least recently used first out.
 	spillDir    string
 	spillBudget int64
+	spillMade   bool // the engine made spillDir (and removes it when empty)
 	spilled     []*convState
 	spillSeq    int
 
@@ -322,25 +325,47 @@ func readSpilled(path string) (*CacheState, error) {
 	return &cache, nil
 }
 
-// setSpill points the disk tier at dir (emptied of an earlier run's
-// files and made 0700) with a byte budget; "" turns it off.
+// setSpill points the disk tier at dir with a byte budget; "" turns it
+// off. The folder is the caller's: the engine writes its own files there
+// (SpillFiles) and removes only those. A missing folder is made (0700)
+// and removed again when the tier closes, if nothing else is in it; an
+// existing one is never changed or removed.
 func (cs *conversations) setSpill(dir string, bytes int64) error {
-	for _, c := range cs.spilled {
-		os.Remove(c.path)
-	}
-	cs.spilled, cs.spillDir, cs.spillBudget = nil, "", 0
+	cs.closeSpill()
 	if dir == "" || bytes <= 0 {
 		return nil
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("conversation folder %s: %w", dir, err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	switch err := os.Mkdir(dir, 0o700); {
+	case err == nil:
+		cs.spillMade = true
+	case errors.Is(err, fs.ErrExist):
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("conversation folder %s: not a folder", dir)
+		}
+	default:
 		return fmt.Errorf("conversation folder %s: %w", dir, err)
 	}
 	cs.spillDir, cs.spillBudget = dir, bytes
 	return nil
 }
+
+// closeSpill removes the files the disk tier wrote, and its folder if
+// the tier made it and nothing else is in it; the tier is off after.
+func (cs *conversations) closeSpill() {
+	for _, c := range cs.spilled {
+		os.Remove(c.path)
+	}
+	if cs.spillMade {
+		os.Remove(cs.spillDir) // not RemoveAll: a file someone put there stays, and so does the folder
+	}
+	cs.spilled, cs.spillDir, cs.spillBudget, cs.spillMade = nil, "", 0, false
+}
+
+// SpillFiles are the names (filepath.Match patterns) of the files the
+// engine writes in a spill folder: the caches and atomicfile's temporary
+// file beside one being written. A cleaner of a dead process's folder
+// removes these and nothing else.
+func SpillFiles() []string { return []string{"conversation-*.gob", ".conversation-*.gob.tmp*"} }
 
 // toHome brings the chat's conversation back into the session, keeping
 // the request's that was in it.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,10 +39,9 @@ type Engine struct {
 	closeErr  error
 
 	// Set on the engine goroutine by UseStore.
-	store    CheckpointStore
-	units    coreml.ComputeUnits
-	convs    conversations // request conversations kept aside (complete.go)
-	spillDir string        // their folder on disk, removed at Close
+	store CheckpointStore
+	units coreml.ComputeUnits
+	convs conversations // request conversations kept aside (complete.go)
 
 	// The conversation history (history.go): written on the engine
 	// goroutine, listed and searched on a reader goroutine of its own so a
@@ -280,9 +278,7 @@ func (e *Engine) Close() error {
 		e.cmdMu.Unlock()
 		e.loopWG.Wait()
 		e.reads.stop()
-		if e.spillDir != "" {
-			os.RemoveAll(e.spillDir)
-		}
+		e.convs.closeSpill() // the loop is over: no command touches convs now
 		close(e.done)
 		e.closeErr = e.sess.chain.Close()
 	})

@@ -118,7 +118,8 @@ type Branched struct {
 // History reports the conversation history. Op "list" carries the
 // entries that match Query, newest first; "kept" says the conversation
 // that was on screen went into the history (ID, Title) as another
-// replaced it; "resume" and "delete" report what happened to ID.
+// replaced it; "resume", "delete" and "rename" (Title the new one)
+// report what happened to ID.
 type History struct {
 	Op    string
 	ID    string
@@ -130,7 +131,7 @@ type History struct {
 // HistoryInfo is one conversation of the history.
 type HistoryInfo struct {
 	ID      string
-	Title   string // the first message, on one line
+	Title   string // its own (RenameHistory) or the first message, on one line; told apart from the others (DistinctTitles)
 	Snippet string // with a query: the text around its first match
 	Updated time.Time
 	Turns   int
@@ -158,7 +159,7 @@ func (History) event()         {}
 
 // Message is one turn of the conversation as the user sees it.
 type Message struct {
-	Role    string // "user" or "model"
+	Role    string // "user" or "model"; "system" in an API request's conversation
 	Content string
 	// Interrupted marks a reply cut short before its end: stopped by the
 	// user, or by the engine closing (a dropped connection) mid-reply.

@@ -128,7 +128,7 @@ func (e *Engine) resume(id string) error {
 	if len(cp.Tokens) == 0 && len(s.unfed) > 0 {
 		e.emit(Notice{Text: fmt.Sprintf("its cache was not kept (history.keep_kv, history.kv_budget): the next message feeds its %s tokens again", thousands(len(s.unfed)))})
 	}
-	e.emit(History{Op: "resume", ID: id, Title: titleOf(s.msgs)})
+	e.emit(History{Op: "resume", ID: id, Title: entryTitle(cp)})
 	return nil
 }
 
@@ -168,6 +168,9 @@ func (e *Engine) keep() (string, error) {
 		if err := textOnly(cp); err != nil {
 			return "", fmt.Errorf("history: %w", err)
 		}
+	}
+	if err := e.carryTitle(cp); err != nil {
+		return "", fmt.Errorf("history: %w", err)
 	}
 	if err := e.hist.Save(cp); err != nil {
 		return "", fmt.Errorf("history: %w", err)
@@ -359,6 +362,7 @@ func (r *historyReader) list(e *Engine, query string) ([]HistoryInfo, error) {
 	q := strings.TrimSpace(query)
 	out := []HistoryInfo{}
 	seen := map[string]bool{}
+	titles := r.titles(e, st, infos, cur)
 	for _, in := range infos {
 		if in.Problem != "" {
 			continue
@@ -368,7 +372,7 @@ func (r *historyReader) list(e *Engine, query string) ([]HistoryInfo, error) {
 		if !ok {
 			continue
 		}
-		h := HistoryInfo{ID: in.Name, Title: txt.title, Updated: in.Created, Turns: in.Turns, Tokens: in.Tokens,
+		h := HistoryInfo{ID: in.Name, Title: titles[in.Name], Updated: in.Created, Turns: in.Turns, Tokens: in.Tokens,
 			Bytes: in.Bytes, KV: in.Tokens > 0, Bundle: in.Bundle, Compatible: in.BundleID == e.sess.b.Identity.ID,
 			Current: in.Name == cur}
 		if q != "" {
@@ -390,7 +394,7 @@ func (r *historyReader) list(e *Engine, query string) ([]HistoryInfo, error) {
 			for _, m := range msgs {
 				texts = append(texts, m.Content)
 			}
-			h := HistoryInfo{ID: cur, Title: titleOf(msgs), Updated: time.Now(), Turns: countUser(msgs), KV: true,
+			h := HistoryInfo{ID: cur, Title: titles[cur], Updated: time.Now(), Turns: countUser(msgs), KV: true,
 				Bundle: e.sess.b.Name(), Compatible: true, Current: true}
 			snippet, ok := search(texts, q)
 			if q == "" || ok {
@@ -412,13 +416,10 @@ func (r *historyReader) text(st HistoryStore, in checkpoints.Info) (historyText,
 	if err != nil {
 		return historyText{}, false
 	}
-	t := historyText{created: in.Created}
-	var msgs []Message
+	t := historyText{created: in.Created, title: entryTitle(cp)}
 	for _, m := range cp.Conversation.Messages {
 		t.msgs = append(t.msgs, m.Content)
-		msgs = append(msgs, Message{Role: m.Role, Content: m.Content})
 	}
-	t.title = titleOf(msgs)
 	r.texts[in.Name] = t
 	return t, true
 }

@@ -111,6 +111,8 @@ func limitSetting(option string) string {
 		return "media.max_file_size"
 	case "MaxPixels":
 		return "media.max_megapixels"
+	case "MaxDecodeBytes":
+		return "media.max_decode_size"
 	case "MaxSeconds":
 		return "media.max_audio_seconds"
 	}
@@ -120,15 +122,16 @@ func limitSetting(option string) string {
 // MediaLimits bound the files the encoders read; a zero field keeps the
 // media package's default (media.DefaultMaxBytes and the rest).
 type MediaLimits struct {
-	MaxFileBytes int64
-	MaxPixels    int
-	MaxSeconds   float64
+	MaxFileBytes   int64
+	MaxPixels      int
+	MaxDecodeBytes int64
+	MaxSeconds     float64
 }
 
 // SetLimits bounds the files read from now on; call it before the first
 // Encode, as it is not synchronised with one.
 func (e *Encoders) SetLimits(l MediaLimits) {
-	e.opts.MaxBytes, e.opts.MaxPixels, e.opts.MaxSeconds = l.MaxFileBytes, l.MaxPixels, l.MaxSeconds
+	e.opts.MaxBytes, e.opts.MaxPixels, e.opts.MaxDecodeBytes, e.opts.MaxSeconds = l.MaxFileBytes, l.MaxPixels, l.MaxDecodeBytes, l.MaxSeconds
 }
 
 // thumbSide is the longest side of the thumbnail kept with an image.

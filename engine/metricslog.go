@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // MetricsLog appends one JSON object per turn to metrics.jsonl with the
@@ -25,7 +27,7 @@ func OpenMetricsLog(path string, info ModelInfo, bundleDir string, load time.Dur
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("metrics log: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := regfile.OpenAppend(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("metrics log: %w", err)
 	}

@@ -32,6 +32,7 @@ type turn struct {
 	finish             string
 	lastFed            bool    // the last emitted token is in the cache (verify rounds)
 	op                 string  // the Op of a Failed event
+	cont               bool    // the reply continues the model's message the prompt ends with
 	one                [1]int  // a single emitted token, without allocating
 	deltas             []Delta // the slab the next Delta events come from
 }
@@ -74,12 +75,15 @@ type turnReq struct {
 	from        tailState // what its prompt continues (the session's tail, or a turn's base)
 	op          string    // the Op of its Failed event: send, regenerate, edit
 	prefillOnly bool
+	// cont: msg is the model's reply begun (an API request's prefill);
+	// the prompt ends inside it and the reply continues it.
+	cont bool
 }
 
 func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.cancel.Store(false)
 	s.turn++
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op}
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, cont: r.cont}
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
 	var msg Message
 	if r.msg != nil {
@@ -96,7 +100,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		msg = userMessage(r.text, atts)
 	}
 	msgs := append(slices.Clone(s.msgs), msg)
-	ids, dropped, err := s.promptIDs(&msgs, r.from)
+	ids, dropped, err := s.promptIDs(&msgs, r.from, r.cont)
 	if err != nil {
 		emit(Failed{Op: r.op, Err: err})
 		return err
@@ -184,13 +188,14 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 
 // promptIDs builds the prompt's ids and applies the context policy. It may
 // drop the oldest turns from *msgs.
-func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped int, err error) {
+func (s *Session) promptIDs(msgs *[]Message, from tailState, cont bool) (ids []int, dropped int, err error) {
 	// Continuation reuses the reply's generated ids as they are (re-tokenized
 	// text can differ from them); otherwise the conversation is rendered and
 	// encoded afresh and the longest common prefix is reused.
 	ctx := s.caps.Context
 	conv := s.conversation(*msgs)
-	if from.ContOK {
+	conv.Continue = cont
+	if from.ContOK && !cont {
 		full, err := s.tmpl.Render(conv)
 		if err != nil {
 			return nil, 0, err
@@ -227,7 +232,12 @@ func (s *Session) promptIDs(msgs *[]Message, from tailState) (ids []int, dropped
 			cut = 2
 		}
 		m, dropped = m[cut:], dropped+cut
-		if ids, err = s.tmpl.Encode(s.conversation(m)); err != nil {
+		for len(m) > 1 && m[0].Role == "system" { // a system turn goes with the turns it followed
+			m, dropped = m[1:], dropped+1
+		}
+		c := s.conversation(m)
+		c.Continue = cont
+		if ids, err = s.tmpl.Encode(c); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -548,13 +558,19 @@ func (s *Session) endTurn(t *turn) string {
 	}
 	reply := string(t.reply)
 	prompt := s.msgs
-	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	s.contOK, s.unfed = false, nil
 	if t.finish == "cap" && s.pending >= 0 {
 		// Emitted, not fed: Continue feeds it first rather than emit it
 		// again, whether or not the next turn continues the history.
 		s.unfed = []int{s.pending}
 	}
+	if t.cont {
+		// The reply goes on from the message the prompt ended in; the
+		// next turn re-encodes it and reuses the common prefix.
+		s.msgs[len(s.msgs)-1].Content += reply
+		return reply
+	}
+	s.msgs = append(s.msgs, Message{Role: "model", Content: reply})
 	rendered, err := s.tmpl.Render(s.conversation(prompt))
 	if err != nil || len(s.committed) < len(t.prompt) || !slices.Equal(s.committed[:len(t.prompt)], t.prompt) {
 		return reply

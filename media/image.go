@@ -35,6 +35,7 @@ type Image struct {
 	srcScale int         // src is 1/srcScale of the stored size (JPEG), else 1
 	jpeg     []byte      // a JPEG's bytes until decoded at full size
 	w, h     int         // stored size
+	opts     Options     // the limits a later full decode is held to
 }
 
 type imageCodec struct {
@@ -109,8 +110,18 @@ func DecodeImage(src Source, o Options) (*Image, error) {
 		}
 		im.Orientation = exifOrientation(format, data)
 		if format == "jpeg" {
-			im.jpeg, im.w, im.h = data, cfg.Width, cfg.Height
+			im.jpeg, im.w, im.h, im.opts = data, cfg.Width, cfg.Height, o
+			// A progressive JPEG is decoded whole (the scaled decoder
+			// reads sequential ones), so its cost is known now.
+			if l, ok := readJPEGLayout(data); ok && l.progressive {
+				if err := checkDecode(path, format, data, cfg, o); err != nil {
+					return nil, err
+				}
+			}
 			break
+		}
+		if err := checkDecode(path, format, data, cfg, o); err != nil {
+			return nil, err
 		}
 		im.src, err = codec.decode(bytes.NewReader(data))
 		if err != nil {
@@ -242,6 +253,9 @@ func (im *Image) pixels(sw, sh int) (image.Image, error) {
 		// other files the scaled decoder leaves alone, and anything it finds
 		// malformed go to image/jpeg.
 		scale = 1
+		if err := checkDecode(im.Info.Path, "jpeg", im.jpeg, image.Config{Width: im.w, Height: im.h}, im.opts); err != nil {
+			return nil, err
+		}
 		codec, _ := imageCodecFor("jpeg")
 		if src, err = codec.decode(bytes.NewReader(im.jpeg)); err != nil {
 			return nil, fmt.Errorf("image %s: jpeg: %w", im.Info.Path, err)

@@ -82,6 +82,17 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 // pngFile writes a PNG by hand, so every colour type (Go's encoder never
 // writes grey+alpha or a tRNS colour key) and bit depth can be made.
 func pngFile(w, h, depth, colorType int, plte, trns []byte, rows [][]byte) []byte {
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	for _, r := range rows {
+		zw.Write(append([]byte{0}, r...))
+	}
+	zw.Close()
+	return pngOf(w, h, depth, colorType, plte, trns, z.Bytes())
+}
+
+// pngOf is a PNG file around a zlib stream of filtered rows.
+func pngOf(w, h, depth, colorType int, plte, trns, zdata []byte) []byte {
 	chunk := func(b []byte, typ string, data []byte) []byte {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
 		c := append([]byte(typ), data...)
@@ -91,12 +102,6 @@ func pngFile(w, h, depth, colorType int, plte, trns []byte, rows [][]byte) []byt
 	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
 	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
 	ihdr = append(ihdr, byte(depth), byte(colorType), 0, 0, 0)
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	for _, r := range rows {
-		zw.Write(append([]byte{0}, r...))
-	}
-	zw.Close()
 	b := chunk([]byte("\x89PNG\r\n\x1a\n"), "IHDR", ihdr)
 	if plte != nil {
 		b = chunk(b, "PLTE", plte)
@@ -104,7 +109,7 @@ func pngFile(w, h, depth, colorType int, plte, trns []byte, rows [][]byte) []byt
 	if trns != nil {
 		b = chunk(b, "tRNS", trns)
 	}
-	b = chunk(b, "IDAT", z.Bytes())
+	b = chunk(b, "IDAT", zdata)
 	return chunk(b, "IEND", nil)
 }
 

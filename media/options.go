@@ -7,20 +7,26 @@ import (
 
 // Limits applied when Options leaves a field zero.
 const (
-	DefaultMaxBytes   = 256 << 20   // largest file read
-	DefaultMaxPixels  = 100_000_000 // largest decoded image (width × height)
-	DefaultMaxSide    = 30_000      // longest decoded image side
-	DefaultMaxSeconds = 600         // longest audio decoded (the context holds far less)
+	DefaultMaxBytes  = 256 << 20   // largest file read
+	DefaultMaxPixels = 100_000_000 // largest decoded image (width × height)
+	DefaultMaxSide   = 30_000      // longest decoded image side
+	// DefaultMaxDecodeBytes bounds the memory a picture's decoder takes
+	// (decodeCost); the scaled JPEG decoder takes a fraction of it.
+	DefaultMaxDecodeBytes = 256 << 20
+	DefaultMaxSeconds     = 600 // longest audio decoded (the context holds far less)
 )
 
 // Options are the limits and platform decoders LoadImage and LoadAudio use.
 // The zero value is ready to use and reads what the pure-Go decoders read;
 // DefaultOptions adds the platform's decoders.
 type Options struct {
-	MaxBytes   int64   // refuse larger files
-	MaxPixels  int     // refuse images with more pixels, before decoding them
-	MaxSide    int     // refuse images with a longer side, before decoding them
-	MaxSeconds float64 // refuse longer audio
+	MaxBytes  int64 // refuse larger files
+	MaxPixels int   // refuse images with more pixels, before decoding them
+	MaxSide   int   // refuse images with a longer side, before decoding them
+	// MaxDecodeBytes refuses images whose decoder would allocate more
+	// (from the header: pixels × bytes a pixel, before decoding them).
+	MaxDecodeBytes int64
+	MaxSeconds     float64 // refuse longer audio
 
 	// Images decodes what the pure-Go decoders cannot (HEIC through ImageIO
 	// on macOS); nil elsewhere.
@@ -57,8 +63,8 @@ type AudioDecoder interface {
 }
 
 // LimitError refuses a file over one of the Options limits; Option names
-// the field (MaxBytes, MaxPixels, MaxSide or MaxSeconds), so that a front
-// end can say which of its settings raises it.
+// the field (MaxBytes, MaxPixels, MaxSide, MaxDecodeBytes or MaxSeconds),
+// so that a front end can say which of its settings raises it.
 type LimitError struct {
 	Option string
 	Err    error
@@ -89,6 +95,13 @@ func (o Options) maxSide() int {
 		return o.MaxSide
 	}
 	return DefaultMaxSide
+}
+
+func (o Options) maxDecodeBytes() int64 {
+	if o.MaxDecodeBytes > 0 {
+		return o.MaxDecodeBytes
+	}
+	return DefaultMaxDecodeBytes
 }
 
 func (o Options) maxSeconds() float64 {

@@ -3,9 +3,10 @@ package reference
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // TwinFormat marks a chunk folder written by orchard for the reference runtime.
@@ -73,7 +74,7 @@ const TwinFile = "reference.json"
 
 // ReadTwin reads dir/reference.json.
 func ReadTwin(dir string) (*Twin, error) {
-	data, err := os.ReadFile(filepath.Join(dir, TwinFile))
+	data, err := regfile.ReadFile(filepath.Join(dir, TwinFile), 16<<20)
 	if err != nil {
 		return nil, fmt.Errorf("reference model %s: %w (not a synthetic bundle's chunk folder?)", dir, err)
 	}

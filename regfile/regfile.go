@@ -26,6 +26,12 @@ func Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return regular(f, path)
+}
+
+// regular returns f if it is a regular file, else closes it and says what
+// it is.
+func regular(f *os.File, path string) (*os.File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -36,6 +42,21 @@ func Open(path string) (*os.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegular(st.Mode())}
 	}
 	return f, nil
+}
+
+// OpenAppend opens path for appending, creating it with perm, if it is or
+// becomes a regular file: a log in a FIFO's place would block the open
+// until a reader came, and one on a device would write who knows where.
+func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
+	f, err := openAppendNonBlocking(path, perm)
+	if err != nil {
+		// A FIFO without a reader fails the non-blocking open; say what it is.
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: notRegular(st.Mode())}
+		}
+		return nil, err
+	}
+	return regular(f, path)
 }
 
 // kindError names what a non-regular file is.

@@ -63,3 +63,50 @@ func TestReadFileLimit(t *testing.T) {
 		t.Fatalf("error does not name the file: %v", err)
 	}
 }
+
+// OpenAppend (logs) creates and appends to regular files, and refuses a
+// FIFO (whose open would wait for a reader), a device and a folder at once.
+func TestOpenAppend(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{fifo, "is a named pipe (FIFO), not a regular file"},
+		{dir, "is a folder, not a regular file"},
+		{"/dev/null", "is a character device, not a regular file"},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			f, err := OpenAppend(c.path, 0o600)
+			if f != nil {
+				f.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) || Reason(err) != c.want {
+				t.Errorf("%s: %v, want %q", c.path, err, c.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: OpenAppend blocked", c.path)
+		}
+	}
+	p := filepath.Join(dir, "log")
+	for _, s := range []string{"a", "b"} {
+		f, err := OpenAppend(p, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(s)
+		f.Close()
+	}
+	if data, _ := os.ReadFile(p); string(data) != "ab" {
+		t.Errorf("appended %q", data)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", st.Mode())
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"sort"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // maxHeader bounds the JSON header, as the reference implementation does,
@@ -63,7 +64,9 @@ type File struct {
 // dtype, a byte size equal to product(shape)*dtype size, and the tensors tile
 // the data section exactly, without gaps or overlaps.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	// A FIFO in the file's place would block the open until a writer
+	// came: `orchard run` hung on one.
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}

@@ -8,15 +8,23 @@
 #     has the keys; forking over an unsaved conversation asks;
 #   - settings (item 2): a loaded checkpoint's and a --continue'd
 #     conversation's settings are the ones on screen;
-#   - a refused 50 KB paste (item 5): not restored from the draft, cleared
-#     by esc; ctrl+c clears the input, then quits;
+#   - a refused 50 KB paste (item 5): folded into one line with its size,
+#     unfolded and folded again with ctrl+y, not restored from the draft,
+#     cleared by esc; ctrl+c clears the input, then quits;
 #   - /image attaches a picture to a message; the reply comes, the chip
-#     shows, a follow-up goes without it;
+#     shows, a follow-up goes without it; a file that is no picture is
+#     refused when attached; a message refused for a picture that does not
+#     decode keeps the other picture attached and enter sends it with it;
 #   - orchard serve (issue 15) in the background: the chat attaches by
 #     itself, a message is sent, the screen is dropped mid-reply as a lost
 #     SSH connection would, a new screen attaches and sees the reply end,
 #     then sends a picture with /image and sees its chip come back;
 #     SIGTERM stops the server, which autosaves.
+#   - the chat and the server together (issue 19): an API request while
+#     the screen is attached shows in its status bar, a message typed
+#     meanwhile says it is queued; the server is stopped and started
+#     again under the screen, which says so, refuses a command, attaches
+#     again by itself and shows the server's conversation and context.
 #   - regenerate (ctrl+g): a second version "2/2" made from the cache (all
 #     but one prompt token reused), ← → between versions; edit (↑ on an
 #     empty input): the message replaced, its reply prefilled from before
@@ -25,7 +33,9 @@
 #     finds it, enter resumes it; it is still there in the next run;
 #   - search (ctrl+f): matches counted, enter jumps to older ones, esc
 #     closes;
-#   - /copy code N: the block's code reaches tmux's clipboard over OSC 52.
+#   - /copy code N: in a default tmux (which drops OSC 52) the block's code
+#     lands in tmux's buffer, and orchard says so; with set-clipboard on it
+#     reaches tmux's clipboard over OSC 52.
 #
 #   scripts/tui-e2e.sh                 # builds orchard, runs `orchard --demo`
 #   ORCHARD_CMD="/path/to/bin --demo" scripts/tui-e2e.sh
@@ -286,16 +296,22 @@ big="$work/paste.txt"
 for i in $(seq 1 1100); do
 	echo "PASTE-50KB line $i of a long pasted text"
 done >"$big"
+# A long paste is folded into one line that gives its size; ctrl+y unfolds
+# it and folds it back.
 paste_big() {
 	tm load-buffer -b big "$big"
 	tm paste-buffer -p -b big -t "$session"
-	wait_for "PASTE-50KB line 1100"
+	wait_for "› [paste 1 · 1,100 lines · ~" "ctrl+y unfolds the paste"
 }
 start
 paste_big
+key C-y
+wait_for "PASTE-50KB line 1100" "1,100 lines · ~" "ctrl+y folds the paste"
+key C-y
+wait_for "› [paste 1 · 1,100 lines · ~"
 key Enter
 wait_for "The message was not sent"
-wait_for "PASTE-50KB line 1100"
+wait_for "› [paste 1 · 1,100 lines · ~"
 # Leave from the palette (ctrl+c would clear the input): the refused
 # paste is not kept as a draft.
 key C-p
@@ -304,11 +320,12 @@ key Enter
 gone "orchard did not quit from the palette"
 start
 absent "PASTE-50KB" "the refused paste came back from draft.txt"
+absent "[paste" "the refused paste came back from draft.txt"
 paste_big
 key Enter
 wait_for "The message was not sent"
 key Escape
-wait_gone "PASTE-50KB"
+wait_gone "[paste 1"
 wait_for "› Message"
 # ctrl+c on an empty input arms quitting; the second quits.
 key C-c
@@ -410,7 +427,9 @@ quit
 
 echo "tui-e2e: copy a code block"
 start
-tm set-option -g set-clipboard on
+# A default tmux drops OSC 52: the block goes into tmux's buffer, and
+# orchard says so.
+tm set-option -g set-clipboard external
 printf 'Check this:\n```sh\necho orchard-e2e\nls -l\n```\n' >"$work/code.txt"
 tm load-buffer -b code "$work/code.txt"
 tm paste-buffer -p -b code -t "$session"
@@ -418,7 +437,13 @@ key Enter
 wait_for "code 1 · sh · /copy code 1"
 wait_turn
 type_line "/copy code 1"
-wait_for "Copied code block 1 (sh), 2 lines"
+wait_for "Copied code block 1 (sh), 2 lines, to tmux's buffer (prefix+] pastes)"
+got=$(tm show-buffer)
+[ "$got" = "$(printf 'echo orchard-e2e\nls -l')" ] || fail "tmux's buffer holds \"$got\""
+tm delete-buffer
+tm set-option -g set-clipboard on
+type_line "/copy code 1"
+wait_for "Copied code block 1 (sh), 2 lines, to your terminal's clipboard (OSC 52, through tmux)"
 got=$(tm show-buffer)
 [ "$got" = "$(printf 'echo orchard-e2e\nls -l')" ] || fail "the clipboard holds \"$got\""
 quit
@@ -437,6 +462,31 @@ wait_re "○ [0-9.]+ tok/s"
 # sent again.
 type_line "And its colours?"
 wait_for "And its colours?"
+wait_re "○ [0-9.]+ tok/s"
+absent "attached:" "the attachment queue was not emptied by sending"
+quit
+
+echo "tui-e2e: attachments kept after a failed send (issue 18, item 6)"
+# notimage.png is refused when it is attached; broken.png looks like a PNG
+# (its first bytes) but does not decode, so the engine refuses the
+# message: the picture stays attached, broken.png is dropped, and enter
+# sends the message again with the picture.
+printf 'hello' >"$work/notimage.png"
+printf '\x89PNG\r\n\x1a\nnot really a picture' >"$work/broken.png"
+start
+type_line "/image $work/notimage.png"
+wait_for "notimage.png was not attached" "unsupported format"
+absent "attached: ▣ notimage.png" "a file that is not a picture was attached"
+type_line "/image '$pic'"
+wait_for "Attached orchard picture.png (PNG)"
+type_line "/image $work/broken.png"
+wait_for "attached: ▣ orchard picture.png  ▣ broken.png"
+type_line "Look at these"
+wait_for "The message was not sent" "broken.png was dropped"
+wait_for "attached: ▣ orchard picture.png  (sent with the next message)" "› Look at these"
+absent "▣ broken.png" "the file the engine refused is still attached"
+key Enter
+wait_for "▣ orchard picture.png · " "24×16"
 wait_re "○ [0-9.]+ tok/s"
 absent "attached:" "the attachment queue was not emptied by sending"
 quit
@@ -487,6 +537,43 @@ until [ "$(wc -l <"$XDG_DATA_HOME/orchard/metrics.jsonl")" -gt "$turns" ]; do
 	sleep 0.2
 done
 absent "attached:" "the attachment queue was not emptied by sending"
+
+echo "tui-e2e: an API request on the attached screen; the server restarted under it"
+port=$(sed -n 's/.*listening on  http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log" | head -1)
+[ -n "$port" ] || fail "no port in the banner of orchard serve"
+wait_re "○ [0-9.]+ tok/s"
+turns=$(wc -l <"$XDG_DATA_HOME/orchard/metrics.jsonl")
+curl -sN "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
+	-d '{"model": "orchard", "stream": true, "max_tokens": 400, "messages": [{"role": "user", "content": "Write at length about pears"}]}' \
+	>"$work/api.out" 2>&1 &
+curl_pid=$!
+wait_for "busy: API · /v1/chat/completions"
+type_line "Are you free now?"
+wait_for "queued · 1st in line" "waits its turn"
+wait "$curl_pid" || fail "the API request failed: $(tail -c 300 "$work/api.out")"
+grep -q '"finish_reason":"length"' "$work/api.out" || fail "the API request did not run to its token cap"
+wait_for "Are you free now?"
+deadline=$((SECONDS + timeout_s))
+until [ "$(wc -l <"$XDG_DATA_HOME/orchard/metrics.jsonl")" -gt $((turns + 1)) ]; do
+	[ $SECONDS -ge $deadline ] && fail "the queued message's turn did not finish on the server"
+	sleep 0.2
+done
+wait_re "○ [0-9.]+ tok/s"
+# The server goes away (it autosaves) and comes back with its conversation.
+kill -TERM "$serve_pid"
+wait "$serve_pid" || fail "orchard serve exited with status $? on SIGTERM"
+serve_pid=""
+wait_for "server went away · reconnecting"
+wait_for "Are you free now?"
+type_line "/clear"
+wait_for "not connected"
+"$bin" serve --demo --continue --listen "127.0.0.1:$port" >"$work/serve2.log" 2>&1 &
+serve_pid=$!
+wait_for "Reconnected to unix:"
+wait_for "Are you free now?"
+absent "reconnecting" "the status bar still says it is reconnecting"
+# The status bar shows the context the server's conversation fills.
+wait_re "│ ctx [1-9][0-9,]*/"
 quit
 kill -TERM "$serve_pid"
 wait "$serve_pid" || fail "orchard serve exited with status $? on SIGTERM"

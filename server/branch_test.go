@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/orchard-llm/orchard/engine"
 )
 
 // TestAttachedVersionsAndHistory: an attached screen regenerates, edits
-// and switches versions, and keeps, finds, resumes and deletes
+// and switches versions, and keeps, finds, resumes, renames and deletes
 // conversations of the history, through the server; another screen sees
 // the same conversation, each message once; the replies are the engine's.
 func TestAttachedVersionsAndHistory(t *testing.T) {
@@ -29,7 +30,8 @@ func TestAttachedVersionsAndHistory(t *testing.T) {
 	first := until(t, a, turnEnd)
 
 	a.Regenerate()
-	evs := until(t, a, turnEnd)
+	// The server's autosave of the first turn lists the history meanwhile.
+	evs := slices.DeleteFunc(until(t, a, turnEnd), func(ev engine.Event) bool { _, ok := ev.(engine.History); return ok })
 	br, ok := evs[0].(engine.Branched)
 	if !ok || br.Op != "regenerate" || len(br.Messages) != 1 {
 		t.Fatalf("regenerate began with %#v", evs[0])
@@ -94,6 +96,11 @@ func TestAttachedVersionsAndHistory(t *testing.T) {
 	if m := a.Messages(); len(m) != 2 || m[0].Content != "hello" || m[1].Versions != 2 {
 		t.Fatalf("resumed %+v", m)
 	}
+	a.RenameHistory(id, "Greetings")
+	until(t, a, func(ev engine.Event) bool {
+		x, ok := ev.(engine.History)
+		return ok && x.Op == "rename" && x.ID == id && x.Title == "Greetings"
+	})
 	a.DeleteHistory(id)
 	until(t, a, func(ev engine.Event) bool { x, ok := ev.(engine.History); return ok && x.Op == "delete" && x.ID == id })
 }

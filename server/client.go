@@ -23,8 +23,9 @@ import (
 
 // Client is the chat screen's engine when it runs over a server: it
 // implements the TUI's Engine interface with orchard's own endpoints and
-// the live event stream. Closing it detaches; the server, and a reply it
-// is generating, go on.
+// the live event stream. When the stream is lost (the server restarts)
+// it attaches again by itself (reconnect.go). Closing it detaches; the
+// server, and a reply it is generating, go on.
 type Client struct {
 	addr   string
 	base   string
@@ -34,15 +35,22 @@ type Client struct {
 
 	events chan engine.Event
 	box    *mailbox[engine.Event]
+	ctx    context.Context // ends at Close
 	stop   context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
 
+	info    engine.ModelInfo
+	maxFile int64 // the largest file the server takes with a message
+
 	mu       sync.Mutex
-	info     engine.ModelInfo
-	maxFile  int64 // the largest file the server takes with a message
 	settings engine.Settings
 	msgs     []engine.Message
+	down     error     // why the stream is lost; nil while attached
+	gaveUp   bool      // it will not be attached again (down says why)
+	line     *wireLine // the server's line as last told
+	apiGen   int       // the running API reply's tokens so far
+	apiTPS   float64   // and its speed
 }
 
 // transport returns the base URL and the HTTP transport for an address:
@@ -121,51 +129,21 @@ func responseError(resp *http.Response) error {
 }
 
 // Attach connects to a server's live events and returns the client once
-// it has the model, settings and conversation; events follow, the reply
-// in flight first if there is one.
+// it has the model, settings and conversation; events follow: the
+// Connection (with the context the conversation fills), the line, the
+// reply in flight if there is one.
 func Attach(ctx context.Context, addr, key string) (*Client, error) {
 	base, tr, err := transport(addr)
 	if err != nil {
 		return nil, err
 	}
 	c := &Client{addr: addr, base: base, key: key, origin: newID("screen-"), hc: &http.Client{Transport: tr},
-		events: make(chan engine.Event), box: newMailbox(0, mergeDelta), done: make(chan struct{})}
-	sctx, stop := context.WithCancel(context.Background())
-	c.stop = stop
-	req, err := http.NewRequestWithContext(sctx, http.MethodGet, base+"/orchard/v1/events", nil)
+		events: make(chan engine.Event), box: newMailbox(0, mergeScreenEvent), done: make(chan struct{})}
+	c.ctx, c.stop = context.WithCancel(context.Background())
+	st, first, err := c.dial(ctx)
 	if err != nil {
-		stop()
-		return nil, err
-	}
-	c.auth(req)
-	req.Header.Set("Accept", "text/event-stream")
-	connected := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			stop()
-		case <-connected:
-		}
-	}()
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		stop()
-		return nil, fmt.Errorf("attach to %s: %w", addr, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		stop()
-		return nil, fmt.Errorf("attach to %s: %w", addr, responseError(resp))
-	}
-	rd := bufio.NewReaderSize(resp.Body, 64<<10)
-	first, err := readSSE(rd)
-	close(connected)
-	if err != nil || first.Type != "state" || first.Info == nil || first.Settings == nil {
-		resp.Body.Close()
-		stop()
-		if err == nil {
-			err = errors.New("the first event is not the state")
-		}
+		c.stop()
+		tr.CloseIdleConnections()
 		return nil, fmt.Errorf("attach to %s: %w", addr, err)
 	}
 	c.info = first.Info.info()
@@ -174,22 +152,40 @@ func Attach(ctx context.Context, addr, key string) (*Client, error) {
 	if c.maxFile <= 0 {
 		c.maxFile = DefaultMaxMediaBytes
 	}
-	c.settings = first.Settings.settings()
-	c.msgs = fromWireMessages(first.Messages)
-	if cur := first.Current; cur != nil {
-		// A reply is being generated: show its message and what came so
-		// far, then the rest as it streams.
-		if cur.User != "" { // a regenerate or an edit has its message in the state already
-			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: cur.User, Attachments: cur.Attachments})
-		}
+	c.adopt(first, false)
+	go c.run(st)
+	go c.forward()
+	return c, nil
+}
+
+// adopt takes a server's state in — settings, conversation, the line, the
+// chat turn in flight — and tells the screen; again: after a loss, when
+// the screen's conversation is replaced by the server's.
+func (c *Client) adopt(first wireEvent, again bool) {
+	msgs := fromWireMessages(first.Messages)
+	cur := first.Current
+	if cur != nil && cur.User != "" { // a regenerate or an edit has its message in the state already
+		msgs = append(msgs, engine.Message{Role: "user", Content: cur.User, Attachments: cur.Attachments})
+	}
+	set := first.Settings.settings()
+	c.mu.Lock()
+	c.settings, c.msgs, c.down = set, msgs, nil
+	c.line, c.apiGen, c.apiTPS = first.Line, 0, 0
+	line := c.line.event(0, 0)
+	c.mu.Unlock()
+	c.box.push(engine.Connection{Addr: c.addr, Reconnected: again, ContextUsed: first.ContextUsed})
+	if again {
+		c.box.push(engine.Cleared{Messages: slices.Clone(msgs), ContextUsed: first.ContextUsed, Settings: set})
+	}
+	c.box.push(line)
+	if cur != nil {
+		// A reply is being generated: show what came so far, then the
+		// rest as it streams.
 		c.box.push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens, Attachments: cur.Attachments})
 		if cur.Text != "" {
 			c.box.push(&engine.Delta{Text: cur.Text, Live: cur.Live.live()})
 		}
 	}
-	go c.read(resp.Body, rd)
-	go c.forward()
-	return c, nil
 }
 
 func (c *Client) auth(r *http.Request) {
@@ -223,16 +219,18 @@ func readSSE(rd *bufio.Reader) (wireEvent, error) {
 	}
 }
 
-// read turns the stream into engine events until it ends.
-func (c *Client) read(body io.ReadCloser, rd *bufio.Reader) {
-	defer body.Close()
-	defer c.box.close()
+// read turns a stream into engine events until it ends, and says why.
+func (c *Client) read(st *eventStream) error {
 	for {
-		w, err := readSSE(rd)
+		w, err := readSSE(st.rd)
 		if err != nil {
-			return
+			return err
 		}
-		if w.Request != "" || w.Type == "request" || w.Type == "state" {
+		if w.Type == "queue" || w.Request != "" {
+			c.lineEvent(w)
+			continue
+		}
+		if w.Type == "request" || w.Type == "state" {
 			continue // an API request's traffic, not the chat's
 		}
 		c.mu.Lock()
@@ -256,6 +254,47 @@ func (c *Client) read(body io.ReadCloser, rd *bufio.Reader) {
 			c.box.push(ev)
 		}
 	}
+}
+
+// lineEvent follows the line: a queue event replaces it, a delta of the
+// API request that runs updates its figures; the screen gets the line.
+func (c *Client) lineEvent(w wireEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case w.Type == "queue":
+		if w.Line.apiRequest() != c.line.apiRequest() {
+			c.apiGen, c.apiTPS = 0, 0
+		}
+		c.line = w.Line
+	case w.Type == "delta" && w.Request != "" && w.Request == c.line.apiRequest() && w.Live != nil:
+		c.apiGen, c.apiTPS = w.Live.Generated, w.Live.DecodeTokPerS
+	default:
+		return
+	}
+	c.box.push(c.line.event(c.apiGen, c.apiTPS))
+}
+
+// mergeScreenEvent merges what a screen needs only the latest of:
+// deltas (concatenated, as the engine does), the line, and the reports
+// of a lost connection (keeping why it was lost while it retries).
+func mergeScreenEvent(last *engine.Event, next engine.Event) bool {
+	switch n := next.(type) {
+	case engine.Line:
+		if _, ok := (*last).(engine.Line); ok {
+			*last = n
+			return true
+		}
+	case engine.Connection:
+		if l, ok := (*last).(engine.Connection); ok && l.Down && n.Down {
+			if n.Retry > 0 {
+				n.Err = l.Err
+			}
+			*last = n
+			return true
+		}
+	}
+	return mergeDelta(last, next)
 }
 
 // forward hands events to the screen, blocking only itself.
@@ -284,6 +323,10 @@ func (c *Client) call(op, method, path string, body any) {
 // callWithin is call with a deadline: a message carrying files may take
 // a while to reach the server through a slow tunnel.
 func (c *Client) callWithin(limit time.Duration, op, method, path string, body any) {
+	if err := c.refusal(); err != nil {
+		c.box.push(engine.Failed{Op: op, Err: err})
+		return
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -431,6 +474,12 @@ func (c *Client) ResumeHistory(id string) {
 // DeleteHistory removes a conversation from the server's history.
 func (c *Client) DeleteHistory(id string) {
 	c.call("history-delete", http.MethodDelete, "/orchard/v1/history/"+url.PathEscape(id), nil)
+}
+
+// RenameHistory titles a conversation of the server's history ("" for
+// the one on screen).
+func (c *Client) RenameHistory(id, title string) {
+	c.call("history-rename", http.MethodPost, "/orchard/v1/history/rename", map[string]string{"id": id, "title": title})
 }
 
 // Close detaches: the event stream ends; the server goes on.

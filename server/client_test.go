@@ -13,7 +13,9 @@ import (
 
 var _ tui.Engine = (*Client)(nil)
 
-// until reads a client's events until match.
+// until reads a client's events until match. The reports of the line
+// and the connection are left out of what it returns, unless matched:
+// they come between the chat's events at any time.
 func until(t *testing.T, c *Client, match func(engine.Event) bool) []engine.Event {
 	t.Helper()
 	var evs []engine.Event
@@ -24,10 +26,14 @@ func until(t *testing.T, c *Client, match func(engine.Event) bool) []engine.Even
 			if !ok {
 				t.Fatalf("events closed; got %#v", evs)
 			}
-			evs = append(evs, ev)
 			if match(ev) {
-				return evs
+				return append(evs, ev)
 			}
+			switch ev.(type) {
+			case engine.Line, engine.Connection:
+				continue
+			}
+			evs = append(evs, ev)
 		case <-timeout:
 			t.Fatalf("timed out; got %#v", evs)
 		}
@@ -140,7 +146,8 @@ func TestAttach(t *testing.T) {
 	c.SaveCheckpoint("a")
 	evs = until(t, c, func(ev engine.Event) bool { _, ok := ev.(engine.Checkpoints); return ok })
 	cp := evs[len(evs)-1].(engine.Checkpoints)
-	if cp.Op != "save" || len(cp.List) != 1 || cp.List[0].Name != "a" || !cp.List[0].Compatible {
+	// The list holds "a" and the server's autosave of the turns.
+	if i := slices.IndexFunc(cp.List, func(c engine.CheckpointInfo) bool { return c.Name == "a" }); cp.Op != "save" || len(cp.List) != 2 || i < 0 || !cp.List[i].Compatible {
 		t.Fatalf("save: %#v", cp)
 	}
 	c.LoadCheckpoint("nope")
@@ -225,7 +232,9 @@ func TestShutdown(t *testing.T) {
 	if _, err := ts.store.Load("_autosave", tinyBundle(t).Identity); err != nil {
 		t.Fatalf("no autosave: %v", err)
 	}
-	// The attached screen's stream ended.
+	// The attached screen says the server went away, and goes on trying.
+	until(t, a, func(ev engine.Event) bool { c, ok := ev.(engine.Connection); return ok && c.Down && c.Retry > 0 })
+	a.Close()
 	for range a.Events() {
 	}
 	// One metrics record per request: the chat turn and the API request.

@@ -41,7 +41,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // badRequest is a request refused as given: HTTP 400 unless status says
-// otherwise (413 for a body or a file over the limit).
+// otherwise (413 for a body or a file over the limit, 408 for a body that
+// stopped arriving).
 type badRequest struct {
 	status           int
 	code, param, msg string
@@ -59,13 +60,16 @@ func (e *badRequest) Error() string { return e.msg }
 func bad(code, param, msg string) error { return &badRequest{code: code, param: param, msg: msg} }
 
 // failure writes err as an OpenAI error: a refused request is 400, a
-// full line 503 with Retry-After, the rest 500.
+// full line or a full budget of bodies 503 with Retry-After, the rest 500.
 func (s *Server) failure(w http.ResponseWriter, err error) {
 	var br *badRequest
 	var re *engine.RequestError
 	var fe *engine.FileError
 	switch {
 	case errors.As(err, &br):
+		if st := br.httpStatus(); st == http.StatusRequestTimeout || st == http.StatusRequestEntityTooLarge {
+			w.Header().Set("Connection", "close") // the body was not read whole
+		}
 		apiError(w, br.httpStatus(), "invalid_request_error", br.code, br.param, br.msg)
 	case errors.As(err, &fe):
 		// A picture or clip the decoders refuse: its part is its name.
@@ -76,6 +80,9 @@ func (s *Server) failure(w http.ResponseWriter, err error) {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "context_length_exceeded", "messages", err.Error())
 	case errors.As(err, &re):
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "unsupported_value", "", err.Error())
+	case errors.Is(err, errBuffersFull):
+		w.Header().Set("Retry-After", strconv.Itoa(s.q.retryAfter()))
+		apiError(w, http.StatusServiceUnavailable, "server_error", "overloaded", "", err.Error())
 	case errors.Is(err, errQueueFull):
 		w.Header().Set("Retry-After", strconv.Itoa(s.q.retryAfter()))
 		apiError(w, http.StatusServiceUnavailable, "server_error", "queue_full", "", err.Error()+"; retry later")

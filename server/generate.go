@@ -13,6 +13,7 @@ import (
 // engine.
 type generation struct {
 	api    string // "openai" or "ollama"
+	path   string // the endpoint it came to, for the screens watching the line
 	id     string
 	client string
 	req    engine.Request
@@ -32,6 +33,9 @@ func newID(prefix string) string {
 // at once and the engine stops after the chain call in flight. When each
 // fails (the client cannot be written to) it is cancelled likewise.
 func (s *Server) generate(ctx context.Context, g generation, each func(engine.Event) error) (engine.Event, error) {
+	if g.req.Settings.MaxTokens == 0 {
+		g.req.Settings.MaxTokens = s.o.MaxReplyTokens
+	}
 	if err := s.checkSettings(g.req.Settings); err != nil {
 		return nil, &engine.RequestError{Err: err}
 	}
@@ -39,7 +43,7 @@ func (s *Server) generate(ctx context.Context, g generation, each func(engine.Ev
 		return nil, errShuttingDown
 	}
 	defer s.inflight.Done()
-	t, err := s.q.enqueue(g.client, "api")
+	t, err := s.q.enqueue(holder{client: g.client, kind: "api", api: g.api, endpoint: g.path, request: g.id})
 	if err != nil {
 		return nil, err
 	}

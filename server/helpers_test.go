@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -131,6 +132,24 @@ type serverOpts struct {
 	// maxMedia is the largest file a request may carry (0: the default).
 	maxMedia int64
 	history  bool // keep a conversation history
+	guard    GuardOptions
+	aliases  []string
+	strict   bool // server.strict_sampling
+	logger   *slog.Logger
+	defaults *engine.Settings // the requests' defaults; nil: engine.DefaultSettings
+	// dir is the folder of the socket and the checkpoints ("" a new
+	// one), addr the TCP address ("" any port): a server restarted on
+	// both finds its autosave and is reached where the first was.
+	dir    string
+	addr   string
+	resume bool // load the autosave first, as serve --continue
+	// replyCap caps a reply whose request sets none (MaxReplyTokens).
+	replyCap int
+	// Connection limits (0: the defaults).
+	header, body, idle, send time.Duration
+	maxConns                 int
+	autosave                 time.Duration // 0: the default
+	maxBuffered              int64         // bodies held at once (0: the default)
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -148,7 +167,10 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: caps.Context, VerifyWidths: caps.VerifyWidths,
 		Logits: caps.Logits, Runtime: "reference", Media: sess.Media.Kinds()}
 	eng := engine.Start(sess, info)
-	dir := t.TempDir()
+	dir := o.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	store, err := checkpoints.Open(filepath.Join(dir, "checkpoints"))
 	if err != nil {
 		t.Fatal(err)
@@ -161,9 +183,26 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 		}
 		eng.UseHistory(hist, engine.HistoryPolicy{KeepKV: 2, KVBudget: 1 << 30})
 	}
-	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: engine.DefaultSettings(),
-		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	defaults := engine.DefaultSettings()
+	if o.defaults != nil {
+		defaults = *o.defaults
+	}
+	srv := New(Options{Engine: eng, BundleDir: b.Dir, BundleID: b.Identity.ID, Defaults: defaults,
+		APIKey: o.key, QueueLimit: o.queue, ShutdownGrace: o.grace, MaxMediaBytes: o.maxMedia,
+		Guard: o.guard, Aliases: o.aliases, StrictSampling: o.strict, Version: "v1.2.3-test", Logger: o.logger, MaxReplyTokens: o.replyCap,
+		HeaderTimeout: o.header, BodyTimeout: o.body, IdleTimeout: o.idle, SendTimeout: o.send, MaxConns: o.maxConns,
+		AutosaveEvery: o.autosave, MaxBufferedBytes: o.maxBuffered, MaxBytesPerToken: sess.MaxBytesPerToken()})
+	if o.resume {
+		for _, ev := range srv.command(func(e Engine) { e.LoadCheckpoint(checkpoints.Autosave) }) {
+			if f, ok := ev.(engine.Failed); ok {
+				t.Fatalf("resume: %v", f.Err)
+			}
+		}
+	}
+	if o.addr == "" {
+		o.addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		t.Fatal(err)
 	}

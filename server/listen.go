@@ -39,15 +39,15 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ListenUnix listens on a unix socket readable only by its owner, in a
-// folder only the owner may enter. A socket left by a server that died
-// is replaced; one a live server answers on is refused.
+// ListenUnix listens on a unix socket readable only by its owner. A
+// missing folder is made 0700; an existing one keeps its mode (it may be
+// a shared /tmp). The socket is bound in a private folder of its own,
+// made 0600 and only then linked into place, so nobody else can connect
+// in between, whatever the folder's mode. A socket left by a server that
+// died is replaced; one a live server answers on is refused.
 func ListenUnix(path string) (net.Listener, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("socket folder %s: %w", dir, err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("socket folder %s: %w", dir, err)
 	}
 	if _, err := os.Lstat(path); err == nil {
@@ -64,11 +64,31 @@ func ListenUnix(path string) (net.Listener, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
-	l, err := net.Listen("unix", path)
+	private, err := os.MkdirTemp(dir, ".orchard-")
+	if err != nil {
+		return nil, fmt.Errorf("socket folder %s: %w", dir, err)
+	}
+	defer os.Remove(private)
+	bound := filepath.Join(private, "s")
+	l, err := net.Listen("unix", bound)
 	if err != nil {
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	// The listener would remove the name it was bound to at Close; the
+	// socket lives at path now, which the caller removes.
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	err = os.Chmod(bound, 0o600)
+	if err == nil {
+		// A link, not a rename: it fails if another server put its socket
+		// at path meanwhile, where a rename would take its place.
+		if err = os.Link(bound, path); errors.Is(err, os.ErrExist) {
+			err = errors.New("another orchard serve started there just now")
+		} else if err != nil {
+			err = os.Rename(bound, path) // a file system without links
+		}
+	}
+	os.Remove(bound)
+	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}

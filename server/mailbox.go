@@ -53,14 +53,16 @@ func (m *mailbox[T]) signal() {
 	}
 }
 
-// take returns what is queued (nil when empty) and whether the mailbox
-// is still open.
+// take returns what is queued (nil when empty) and whether more may
+// come: false once the mailbox is closed, so a reader that waits for the
+// next wake only while it is open never misses the last values (a close
+// right after a push wakes it once).
 func (m *mailbox[T]) take() ([]T, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	items := m.items
 	m.items = nil
-	return items, !m.closed || len(items) > 0
+	return items, !m.closed
 }
 
 // close stops further pushes; queued values can still be taken.

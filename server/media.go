@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -21,7 +20,7 @@ import (
 // Limits when Options leaves them zero.
 const (
 	DefaultMaxMediaBytes = 32 << 20 // one picture or clip, decoded
-	minBodyBytes         = 32 << 20 // a long text conversation
+	minBodyBytes         = 32 << 20 // text, when the tokenizer gives no bound
 )
 
 // maxMedia is the largest file a request may carry.
@@ -30,12 +29,6 @@ func (s *Server) maxMedia() int64 {
 		return s.o.MaxMediaBytes
 	}
 	return DefaultMaxMediaBytes
-}
-
-// maxBody bounds a request body: room for a few files of the largest size
-// in base64, and for a long conversation.
-func (s *Server) maxBody() int64 {
-	return max(minBodyBytes, 4*s.maxMedia())
 }
 
 // mediaRules is what decides whether a request's files can be taken: the
@@ -76,83 +69,74 @@ func tooLarge(param string, n, limit int64) error {
 // limit is refused before it is decoded.
 func decodedLen(b64 string) int64 { return int64(len(b64)) / 4 * 3 }
 
-// decodeBase64 reads standard base64, with or without padding; line
-// breaks are ignored.
-func decodeBase64(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	if data, err := base64.StdEncoding.DecodeString(s); err == nil {
-		return data, nil
-	}
-	data, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
-	if err != nil {
-		return nil, fmt.Errorf("its base64 is malformed (%v)", err)
-	}
-	return data, nil
-}
-
 // base64File decodes a part's base64 payload as a file of a kind.
 func (mr mediaRules) base64File(kind, param, b64 string) (engine.MediaFile, error) {
+	b64 = strings.TrimSpace(b64)
+	if n := decodedLen(b64); n > mr.limit+3 && slices.Contains(mr.kinds, kind) {
+		return engine.MediaFile{}, tooLarge(param, n, mr.limit)
+	}
+	f := inlineFile{set: true}
+	f.data, f.err = decodeBase64Bytes([]byte(b64))
+	return mr.inline(kind, param, &f)
+}
+
+// inline takes a file of a kind decoded from a request's JSON.
+func (mr mediaRules) inline(kind, param string, f *inlineFile) (engine.MediaFile, error) {
 	if !slices.Contains(mr.kinds, kind) {
 		return engine.MediaFile{}, bad("unsupported_content", param, engine.NoEncoder(kind, mr.dir).Error())
 	}
-	if n := decodedLen(strings.TrimSpace(b64)); n > mr.limit+3 {
-		return engine.MediaFile{}, tooLarge(param, n, mr.limit)
+	if f.err != nil {
+		return engine.MediaFile{}, bad("invalid_value", param, fmt.Sprintf("%s: %v", param, f.err))
 	}
-	data, err := decodeBase64(b64)
-	if err != nil {
-		return engine.MediaFile{}, bad("invalid_value", param, fmt.Sprintf("%s: %v", param, err))
-	}
-	return mr.file(kind, param, data)
+	return mr.file(kind, param, f.data)
 }
 
 // imageURL reads an image_url part: a data URL with the picture in base64.
 // A URL to fetch is refused: the server never reaches the network.
-func (mr mediaRules) imageURL(param, url string) (engine.MediaFile, error) {
-	lower := strings.ToLower(strings.TrimSpace(url))
+func (mr mediaRules) imageURL(param string, f *inlineFile) (engine.MediaFile, error) {
+	lower := strings.ToLower(f.url)
 	switch {
 	case strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
 		return engine.MediaFile{}, bad("unsupported_value", param+".image_url.url",
 			"orchard serve does not fetch images from the network: send the picture inline as a data URL (data:image/png;base64,...)")
-	case !strings.HasPrefix(lower, "data:"):
+	case !f.dataURL && f.err == nil:
 		return engine.MediaFile{}, bad("invalid_image_url", param+".image_url.url",
 			"the image URL must be a data URL (data:image/png;base64,...); orchard serve reads no other kind")
 	}
-	payload, err := dataURL(strings.TrimSpace(url), "image/")
-	if err != nil {
+	if err := checkDataURL(f, "image/"); err != nil {
 		return engine.MediaFile{}, bad("invalid_image_url", param+".image_url.url", fmt.Sprintf("%s: %v", param, err))
 	}
-	return mr.base64File(engine.MediaImage, param, payload)
+	return mr.inline(engine.MediaImage, param, f)
 }
 
 // inputAudio reads an input_audio part's data: base64 (or a data URL of
 // an audio type). The format field is not needed: the decoders read the
 // bytes' own header.
-func (mr mediaRules) inputAudio(param, data string) (engine.MediaFile, error) {
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(data)), "data:") {
-		payload, err := dataURL(strings.TrimSpace(data), "audio/")
-		if err != nil {
-			return engine.MediaFile{}, bad("invalid_value", param+".input_audio.data", fmt.Sprintf("%s: %v", param, err))
-		}
-		data = payload
+func (mr mediaRules) inputAudio(param string, f *inlineFile) (engine.MediaFile, error) {
+	if err := checkDataURL(f, "audio/"); err != nil {
+		return engine.MediaFile{}, bad("invalid_value", param+".input_audio.data", fmt.Sprintf("%s: %v", param, err))
 	}
-	return mr.base64File(engine.MediaAudio, param, data)
+	return mr.inline(engine.MediaAudio, param, f)
 }
 
-// dataURL returns the base64 payload of a data URL whose media type
-// begins with want ("image/"); an absent type is taken as such.
-func dataURL(url, want string) (string, error) {
-	meta, payload, ok := strings.Cut(url[len("data:"):], ",")
-	if !ok {
-		return "", fmt.Errorf("the data URL has no comma before its data")
+// checkDataURL checks a data URL's metadata: base64, of a media type that
+// begins with want ("image/"); an absent type is taken as such. A file
+// that is no data URL passes.
+func checkDataURL(f *inlineFile, want string) error {
+	if !f.dataURL {
+		return nil
 	}
-	params := strings.Split(meta, ";")
-	if !strings.EqualFold(strings.TrimSpace(params[len(params)-1]), "base64") {
-		return "", fmt.Errorf("the data URL is not base64: want data:%s...;base64,...", want)
+	if f.meta == "" && f.err != nil {
+		return f.err // no comma
 	}
+	if !isBase64Meta(f.meta) {
+		return fmt.Errorf("the data URL is not base64: want data:%s...;base64,...", want)
+	}
+	params := strings.Split(f.meta, ";")
 	if mt := strings.ToLower(strings.TrimSpace(params[0])); mt != "" && mt != "base64" && !strings.HasPrefix(mt, want) && mt != "application/octet-stream" {
-		return "", fmt.Errorf("the data URL holds %s, not %s*", mt, want)
+		return fmt.Errorf("the data URL holds %s, not %s*", mt, want)
 	}
-	return payload, nil
+	return nil
 }
 
 // wireMedia is a file an attached screen sends with a chat message.

@@ -30,12 +30,17 @@ type ollamaRequest struct {
 	} `json:"options"`
 	Format json.RawMessage `json:"format"`
 	Tools  json.RawMessage `json:"tools"`
+
+	ignored []string // the sampling options decoding ignored (sampling.go)
 }
 
 type ollamaMessage struct {
-	Role    string   `json:"role"`
-	Content string   `json:"content"`
-	Images  []string `json:"images,omitempty"` // base64, user messages
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Images are base64 pictures (user messages), decoded as the JSON is
+	// read (inline.go); replies carry none.
+	Images    []base64Field   `json:"images,omitempty"`
+	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
 }
 
 type ollamaChunk struct {
@@ -63,10 +68,13 @@ func (s *Server) ollamaFailure(w http.ResponseWriter, err error) {
 	case errors.As(err, &br) && br.code == "model_not_found":
 		ollamaError(w, http.StatusNotFound, br.msg)
 	case errors.As(err, &br):
+		if st := br.httpStatus(); st == http.StatusRequestTimeout || st == http.StatusRequestEntityTooLarge {
+			w.Header().Set("Connection", "close") // the body was not read whole
+		}
 		ollamaError(w, br.httpStatus(), err.Error())
 	case errors.As(err, &re), errors.Is(err, engine.ErrContextFull), errors.Is(err, engine.ErrNoEncoder):
 		ollamaError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, errQueueFull), errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed):
+	case errors.Is(err, errQueueFull), errors.Is(err, errShuttingDown), errors.Is(err, engine.ErrClosed), errors.Is(err, errBuffersFull):
 		w.Header().Set("Retry-After", fmt.Sprint(s.q.retryAfter()))
 		ollamaError(w, http.StatusServiceUnavailable, err.Error())
 	default:
@@ -74,28 +82,29 @@ func (s *Server) ollamaFailure(w http.ResponseWriter, err error) {
 	}
 }
 
-func (s *Server) ollamaModelOK(name string) bool {
-	return s.modelOK(name) || s.modelOK(strings.TrimSuffix(name, ":latest"))
-}
-
 // ollamaRequestOf maps an ollama chat request to an engine request.
 func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
-	if !s.ollamaModelOK(or.Model) {
-		return engine.Request{}, bad("model_not_found", "model", fmt.Sprintf("model %q not found; this server serves %q", or.Model, s.info.Name))
+	if !s.modelOK(or.Model) {
+		return engine.Request{}, s.unknownModel(or.Model)
 	}
 	if f := bytes.TrimSpace(or.Format); len(f) > 0 && string(f) != "null" && string(f) != `""` {
 		return engine.Request{}, bad("unsupported_value", "format", "structured output (format) is not supported")
 	}
-	if t := bytes.TrimSpace(or.Tools); len(t) > 0 && string(t) != "null" && string(t) != "[]" {
-		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
+	if given(or.Tools) {
+		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported: orchard serve has no tools yet")
 	}
 	var in []chatMessage
 	var files [][]engine.MediaFile
 	mr := s.mediaRules()
 	for i, m := range or.Messages {
 		var fs []engine.MediaFile
-		for j, img := range m.Images {
-			f, err := mr.base64File(engine.MediaImage, fmt.Sprintf("messages[%d].images[%d]", i, j), img)
+		for j := range m.Images {
+			img := &m.Images[j].inlineFile
+			param := fmt.Sprintf("messages[%d].images[%d]", i, j)
+			if err := checkDataURL(img, "image/"); err != nil {
+				return engine.Request{}, bad("invalid_value", param, fmt.Sprintf("%s: %v", param, err))
+			}
+			f, err := mr.inline(engine.MediaImage, param, img)
 			if err != nil {
 				return engine.Request{}, err
 			}
@@ -105,11 +114,13 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 			return engine.Request{}, bad("invalid_value", fmt.Sprintf("messages[%d].images", i), "images are taken in user messages only")
 		}
 		files = append(files, fs)
-		c, _ := json.Marshal(m.Content)
-		in = append(in, chatMessage{Role: m.Role, Content: c})
+		in = append(in, chatMessage{Role: m.Role, Content: contentJSON{text: m.Content}, ToolCalls: m.ToolCalls})
 	}
 	system, msgs, _, err := conversation(in, mr)
 	if err != nil {
+		return engine.Request{}, err
+	}
+	if err := s.checkText("messages", textsOf(system, msgs)...); err != nil {
 		return engine.Request{}, err
 	}
 	// The images by engine message: system messages lead and carry none.
@@ -130,26 +141,12 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	if o.NumPredict != nil && *o.NumPredict > 0 {
 		set.MaxTokens = *o.NumPredict
 	}
-	if o.Temperature != nil {
-		set.Sampling.Temperature = *o.Temperature
-	}
-	if o.TopP != nil {
-		set.Sampling.TopP = *o.TopP
-	}
-	if o.TopK != nil {
-		set.Sampling.TopK = *o.TopK
-	}
-	if o.MinP != nil {
-		set.Sampling.MinP = *o.MinP
-	}
-	if o.RepeatPenalty != nil {
-		set.Sampling.RepetitionPenalty = *o.RepeatPenalty
-	}
-	if o.Seed != nil {
-		set.Sampling.Seed = uint64(*o.Seed)
+	ask := askedSampling{Temperature: o.Temperature, TopP: o.TopP, MinP: o.MinP, RepetitionPenalty: o.RepeatPenalty, TopK: o.TopK, Seed: o.Seed}
+	if or.ignored, err = s.applySampling(&set, ask, ollamaSamplingNames); err != nil {
+		return engine.Request{}, err
 	}
 	if err := s.checkSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", "options", err.Error())
+		return engine.Request{}, ollamaSamplingNames.refusal(err)
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop, Media: media}, nil
 }
@@ -167,8 +164,9 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		s.ollamaFailure(w, err)
 		return
 	}
+	s.noteIgnored(w, "ollama", or.ignored)
 	stream := or.Stream == nil || *or.Stream
-	g := generation{api: "ollama", id: newID("ollama-"), client: clientKey(r, ""), req: req}
+	g := generation{api: "ollama", path: r.URL.Path, id: newID("ollama-"), client: clientKey(r, ""), req: req}
 	t0 := time.Now()
 	chunk := func(content string) ollamaChunk {
 		return ollamaChunk{Model: s.info.Name, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Message: ollamaMessage{Role: "assistant", Content: content}}

@@ -3,15 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
-	"github.com/orchard-llm/orchard/regfile"
 )
 
 // chatRequest is OpenAI's chat completion request; fields orchard does
@@ -33,6 +32,9 @@ type chatRequest struct {
 	PresencePenalty     *float64        `json:"presence_penalty"`
 	Logprobs            *bool           `json:"logprobs"`
 	Tools               json.RawMessage `json:"tools"`
+	Functions           json.RawMessage `json:"functions"`     // the legacy form of tools
+	FunctionCall        json.RawMessage `json:"function_call"` // and of tool_choice
+	ToolChoice          json.RawMessage `json:"tool_choice"`
 	ResponseFormat      *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
@@ -40,6 +42,10 @@ type chatRequest struct {
 	TopK              *int     `json:"top_k"`
 	MinP              *float64 `json:"min_p"`
 	RepetitionPenalty *float64 `json:"repetition_penalty"`
+
+	// ignored are the sampling parameters the bundle could not honour
+	// and decoding ignored (sampling.go), for X-Orchard-Ignored.
+	ignored []string
 }
 
 type streamOptions struct {
@@ -49,20 +55,30 @@ type streamOptions struct {
 // chatMessage is one message. Content is a string or an array of parts:
 // text, image_url (a data URL) and input_audio.
 type chatMessage struct {
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	ToolCalls json.RawMessage `json:"tool_calls"`
+	Role         string          `json:"role"`
+	Content      contentJSON     `json:"content"`
+	ToolCalls    json.RawMessage `json:"tool_calls"`
+	FunctionCall json.RawMessage `json:"function_call"` // legacy
+}
+
+// given reports whether a JSON field holds something: not absent, null,
+// an empty array or an empty object.
+func given(raw json.RawMessage) bool {
+	switch string(bytes.TrimSpace(raw)) {
+	case "", "null", "[]", "{}":
+		return false
+	}
+	return true
 }
 
 type contentPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 	// ImageURL is {"url": ...}, as OpenAI sends it, or the URL alone, as
-	// some clients do.
-	ImageURL   json.RawMessage `json:"image_url"`
+	// some clients do. Files are decoded as the JSON is read (inline.go).
+	ImageURL   imageURLField `json:"image_url"`
 	InputAudio *struct {
-		Data   string `json:"data"`
-		Format string `json:"format"`
+		Data base64Field `json:"data"`
 	} `json:"input_audio"`
 }
 
@@ -70,25 +86,17 @@ type contentPart struct {
 // text parts joined by newlines, the pictures and clips in their order
 // (the prompt lays a message out as the model was trained: its pictures,
 // then its clips, then its words).
-func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine.MediaFile, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil, nil
+func messageContent(i int, c *contentJSON, mr mediaRules) (string, []engine.MediaFile, error) {
+	if c.err != nil {
+		return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), c.err.Error())
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), err.Error())
-		}
-		return s, nil, nil
-	}
-	var parts []contentPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", nil, bad("invalid_value", fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of content parts")
+	if !c.array {
+		return c.text, nil, nil
 	}
 	var texts []string
 	var files []engine.MediaFile
-	for j, p := range parts {
+	for j := range c.parts {
+		p := &c.parts[j]
 		param := fmt.Sprintf("messages[%d].content[%d]", i, j)
 		var f engine.MediaFile
 		var err error
@@ -97,16 +105,15 @@ func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine
 			texts = append(texts, p.Text)
 			continue
 		case "image_url":
-			url, ok := imageURLOf(p.ImageURL)
-			if !ok {
+			if u := &p.ImageURL.inlineFile; !u.set || u.url == "" && !u.dataURL && u.err == nil {
 				return "", nil, bad("invalid_value", param, "an image_url part needs image_url.url")
 			}
-			f, err = mr.imageURL(param, url)
+			f, err = mr.imageURL(param, &p.ImageURL.inlineFile)
 		case "input_audio":
-			if p.InputAudio == nil {
+			if p.InputAudio == nil || !p.InputAudio.Data.set {
 				return "", nil, bad("invalid_value", param, "an input_audio part needs input_audio.data")
 			}
-			f, err = mr.inputAudio(param, p.InputAudio.Data)
+			f, err = mr.inputAudio(param, &p.InputAudio.Data.inlineFile)
 		default:
 			return "", nil, bad("unsupported_content", param, fmt.Sprintf("content parts of type %q are not supported: send text, image_url (a data URL) or input_audio", p.Type))
 		}
@@ -118,30 +125,17 @@ func messageContent(i int, raw json.RawMessage, mr mediaRules) (string, []engine
 	return strings.Join(texts, "\n"), files, nil
 }
 
-// imageURLOf reads an image_url part's URL: an object with url, or a
-// string.
-func imageURLOf(raw json.RawMessage) (string, bool) {
-	var obj struct {
-		URL string `json:"url"`
-	}
-	var str string
-	switch {
-	case json.Unmarshal(raw, &obj) == nil && obj.URL != "":
-		return obj.URL, true
-	case json.Unmarshal(raw, &str) == nil && str != "":
-		return str, true
-	}
-	return "", false
-}
-
-// conversation maps OpenAI messages to the engine's: leading system (and
-// developer) messages become the system prompt, assistant is model. Files
-// are taken in user messages only, and returned by the engine message's
-// index.
+// conversation maps OpenAI messages to the engine's, as Gemma 4's template
+// takes them: leading system (and developer) messages become the system
+// prompt, a later one a system turn where it stands; assistant is model,
+// and an assistant message last is the reply begun, which the reply
+// continues (a prefill). Files are taken in user messages only, and
+// returned by the engine message's index.
 func conversation(in []chatMessage, mr mediaRules) (system string, out []engine.Message, media map[int][]engine.MediaFile, err error) {
 	var sys []string
-	for i, m := range in {
-		text, files, err := messageContent(i, m.Content, mr)
+	for i := range in {
+		m := &in[i]
+		text, files, err := messageContent(i, &m.Content, mr)
 		if err != nil {
 			return "", nil, nil, err
 		}
@@ -157,14 +151,18 @@ func conversation(in []chatMessage, mr mediaRules) (system string, out []engine.
 		switch m.Role {
 		case "system", "developer":
 			if len(out) > 0 {
-				return "", nil, nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), "system messages are supported only at the start of the conversation")
+				out = append(out, engine.Message{Role: "system", Content: text})
+				continue
 			}
 			sys = append(sys, text)
 		case "user":
 			out = append(out, engine.Message{Role: "user", Content: text})
 		case "assistant":
-			if len(bytes.TrimSpace(m.ToolCalls)) > 0 && string(bytes.TrimSpace(m.ToolCalls)) != "null" && string(bytes.TrimSpace(m.ToolCalls)) != "[]" {
-				return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].tool_calls", i), "tool calls are not supported")
+			switch {
+			case given(m.ToolCalls):
+				return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].tool_calls", i), "tool calls are not supported: orchard serve has no tools yet")
+			case given(m.FunctionCall):
+				return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].function_call", i), "function calls are not supported: orchard serve has no tools yet")
 			}
 			out = append(out, engine.Message{Role: "model", Content: text})
 		case "tool", "function":
@@ -173,8 +171,11 @@ func conversation(in []chatMessage, mr mediaRules) (system string, out []engine.
 			return "", nil, nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q: want system, user or assistant", m.Role))
 		}
 	}
-	if len(out) == 0 || out[len(out)-1].Role != "user" {
-		return "", nil, nil, bad("invalid_value", "messages", "the conversation must end with a user message")
+	switch {
+	case !slices.ContainsFunc(out, func(m engine.Message) bool { return m.Role == "user" }):
+		return "", nil, nil, bad("invalid_value", "messages", "the conversation needs a user message")
+	case out[len(out)-1].Role == "system":
+		return "", nil, nil, bad("invalid_value", "messages", "the conversation must end with a user message (or an assistant message for the reply to continue), not a system message")
 	}
 	return strings.Join(sys, "\n\n"), out, media, nil
 }
@@ -196,42 +197,42 @@ func stopList(raw json.RawMessage) ([]string, error) {
 	return many, nil
 }
 
-// modelOK reports whether name asks for the served model: its name, or
-// "orchard" for whatever is served.
+// modelOK reports whether name asks for the served model: its name,
+// "orchard" for whatever is served, an alias (server.aliases), each also
+// with ollama's ":latest", in any case; or no name at all.
 func (s *Server) modelOK(name string) bool {
-	return name == s.info.Name || name == "orchard"
+	name = strings.TrimSuffix(strings.ToLower(name), ":latest")
+	if name == "" || name == strings.ToLower(s.info.Name) || name == "orchard" {
+		return true
+	}
+	return slices.ContainsFunc(s.o.Aliases, func(a string) bool { return strings.EqualFold(a, name) })
 }
 
-// decodeJSON reads a JSON body into v; a malformed body is a 400, one
-// over the limit a 413.
-func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		return &badRequest{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
-			msg: fmt.Sprintf("the request body is over the %s orchard serve reads (files may be %s each)", regfile.Size(mb.Limit), regfile.Size(s.maxMedia()))}
-	}
-	if err != nil {
-		return bad("invalid_request", "", "reading the body: "+err.Error())
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return bad("invalid_json", "", "the body is not valid JSON for this endpoint: "+err.Error())
-	}
-	return nil
+// unknownModel refuses a model not served here: 404, as OpenAI and
+// ollama answer it.
+func (s *Server) unknownModel(name string) error {
+	return &badRequest{status: http.StatusNotFound, code: "model_not_found", param: "model",
+		msg: fmt.Sprintf("model %q not found: this server serves %q (also as \"orchard\"; more names with server.aliases)", name, s.info.Name)}
 }
 
 // openAIRequest turns a chat completion request into an engine request.
 func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	if !s.modelOK(cr.Model) {
-		return engine.Request{}, bad("model_not_found", "model", fmt.Sprintf("the model %q is not served here; this server serves %q (GET /v1/models)", cr.Model, s.info.Name))
+		return engine.Request{}, s.unknownModel(cr.Model)
 	}
 	switch {
 	case cr.N != nil && *cr.N != 1:
 		return engine.Request{}, bad("unsupported_value", "n", "n must be 1: one engine generates one reply at a time")
 	case cr.Logprobs != nil && *cr.Logprobs:
 		return engine.Request{}, bad("unsupported_value", "logprobs", "logprobs are not supported")
-	case len(bytes.TrimSpace(cr.Tools)) > 0 && string(bytes.TrimSpace(cr.Tools)) != "null" && string(bytes.TrimSpace(cr.Tools)) != "[]":
-		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
+	case given(cr.Tools):
+		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported: orchard serve has no tools yet")
+	case given(cr.Functions):
+		return engine.Request{}, bad("unsupported_value", "functions", "functions (the legacy form of tools) are not supported: orchard serve has no tools yet")
+	case given(cr.ToolChoice) && !slices.Contains([]string{`"none"`, `"auto"`}, string(bytes.TrimSpace(cr.ToolChoice))):
+		return engine.Request{}, bad("unsupported_value", "tool_choice", "tool_choice can only be none or auto: orchard serve has no tools yet")
+	case given(cr.FunctionCall) && string(bytes.TrimSpace(cr.FunctionCall)) != `"none"`:
+		return engine.Request{}, bad("unsupported_value", "function_call", "function_call is not supported: orchard serve has no tools yet")
 	case cr.ResponseFormat != nil && cr.ResponseFormat.Type != "" && cr.ResponseFormat.Type != "text":
 		return engine.Request{}, bad("unsupported_value", "response_format", "only the text response format is supported")
 	case cr.FrequencyPenalty != nil && *cr.FrequencyPenalty != 0:
@@ -241,6 +242,9 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	}
 	system, msgs, media, err := conversation(cr.Messages, s.mediaRules())
 	if err != nil {
+		return engine.Request{}, err
+	}
+	if err := s.checkText("messages", textsOf(system, msgs)...); err != nil {
 		return engine.Request{}, err
 	}
 	set := s.o.Defaults
@@ -254,55 +258,18 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	if set.MaxTokens < 0 || (cr.MaxCompletionTokens != nil || cr.MaxTokens != nil) && set.MaxTokens == 0 {
 		return engine.Request{}, bad("invalid_value", "max_tokens", "max_tokens must be at least 1")
 	}
-	if cr.Temperature != nil {
-		set.Sampling.Temperature = *cr.Temperature
-	}
-	if cr.TopP != nil {
-		set.Sampling.TopP = *cr.TopP
-	}
-	if cr.Seed != nil {
-		set.Sampling.Seed = uint64(*cr.Seed)
-	}
-	if cr.TopK != nil {
-		set.Sampling.TopK = *cr.TopK
-	}
-	if cr.MinP != nil {
-		set.Sampling.MinP = *cr.MinP
-	}
-	if cr.RepetitionPenalty != nil {
-		set.Sampling.RepetitionPenalty = *cr.RepetitionPenalty
+	ask := askedSampling{Temperature: cr.Temperature, TopP: cr.TopP, MinP: cr.MinP, RepetitionPenalty: cr.RepetitionPenalty, TopK: cr.TopK, Seed: cr.Seed}
+	if cr.ignored, err = s.applySampling(&set, ask, openAISamplingNames); err != nil {
+		return engine.Request{}, err
 	}
 	stop, err := stopList(cr.Stop)
 	if err != nil {
 		return engine.Request{}, err
 	}
 	if err := s.checkSettings(set); err != nil {
-		return engine.Request{}, bad("unsupported_value", settingParam(err), err.Error())
+		return engine.Request{}, openAISamplingNames.refusal(err)
 	}
 	return engine.Request{Messages: msgs, Settings: set, Stop: stop, Media: media}, nil
-}
-
-// settingParam names the request parameter a refused setting came from.
-func settingParam(err error) string {
-	var se *engine.SettingError
-	if !errors.As(err, &se) {
-		return ""
-	}
-	switch se.Setting {
-	case "temperature", "seed":
-		return se.Setting
-	case "top-p":
-		return "top_p"
-	case "top-k":
-		return "top_k"
-	case "min-p":
-		return "min_p"
-	case "repetition penalty":
-		return "repetition_penalty"
-	case "max tokens":
-		return "max_tokens"
-	}
-	return ""
 }
 
 // OpenAI response shapes.
@@ -374,7 +341,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, err)
 		return
 	}
-	g := generation{api: "openai", id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
+	s.noteIgnored(w, "openai", cr.ignored)
+	g := generation{api: "openai", path: r.URL.Path, id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
 	base := chatCompletion{ID: g.id, Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
 	if !cr.Stream {
 		var text strings.Builder
@@ -506,7 +474,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 // model is GET /v1/models/{id}.
 func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 	if !s.modelOK(r.PathValue("id")) {
-		apiError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", "model", fmt.Sprintf("the model %q is not served here", r.PathValue("id")))
+		s.failure(w, s.unknownModel(r.PathValue("id")))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.modelObject())

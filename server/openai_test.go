@@ -126,24 +126,22 @@ func TestOpenAIErrors(t *testing.T) {
 	ts := startServer(t, serverOpts{})
 	c := openAIClient(ts, "")
 	model := ts.info.Name
-	hot := params(model, 4, openai.UserMessage("hi"))
-	hot.Temperature = openai.Float(0.8)
 	img := params(model, 4, openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
 		openai.TextContentPart("what is this?"),
 		openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64,iVBORw0KGgo="}),
 	}))
 	for _, tc := range []struct {
-		name  string
-		p     openai.ChatCompletionNewParams
-		code  string
-		param string
-		says  string
+		name   string
+		p      openai.ChatCompletionNewParams
+		status int
+		code   string
+		param  string
+		says   string
 	}{
-		{"unknown model", params("gpt-4o", 4, openai.UserMessage("hi")), "model_not_found", "model", "not served here"},
-		{"sampling on argmax", hot, "unsupported_value", "temperature", "argmax"},
-		{"broken image", img, "invalid_file", "messages[0].content[1]", "png"},
-		{"ends with assistant", params(model, 4, openai.UserMessage("hi"), openai.AssistantMessage("yes")), "invalid_value", "messages", "end with a user message"},
-		{"too long", params(model, 4, openai.UserMessage(strings.Repeat("apples and pears ", 400))), "context_length_exceeded", "messages", "context holds"},
+		{"unknown model", params("gpt-4o", 4, openai.UserMessage("hi")), 404, "model_not_found", "model", "not found"},
+		{"broken image", img, 400, "invalid_file", "messages[0].content[1]", "png"},
+		{"ends with system", params(model, 4, openai.UserMessage("hi"), openai.SystemMessage("yes")), 400, "invalid_value", "messages", "end with a user message"},
+		{"too long", params(model, 4, openai.UserMessage(strings.Repeat("apples and pears ", 400))), 400, "context_length_exceeded", "messages", "context holds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.Chat.Completions.New(context.Background(), tc.p)
@@ -151,7 +149,7 @@ func TestOpenAIErrors(t *testing.T) {
 			if !errors.As(err, &ae) {
 				t.Fatalf("error %v, want an API error", err)
 			}
-			if ae.StatusCode != 400 || ae.Code != tc.code || ae.Param != tc.param || !strings.Contains(ae.Message, tc.says) {
+			if ae.StatusCode != tc.status || ae.Code != tc.code || ae.Param != tc.param || !strings.Contains(ae.Message, tc.says) {
 				t.Fatalf("HTTP %d code %q param %q: %s", ae.StatusCode, ae.Code, ae.Param, ae.Message)
 			}
 		})
@@ -165,7 +163,12 @@ func TestOpenAIErrors(t *testing.T) {
 		{"n > 1", `{"model": "` + model + `", "n": 2, "messages": [{"role": "user", "content": "hi"}]}`, "unsupported_value"},
 		{"tools", `{"model": "` + model + `", "tools": [{"type": "function", "function": {"name": "f"}}], "messages": [{"role": "user", "content": "hi"}]}`, "unsupported_value"},
 		{"tool role", `{"model": "` + model + `", "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "content": "x"}, {"role": "user", "content": "hi"}]}`, "unsupported_value"},
-		{"late system", `{"model": "` + model + `", "messages": [{"role": "user", "content": "hi"}, {"role": "system", "content": "x"}, {"role": "user", "content": "hi"}]}`, "invalid_value"},
+		{"functions", `{"model": "` + model + `", "functions": [{"name": "f", "parameters": {}}], "messages": [{"role": "user", "content": "hi"}]}`, "unsupported_value"},
+		{"function_call", `{"model": "` + model + `", "function_call": {"name": "f"}, "messages": [{"role": "user", "content": "hi"}]}`, "unsupported_value"},
+		{"tool_choice required", `{"model": "` + model + `", "tool_choice": "required", "messages": [{"role": "user", "content": "hi"}]}`, "unsupported_value"},
+		{"function call message", `{"model": "` + model + `", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": null, "function_call": {"name": "f", "arguments": "{}"}}, {"role": "user", "content": "hi"}]}`, "unsupported_value"},
+		{"negative temperature", `{"model": "` + model + `", "temperature": -1, "messages": [{"role": "user", "content": "hi"}]}`, "invalid_value"},
+		{"no user message", `{"model": "` + model + `", "messages": [{"role": "system", "content": "x"}]}`, "invalid_value"},
 		{"zero max_tokens", `{"model": "` + model + `", "max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]}`, "invalid_value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,7 +194,7 @@ func TestAuth(t *testing.T) {
 		{"right", "Bearer s3cret", 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, path := range []string{"/health", "/v1/models", "/orchard/v1/session"} {
+			for _, path := range []string{"/v1/models", "/orchard/v1/session"} {
 				req, _ := http.NewRequest("GET", ts.url+path, nil)
 				if tc.header != "" {
 					req.Header.Set("Authorization", tc.header)

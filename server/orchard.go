@@ -4,21 +4,29 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"syscall"
 	"time"
 
+	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/engine"
 )
 
 // orchard's own endpoints: the chat's conversation (the one attached
 // screens show), its settings and checkpoints, live events, health.
 
-// health is GET /health.
+// health is GET /health. Without the key (when one is set) it says only
+// whether the server is up and its version: the rest names the bundle's
+// folder and what the server holds.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	running, waiting := s.q.status()
 	status := "ok"
 	if s.closing.Load() {
 		status = "shutting down"
 	}
+	if !s.keyOK(r) {
+		writeJSON(w, http.StatusOK, map[string]any{"status": status, "version": s.o.Version})
+		return
+	}
+	running, waiting := s.q.status()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	cs := s.eng.ConversationStats()
@@ -112,19 +120,44 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, fn func(Engine)) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// commandFailure: the engine refused or failed a chat command. A name
-// or setting it refused is the caller's to fix (400); the store failing
-// is ours (500).
+// commandFailure: the engine refused or failed a chat command. The
+// status says whose it is to fix: the caller's (4xx: a name it gave that
+// is refused, missing or taken, a checkpoint of another bundle, a setting
+// or version that does not exist) or the server's (5xx: the disk full,
+// the store unreadable, a damaged file).
 func (s *Server) commandFailure(w http.ResponseWriter, f engine.Failed) {
-	status := http.StatusBadRequest
 	if errors.Is(f.Err, engine.ErrClosed) {
 		s.failure(w, f.Err)
 		return
 	}
-	if f.Op == "autosave" || f.Op == "list" {
-		status = http.StatusInternalServerError
+	status := commandStatus(f.Op, f.Err)
+	typ := "invalid_request_error"
+	if status >= 500 {
+		typ = "server_error"
 	}
-	apiError(w, status, "invalid_request_error", f.Op+"_failed", "", f.Err.Error())
+	apiError(w, status, typ, f.Op+"_failed", "", f.Err.Error())
+}
+
+// commandStatus is the HTTP status of a chat command's failure.
+func commandStatus(op string, err error) int {
+	var ie *checkpoints.IdentityError
+	var se *engine.SettingError
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return http.StatusInsufficientStorage
+	case errors.Is(err, checkpoints.ErrInvalidName), errors.As(err, &se):
+		return http.StatusBadRequest
+	case errors.Is(err, checkpoints.ErrNotFound), errors.Is(err, engine.ErrNoHistory):
+		return http.StatusNotFound
+	case errors.Is(err, checkpoints.ErrExists), errors.As(err, &ie), errors.Is(err, checkpoints.ErrNewerVersion):
+		// Taken, or made by another bundle or a newer orchard: the
+		// request conflicts with what is there.
+		return http.StatusConflict
+	case op == "settings" || op == "version":
+		// What these refuse is the request's own value.
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
 }
 
 // session is GET /orchard/v1/session.
@@ -158,7 +191,13 @@ func (s *Server) sessionSend(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, bad("invalid_value", "text", "text is empty"))
 		return
 	}
-	if err := s.startChatTurn(body.Text, body.Origin, files); err != nil {
+	if err := s.checkText("text", body.Text); err != nil {
+		s.failure(w, err)
+		return
+	}
+	// The turn keeps the files after this request is over: it gives the
+	// body's place in the budget back when it is.
+	if err := s.startChatTurn(body.Text, body.Origin, files, holdOf(r)); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -250,7 +289,7 @@ func (s *Server) sessionRegenerate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.startTurn("", body.Origin, nil, func(e Engine) { e.Regenerate() }); err != nil {
+	if err := s.startTurn("", body.Origin, nil, nil, func(e Engine) { e.Regenerate() }); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -273,7 +312,11 @@ func (s *Server) sessionEdit(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, bad("invalid_value", "text", "text is empty"))
 		return
 	}
-	if err := s.startTurn("", body.Origin, nil, func(e Engine) { e.Edit(body.Text) }); err != nil {
+	if err := s.checkText("text", body.Text); err != nil {
+		s.failure(w, err)
+		return
+	}
+	if err := s.startTurn("", body.Origin, nil, nil, func(e Engine) { e.Edit(body.Text) }); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -325,4 +368,19 @@ func (s *Server) resumeHistory(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteHistory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s.run(w, r, func(e Engine) { e.DeleteHistory(id) })
+}
+
+// renameHistory is POST /orchard/v1/history/rename {"id": ID, "title":
+// TEXT}: a conversation's own title in the history ("" gives back its
+// first message); id "" is the chat's conversation.
+func (s *Server) renameHistory(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.failure(w, err)
+		return
+	}
+	s.run(w, r, func(e Engine) { e.RenameHistory(body.ID, body.Title) })
 }

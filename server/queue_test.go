@@ -143,14 +143,14 @@ func TestQueueFull(t *testing.T) {
 // TestFairQueue: waiting requests are served round-robin by client.
 func TestFairQueue(t *testing.T) {
 	q := newScheduler(10)
-	run, err := q.enqueue("z", "api")
+	run, err := q.enqueue(holder{client: "z", kind: "api"})
 	if err != nil || !run.granted {
 		t.Fatal("the first ticket should run at once")
 	}
 	var order []string
 	var tickets []*ticket
 	for _, c := range []string{"x", "x", "x", "y", "x", "w"} {
-		tk, err := q.enqueue(c, "api")
+		tk, err := q.enqueue(holder{client: c, kind: "api"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,9 +171,9 @@ func TestFairQueue(t *testing.T) {
 	}
 	// A waiter that gives up leaves the line.
 	q = newScheduler(1)
-	a, _ := q.enqueue("a", "api")
-	b, _ := q.enqueue("b", "api")
-	if _, err := q.enqueue("c", "api"); err != errQueueFull {
+	a, _ := q.enqueue(holder{client: "a", kind: "api"})
+	b, _ := q.enqueue(holder{client: "b", kind: "api"})
+	if _, err := q.enqueue(holder{client: "c", kind: "api"}); err != errQueueFull {
 		t.Fatalf("full line: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -181,12 +181,12 @@ func TestFairQueue(t *testing.T) {
 	if err := q.wait(ctx, b); err == nil {
 		t.Fatal("a cancelled wait succeeded")
 	}
-	if _, err := q.enqueue("c", "api"); err != nil {
+	if _, err := q.enqueue(holder{client: "c", kind: "api"}); err != nil {
 		t.Fatalf("the line should have room again: %v", err)
 	}
 	q.release(a)
 	q.close()
-	if _, err := q.enqueue("d", "api"); err != errShuttingDown {
+	if _, err := q.enqueue(holder{client: "d", kind: "api"}); err != errShuttingDown {
 		t.Fatalf("closed line: %v", err)
 	}
 }

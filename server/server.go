@@ -7,8 +7,8 @@
 package server
 
 import (
+	"cmp"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net"
@@ -46,6 +46,7 @@ type Engine interface {
 	SearchHistory(query string) ([]engine.HistoryInfo, error)
 	ResumeHistory(id string)
 	DeleteHistory(id string)
+	RenameHistory(id, title string)
 	Mark(id uint64)
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
@@ -63,8 +64,17 @@ type Options struct {
 	// prompt, sampling and token cap replace theirs).
 	Defaults engine.Settings
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on
-	// every request that does not come through the unix socket.
+	// every request that does not come through the unix socket, but
+	// GET /health (guard.go).
 	APIKey string
+	// Guard says which names and browser origins may reach the TCP
+	// listener besides this machine's own (guard.go).
+	Guard GuardOptions
+	// Aliases are more names requests may give the served model.
+	Aliases []string
+	// StrictSampling refuses sampling an argmax bundle cannot honour
+	// (400) instead of decoding greedily and saying so (sampling.go).
+	StrictSampling bool
 	// QueueLimit is how many requests may wait while one generates;
 	// 0 means 16.
 	QueueLimit int
@@ -72,11 +82,41 @@ type Options struct {
 	// shutdown before they are cancelled; 0 means 30 s.
 	ShutdownGrace time.Duration
 	// MaxMediaBytes is the largest picture or clip a request may carry
-	// (decoded); 0 means DefaultMaxMediaBytes. A body may be four times
-	// as large (at least 32 MiB).
+	// (decoded); 0 means DefaultMaxMediaBytes. A body may hold two files
+	// of that size and the longest text the context can hold (body.go).
 	MaxMediaBytes int64
+	// MaxBufferedBytes bounds what request bodies hold at once, all
+	// requests together (each counted twice: the body and what it decodes
+	// to); past it requests are refused with 503. 0 means
+	// DefaultMaxBufferedBytes.
+	MaxBufferedBytes int64
+	// MaxBytesPerToken is the most bytes of text one token stands for
+	// (engine.Session.MaxBytesPerToken): text longer than the context
+	// times this is refused before it is tokenized. 0: no such check.
+	MaxBytesPerToken int
+	// HeaderTimeout bounds reading a request's headers; BodyTimeout the
+	// wait for each read of its body; IdleTimeout how long a keep-alive
+	// connection may wait for its next request; SendTimeout how long a
+	// write of a reply may wait on a client that takes none of it. 0
+	// means 10 s, 60 s, 75 s and 60 s. Nothing limits a whole request or
+	// reply: a stream lives as long as it streams.
+	HeaderTimeout, BodyTimeout, IdleTimeout, SendTimeout time.Duration
+	// MaxConns caps the connections open at once over all listeners; at
+	// the cap a new one closes the longest idle keep-alive connection,
+	// or waits. 0 means half the process's file descriptor limit, at
+	// most 1024.
+	MaxConns int
+	// AutosaveEvery is how often the chat's conversation is autosaved
+	// while it changes (it is also saved after each chat turn, and at
+	// shutdown); 0 means 2 minutes, negative none but at shutdown.
+	AutosaveEvery time.Duration
 	Logger        *slog.Logger
 	Version       string
+
+	// MaxReplyTokens caps a reply whose request sets no cap of its own;
+	// 0: none (the context is the limit). serve --demo sets 256, as the
+	// demo chat: random weights rarely end a reply.
+	MaxReplyTokens int
 }
 
 // Server serves one engine.
@@ -89,6 +129,7 @@ type Server struct {
 	started time.Time
 	log     *slog.Logger
 	closing atomic.Bool
+	routes  []string // every pattern Handler registers
 
 	cmdMu   sync.Mutex // a command and its marker are queued together
 	markID  uint64
@@ -101,12 +142,19 @@ type Server struct {
 	current *wireEvent // the chat turn in flight: started, then the reply so far
 	user    string     // the message of the chat turn about to start, and its sender
 	origin  string
+	line    lineState // the line as last told (line.go)
+	chatCtx int       // positions the chat's conversation fills in the cache
 
 	turnMu   sync.Mutex
 	chatTurn *chatTurn
 
 	jobsMu sync.Mutex
 	jobs   map[*engine.Job]struct{}
+
+	conns  *connLimit
+	budget bodyBudget
+
+	saver autosaver
 
 	flightMu sync.Mutex // closing and inflight.Add move together
 	inflight sync.WaitGroup
@@ -121,6 +169,7 @@ type chatTurn struct {
 	// regenerate or an edit shows its message through Branched, so text
 	// (the message other screens add) is empty for them.
 	run     func(Engine)
+	release func() // gives the message's body back to the budget
 	cancel  context.CancelFunc
 	ctx     context.Context
 	running bool
@@ -137,38 +186,63 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.HeaderTimeout = cmp.Or(o.HeaderTimeout, defaultHeaderTimeout)
+	o.BodyTimeout = cmp.Or(o.BodyTimeout, defaultBodyTimeout)
+	o.IdleTimeout = cmp.Or(o.IdleTimeout, defaultIdleTimeout)
+	o.SendTimeout = cmp.Or(o.SendTimeout, defaultSendTimeout)
+	if o.MaxConns <= 0 {
+		o.MaxConns = defaultMaxConns()
+	}
 	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
 		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
-		pumpDone: make(chan struct{})}
-	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		pumpDone: make(chan struct{}), conns: newConnLimit(o.MaxConns)}
+	if !s.info.Logits {
+		s.o.Defaults = greedyDefaults(s.o.Defaults)
+	}
+	s.q.changed = s.lineChanged
+	s.http = &http.Server{Handler: s.deadlines(s.Handler()), ReadHeaderTimeout: o.HeaderTimeout, IdleTimeout: o.IdleTimeout,
+		ConnState: s.conns.track,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if _, ok := c.(*net.UnixConn); ok {
 				return context.WithValue(ctx, unixConnKey{}, true)
 			}
 			return ctx
 		}}
+	s.budget.max = cmp.Or(o.MaxBufferedBytes, DefaultMaxBufferedBytes)
+	s.saver = newAutosaver(o.AutosaveEvery)
 	go s.pump()
+	if o.AutosaveEvery >= 0 {
+		go s.autosaveLoop()
+	} else {
+		close(s.saver.exited)
+	}
 	return s
 }
 
 type unixConnKey struct{}
 
-// Serve accepts connections on l until Shutdown.
+// Serve accepts connections on l until Shutdown, within the server's
+// connection limit.
 func (s *Server) Serve(l net.Listener) error {
-	err := s.http.Serve(l)
+	err := s.http.Serve(limitedListener{Listener: l, lim: s.conns})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
 }
 
-// Handler routes every endpoint, behind the API key check.
+// Handler routes every endpoint, behind the guard and the API key check
+// (guard.go).
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
+	mux := newRouter()
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /v1/models/{id}", s.model)
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	// As llama-server, the OpenAI paths also without /v1.
+	mux.HandleFunc("GET /models", s.models)
+	mux.HandleFunc("GET /models/{id}", s.model)
+	mux.HandleFunc("POST /chat/completions", s.chatCompletions)
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
 	mux.HandleFunc("POST /api/chat", s.ollamaChat)
 	mux.HandleFunc("GET /orchard/v1/events", s.events)
@@ -191,31 +265,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /orchard/v1/history", s.listHistory)
 	mux.HandleFunc("POST /orchard/v1/history/{id}/resume", s.resumeHistory)
 	mux.HandleFunc("DELETE /orchard/v1/history/{id}", s.deleteHistory)
+	mux.HandleFunc("POST /orchard/v1/history/rename", s.renameHistory)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "no endpoint "+r.Method+" "+r.URL.Path+" (see the README, section orchard serve)")
 	})
-	return s.authorize(mux)
-}
-
-// authorize checks the API key on every request but those through the
-// unix socket, whose file mode (0600) already limits it to its owner.
-func (s *Server) authorize(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.o.APIKey)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.o.APIKey != "" && r.Context().Value(unixConnKey{}) == nil {
-			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="orchard"`)
-				msg := "missing API key: send Authorization: Bearer KEY (the key orchard serve was started with)"
-				if len(got) > 0 {
-					msg = "wrong API key"
-				}
-				apiError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "", msg)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+	s.routes = mux.patterns
+	return s.guard(s.authorize(s.holding(mux)))
 }
 
 // pump reads the engine's events: it answers command waiters at their
@@ -238,6 +293,7 @@ func (s *Server) pump() {
 			s.pending = append(s.pending, ev)
 		}
 		s.publishChat(ev)
+		s.saver.noteChat(ev)
 		switch e := ev.(type) {
 		case engine.Finished, engine.Cancelled:
 			s.chatTurnOver()
@@ -287,6 +343,12 @@ func (s *Server) publishChat(ev engine.Event) {
 	if !ok {
 		return
 	}
+	if c, ok := ev.(engine.Checkpoints); ok && c.Op == "autosave" {
+		// The server autosaves after every turn; the event carries no
+		// list, and a screen would take it for an empty one. (A failed
+		// autosave still goes out, as a failed event.)
+		return
+	}
 	if turnOver(ev) {
 		// The screens may start the next turn as soon as they see this
 		// one end (ctrl+g right after a reply): it is over for them.
@@ -308,15 +370,23 @@ func (s *Server) publishChat(ev engine.Event) {
 			s.current.Text += e.Text
 			s.current.Live = w.Live
 		}
-	case engine.Finished, engine.Cancelled:
+	case engine.Finished:
 		// The engine refreshes its copy before it sends a turn's end.
 		s.current = nil
+		s.chatCtx = e.Metrics.ContextUsed
+		w.Messages = toWireMessages(s.eng.Messages())
+	case engine.Cancelled:
+		s.current = nil
+		s.chatCtx = e.Metrics.ContextUsed
 		w.Messages = toWireMessages(s.eng.Messages())
 	case engine.Cleared:
 		// The event holds the conversation it starts (none after a
 		// clear); the engine's copy may not be refreshed yet, and once
 		// sent the screens the old conversation again.
 		s.current = nil
+		s.chatCtx = e.ContextUsed
+	case engine.Branched:
+		s.chatCtx = e.ContextUsed
 	case engine.Failed:
 		if e.Op == "send" || e.Op == "regenerate" || e.Op == "edit" {
 			s.current = nil
@@ -363,7 +433,7 @@ func (s *Server) subscribe() *mailbox[wireEvent] {
 		return sub
 	}
 	st := wireEvent{Type: "state", Info: s.wireInfo(), Settings: toWireSettings(s.eng.Settings()),
-		Messages: toWireMessages(s.eng.Messages())}
+		Messages: toWireMessages(s.eng.Messages()), ContextUsed: s.chatCtx, Line: s.line.wire()}
 	if s.current != nil {
 		cur := *s.current
 		st.Current = &cur
@@ -386,12 +456,14 @@ var errChatBusy = errors.New("a reply is already being generated for this conver
 // startChatTurn queues a chat turn; it runs when the engine is free. It
 // goes on if the sender goes away: the reply is there when it attaches
 // again.
-func (s *Server) startChatTurn(text, origin string, media []engine.MediaFile) error {
-	return s.startTurn(text, origin, media, func(e Engine) { e.Send(text, media...) })
+func (s *Server) startChatTurn(text, origin string, media []engine.MediaFile, h *hold) error {
+	return s.startTurn(text, origin, media, h, func(e Engine) { e.Send(text, media...) })
 }
 
-// startTurn queues a chat turn that run starts on the engine.
-func (s *Server) startTurn(text, origin string, media []engine.MediaFile, run func(Engine)) error {
+// startTurn queues a chat turn that run starts on the engine. The turn
+// takes over h, the request's place in the bodies' budget (nil: none),
+// and gives it back when it ends.
+func (s *Server) startTurn(text, origin string, media []engine.MediaFile, h *hold, run func(Engine)) error {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.chatTurn != nil {
@@ -400,13 +472,16 @@ func (s *Server) startTurn(text, origin string, media []engine.MediaFile, run fu
 	if !s.enter() {
 		return errShuttingDown
 	}
-	t, err := s.q.enqueue("chat", "chat")
+	t, err := s.q.enqueue(holder{client: "chat", kind: "chat"})
 	if err != nil {
 		s.inflight.Done()
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx, run: run}
+	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx, run: run, release: func() {}}
+	if h != nil {
+		ct.release = h.pass()
+	}
 	s.chatTurn = ct
 	go s.runChatTurn(ct, t)
 	return nil
@@ -421,16 +496,17 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 		}
 		s.turnMu.Unlock()
 		ct.cancel()
+		ct.release()
 	}()
 	if err := s.q.wait(ct.ctx, t); err != nil {
-		s.publishChat(engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}})
+		s.publishChat(s.unstarted())
 		return
 	}
 	defer s.q.release(t)
 	s.turnMu.Lock()
 	if ct.ctx.Err() != nil {
 		s.turnMu.Unlock()
-		s.publishChat(engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}})
+		s.publishChat(s.unstarted())
 		return
 	}
 	ct.running = true
@@ -443,6 +519,14 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 	case <-ch:
 	case <-s.pumpDone:
 	}
+}
+
+// unstarted is the end of a chat turn cancelled in line: nothing was
+// generated, and the conversation fills the context as before.
+func (s *Server) unstarted() engine.Cancelled {
+	s.hubMu.Lock()
+	defer s.hubMu.Unlock()
+	return engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled", ContextUsed: s.chatCtx, ContextLimit: s.info.Context}}
 }
 
 // chatTurnOver frees the chat for the next message as soon as the
@@ -536,13 +620,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	err := s.http.Shutdown(ctx)
-	for _, ev := range s.command(func(e Engine) { e.Autosave() }) {
-		if f, ok := ev.(engine.Failed); ok {
-			s.log.Warn("shutdown: autosave", "err", f.Err)
-			if err == nil {
-				err = f.Err
-			}
-		}
+	s.saver.stop()
+	if aerr := s.autosave(); err == nil {
+		err = aerr
 	}
 	return err
 }

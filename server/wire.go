@@ -140,6 +140,8 @@ type wireEvent struct {
 	Phase  string `json:"phase,omitempty"`
 	API    string `json:"api,omitempty"`
 	Client string `json:"client,omitempty"`
+	// queue (and state): the line after a change (line.go)
+	Line *wireLine `json:"line,omitempty"`
 }
 
 func toWireMessages(ms []engine.Message) *[]wireMessage {

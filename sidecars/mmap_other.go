@@ -2,12 +2,20 @@
 
 package sidecars
 
-import "os"
+import (
+	"io"
 
-// mapFile reads path into memory where mmap is unavailable.
+	"github.com/orchard-llm/orchard/regfile"
+)
+
+// mapFile reads path, a regular file, into memory where mmap is unavailable.
 func mapFile(path string) (data []byte, release func() error, err error) {
-	data, err = os.ReadFile(path)
+	f, err := regfile.Open(path)
 	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if data, err = io.ReadAll(f); err != nil {
 		return nil, nil, err
 	}
 	return data, func() error { return nil }, nil

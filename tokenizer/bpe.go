@@ -47,9 +47,10 @@ type bpeOptions struct {
 func parseBPE(s *scanner) (*bpe, error) {
 	m := &bpe{unk: -1, runes: make(map[rune]int32)}
 	var (
-		opts       bpeOptions
-		haveVocab  bool
-		mergesSpan []byte // merges seen before the vocab, read afterwards
+		opts        bpeOptions
+		haveVocab   bool
+		mergesSpan  []byte // merges seen before the vocab, read afterwards
+		mergesDepth int    // the nesting around them
 	)
 	err := s.object(func(key []byte) error {
 		switch string(key) {
@@ -65,7 +66,7 @@ func parseBPE(s *scanner) (*bpe, error) {
 				if err := s.skip(); err != nil {
 					return fmt.Errorf("merges: %w", err)
 				}
-				mergesSpan = s.data[start:s.pos]
+				mergesSpan, mergesDepth = s.data[start:s.pos], s.depth
 				return nil
 			}
 			if err := m.readMerges(s); err != nil {
@@ -94,7 +95,7 @@ func parseBPE(s *scanner) (*bpe, error) {
 		return nil, fmt.Errorf("model: missing vocab")
 	}
 	if mergesSpan != nil {
-		if err := m.readMerges(&scanner{data: mergesSpan}); err != nil {
+		if err := m.readMerges(&scanner{data: mergesSpan, depth: mergesDepth}); err != nil {
 			return nil, fmt.Errorf("model.merges: %w", err)
 		}
 	}

@@ -104,7 +104,7 @@ func check(data []byte, want int) (int, string, error) {
 // below the number of entries and given once. It marks the added tokens
 // it meets and returns the entry count and the text of token want.
 func checkVocab(model []byte, added map[string]bool, want int) (int, string, error) {
-	s := &scanner{data: model}
+	s := &scanner{data: model, depth: 1} // the model member of the top-level object
 	entries, maxID, maxAt, text := 0, -1, -1, ""
 	var ids []int32
 	var buf []byte
@@ -166,7 +166,7 @@ func checkVocab(model []byte, added map[string]bool, want int) (int, string, err
 // nthKey is the text of the n-th vocabulary entry of a model object that
 // scanned cleanly (for a message).
 func nthKey(model []byte, n int) string {
-	s := &scanner{data: model}
+	s := &scanner{data: model, depth: 1} // the model member of the top-level object
 	text, i := "", 0
 	s.object(func(key []byte) error {
 		if string(key) != "vocab" {

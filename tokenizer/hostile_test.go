@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,6 +30,10 @@ var hostileCases = []struct {
 	{"trailing data", `{"model":{"vocab":{"a":0}}} {}`, `data after the top-level object`},
 	{"bos past the vocabulary", `{"model":{"vocab":{"<bos>":0,"a":1}},"post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<bos>"}}],"special_tokens":{"<bos>":{"ids":[70000]}}}}`,
 		`BOS token id 70000 is outside the vocabulary (0…1)`},
+	{"deep nesting", `{"model":{"vocab":{"a":0}},"x":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`,
+		`nested deeper than the limit of 128 levels`},
+	{"deep nesting in the model", `{"model":{"vocab":{"a":0},"x":` + strings.Repeat(`{"a":`, 200) + `0` + strings.Repeat("}", 200) + `}}`,
+		`nested deeper than the limit of 128 levels`},
 	{"escape in a type", "{\"model\":{\"type\":\"\\u001b]0;x\\u0007\",\"vocab\":{}}}", `model type "\x1b]0;x\a" is not implemented`},
 }
 
@@ -57,6 +62,56 @@ func TestErrorsCutLongValues(t *testing.T) {
 		_, err := Parse([]byte(doc))
 		if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "bytes)") {
 			t.Errorf("error of %d bytes: %.300v", len(err.Error()), err)
+		}
+	}
+}
+
+// Arrays and objects nest at most MaxDepth levels, as serde_json allows:
+// the probe's 16 MB file of 8,000,000 levels overflowed the stack of
+// `bundle inspect`, `orchard models` and the picker (a crash no recover
+// catches). Check, Parse and Load refuse it, Load naming the file; the
+// limit itself is exact.
+func TestDeepNesting(t *testing.T) {
+	const n = 8_000_000
+	deep := []byte(`{"model":{"vocab":{"a":0}},"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(path, deep, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, perr := Parse(deep)
+	_, cerr := Check(deep)
+	_, lerr := Load(path)
+	for _, err := range []error{perr, cerr, lerr} {
+		if !errors.Is(err, ErrTooDeep) || !strings.Contains(err.Error(), "nested deeper than the limit of 128 levels") {
+			t.Errorf("%v, want ErrTooDeep", err)
+		}
+	}
+	if lerr == nil || !strings.Contains(lerr.Error(), path) {
+		t.Errorf("Load's error does not name the file: %v", lerr)
+	}
+	// The top-level object is the first level: 127 arrays inside it are
+	// the most a member can hold, wherever it is (merges after the vocab
+	// are read as strings or pairs, which nest no further).
+	nest := func(k int) string { return strings.Repeat("[", k) + strings.Repeat("]", k) }
+	for _, c := range []struct {
+		doc  func(k int) string
+		deep int // levels inside the top-level object at the limit
+	}{
+		{func(k int) string { return `{"model":{"vocab":{"a":0}},"x":` + nest(k) + `}` }, MaxDepth - 1},
+		{func(k int) string { return `{"model":{"vocab":{"a":0},"x":` + nest(k) + `}}` }, MaxDepth - 2},
+		{func(k int) string { return `{"model":{"merges":[` + nest(k) + `],"vocab":{"a":0}}}` }, MaxDepth - 3},
+	} {
+		at, past := c.doc(c.deep), c.doc(c.deep+1)
+		for _, f := range []func([]byte) error{
+			func(b []byte) error { _, err := Parse(b); return err },
+			func(b []byte) error { _, err := Check(b); return err },
+		} {
+			if err := f([]byte(at)); errors.Is(err, ErrTooDeep) {
+				t.Errorf("%.60s…: %v at the limit", at, err)
+			}
+			if err := f([]byte(past)); !errors.Is(err, ErrTooDeep) {
+				t.Errorf("%.60s…: %v past the limit", past, err)
+			}
 		}
 	}
 }

@@ -13,11 +13,31 @@ import (
 // 0.8 s and 150 MB for Gemma's 33 MB file; reading the members directly,
 // with token text kept in one arena, takes a fraction of both.
 type scanner struct {
-	data []byte
-	pos  int
+	data  []byte
+	pos   int
+	depth int // arrays and objects open around pos
 }
 
 var errUnexpectedEnd = errors.New("unexpected end of JSON")
+
+// MaxDepth is how deeply arrays and objects may nest in a tokenizer.json,
+// as serde_json (which the Rust library reads it with) allows. A real one
+// nests six levels; the limit keeps a hostile file from recursing the
+// reader (here or in encoding/json, 10,000 levels) into a stack overflow
+// or quadratic work.
+const MaxDepth = 128
+
+// ErrTooDeep is wrapped when a document nests deeper than MaxDepth.
+var ErrTooDeep = errors.New("nested deeper than the limit")
+
+// enter opens an array or object, refusing one past MaxDepth.
+func (s *scanner) enter() error {
+	if s.depth >= MaxDepth {
+		return fmt.Errorf("offset %d: arrays and objects %w of %d levels", s.pos, ErrTooDeep, MaxDepth)
+	}
+	s.depth++
+	return nil
+}
 
 func (s *scanner) errorf(format string, args ...any) error {
 	return fmt.Errorf("offset %d: %s", s.pos, fmt.Sprintf(format, args...))
@@ -211,6 +231,10 @@ func (s *scanner) skip() error {
 		if c == '[' {
 			close = ']'
 		}
+		if err := s.enter(); err != nil {
+			return err
+		}
+		defer func() { s.depth-- }()
 		s.pos++
 		if s.peek() == close {
 			s.pos++
@@ -265,6 +289,10 @@ func (s *scanner) object(member func(key []byte) error) error {
 	if err := s.expect('{'); err != nil {
 		return err
 	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer func() { s.depth-- }()
 	if s.peek() == '}' {
 		s.pos++
 		return nil
@@ -300,6 +328,10 @@ func (s *scanner) array(elem func() error) error {
 	if err := s.expect('['); err != nil {
 		return err
 	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer func() { s.depth-- }()
 	if s.peek() == ']' {
 		s.pos++
 		return nil

@@ -29,10 +29,16 @@ type Message struct {
 
 // Conversation is what a Template renders: an optional system prompt, the
 // thinking switch, and the turns so far, usually ending with the user's.
+// A system message after the first turn is a system turn of its own, where
+// it stands, as Gemma 4's template renders it.
 type Conversation struct {
 	System   string
 	Thinking bool
 	Messages []Message
+	// Continue leaves the last message, the model's, open: the prompt
+	// ends with its text instead of a new model turn, so the reply goes
+	// on from it (an API client's prefill).
+	Continue bool
 }
 
 // ManifestPrompt holds the prompt strings a bundle's manifest.json may
@@ -168,13 +174,17 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 	}
 	for i := range msgs {
 		switch msgs[i].Role {
-		case RoleUser, RoleModel:
+		case RoleUser, RoleModel, RoleSystem:
 		case "assistant":
 			msgs = append([]Message(nil), msgs...)
 			msgs[i].Role = RoleModel
 		default:
 			return nil, fmt.Errorf("tokenizer: chat template: message %d has role %s", i, termsafe.Quote(string(msgs[i].Role)))
 		}
+	}
+	open := c.Continue && len(msgs) > 0 && msgs[len(msgs)-1].Role == RoleModel
+	if c.Continue && !open {
+		return nil, errors.New("tokenizer: chat template: only a conversation that ends with the model's message can be continued")
 	}
 	if c.Thinking && !tp.gemma4 && (tp.manifest == nil || tp.manifest.PromptSuffixThinking == "") {
 		return nil, errors.New("tokenizer: chat template: thinking needs a tokenizer with Gemma 4 turn tokens or a manifest promptSuffixThinking")
@@ -204,15 +214,21 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 	}
 
 	if tp.manifest == nil {
-		for _, m := range msgs {
+		for i, m := range msgs {
 			content := m.Content
 			if m.Role == RoleModel {
 				content = StripThoughts(content)
 			}
 			markup(turnOpen + string(m.Role) + "\n")
-			if m.Role == RoleModel {
+			switch m.Role {
+			case RoleModel:
 				reply(strings.TrimSpace(content))
-			} else {
+				if open && i == len(msgs)-1 {
+					return segs, nil
+				}
+			case RoleSystem:
+				text(strings.TrimSpace(content))
+			default:
 				m.Content = strings.TrimSpace(content)
 				if err := tp.userTurn(m, markup, text); err != nil {
 					return nil, err
@@ -227,13 +243,30 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 	// The manifest form ends with the user's prompt and its suffix, which
 	// opens the model's turn.
 	p := tp.manifest
-	if len(msgs) == 0 || msgs[len(msgs)-1].Role != RoleUser {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != RoleUser && !open {
 		return nil, errors.New("tokenizer: chat template: a manifest template needs a conversation that ends with a user message")
 	}
 	for i, m := range msgs {
-		if m.Role == RoleModel {
+		switch m.Role {
+		case RoleModel:
 			reply(StripThoughts(m.Content))
-			markup(tp.assist)
+			if !open || i < len(msgs)-1 {
+				markup(tp.assist)
+			}
+			continue
+		case RoleSystem:
+			if tp.usesTurnTokens() {
+				markup(turnOpen + "system\n")
+				text(strings.TrimSpace(m.Content))
+				markup(turnClose + "\n")
+				continue
+			}
+			if i+1 == len(msgs) || msgs[i+1].Role != RoleUser {
+				return nil, errors.New("tokenizer: chat template: in a manifest template a system message must come before a user message")
+			}
+			// Without system turns it leads the next user message, as the
+			// system prompt leads the first.
+			system = strings.TrimSpace(system + "\n\n" + m.Content)
 			continue
 		}
 		content := m.Content

@@ -34,6 +34,12 @@ func TestTemplateRender(t *testing.T) {
 			{Role: RoleSystem, Content: "S"}, {Role: RoleUser, Content: "u"}, {Role: "assistant", Content: " a "}, {Role: RoleUser, Content: "v"},
 		}}, "<bos><|turn>system\nS<turn|>\n<|turn>user\nu<turn|>\n<|turn>model\na<turn|>\n<|turn>user\nv<turn|>\n<|turn>model\n"},
 		{"no messages", Conversation{}, "<bos><|turn>model\n"},
+		{"system message after the first turn", Conversation{System: "S", Messages: []Message{
+			{Role: RoleUser, Content: "u"}, {Role: RoleModel, Content: "a"}, {Role: RoleSystem, Content: " Now in French. "}, {Role: RoleUser, Content: "v"},
+		}}, "<bos><|turn>system\nS<turn|>\n<|turn>user\nu<turn|>\n<|turn>model\na<turn|>\n<|turn>system\nNow in French.<turn|>\n<|turn>user\nv<turn|>\n<|turn>model\n"},
+		{"the model's last message continued", Conversation{Continue: true, Messages: []Message{
+			{Role: RoleUser, Content: "u"}, {Role: "assistant", Content: "The answer is "},
+		}}, "<bos><|turn>user\nu<turn|>\n<|turn>model\nThe answer is"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,6 +145,12 @@ func TestManifestTemplate(t *testing.T) {
 			"<bos>U:c\nA(think):"},
 		{"empty manifest is canonical", ManifestPrompt{}, Conversation{Messages: history[2:]},
 			"<bos><|turn>user\nc<turn|>\n<|turn>model\n"},
+		{"gemma 4 strings, a system message after the first turn", gemma4, Conversation{Messages: []Message{history[0], history[1], {Role: RoleSystem, Content: "S"}, history[2]}},
+			"<bos><|turn>user\na<turn|>\n<|turn>model\nb<turn|>\n<|turn>system\nS<turn|>\n<|turn>user\nc<turn|>\n<|turn>model\n"},
+		{"gemma 3 strings, a system message after the first turn", gemma3, Conversation{Messages: []Message{history[0], history[1], {Role: RoleSystem, Content: "S"}, history[2]}},
+			"<bos><start_of_turn>user\na<end_of_turn>\n<start_of_turn>model\nb<end_of_turn>\n<start_of_turn>user\nS\n\nc<end_of_turn>\n<start_of_turn>model\n"},
+		{"the model's last message continued", ManifestPrompt{PromptPrefix: "U:", PromptSuffix: "\nA:", AssistantSuffix: "\n"}, Conversation{Continue: true, Messages: history[:2]},
+			"<bos>U:a\nA:b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,6 +218,12 @@ func TestTemplateErrors(t *testing.T) {
 	}
 	if _, err := mt.Render(Conversation{Thinking: true, Messages: []Message{{Role: RoleUser, Content: "a"}}}); err != nil {
 		t.Errorf("thinking with a Gemma 4 tokenizer: %v", err)
+	}
+	if _, err := tp.Render(Conversation{Continue: true, Messages: []Message{{Role: RoleUser, Content: "a"}}}); err == nil {
+		t.Error("a conversation ending with the user's message continued")
+	}
+	if _, err := mt.Render(Conversation{Messages: []Message{{Role: RoleUser, Content: "a"}, {Role: RoleSystem, Content: "b"}}}); err == nil {
+		t.Error("manifest template accepted a system message with no user message after it")
 	}
 	if _, err := NewManifestTemplate(tok, ManifestPrompt{PromptPrefix: "U:"}); err == nil {
 		t.Error("manifest with only a prefix accepted")

@@ -161,7 +161,17 @@ func (m *Model) historyAction(a histAction) tea.Cmd {
 		m.closePanel()
 	case "delete":
 		m.call(func(e Engine) { e.DeleteHistory(a.id) })
+	case "rename":
+		m.call(func(e Engine) { e.RenameHistory(a.id, a.title) })
 	}
+	return nil
+}
+
+// cmdTitle is /title TEXT: the conversation on screen gets TEXT as its
+// title in the history (kept there first if it is not yet).
+func (m *Model) cmdTitle(arg string) tea.Cmd {
+	title := oneName(arg)
+	m.call(func(e Engine) { e.RenameHistory("", title) })
 	return nil
 }
 
@@ -212,7 +222,7 @@ func (m *Model) cmdCopy(arg string) tea.Cmd {
 		if !ok {
 			return m.errorToast("There is no reply to copy yet.")
 		}
-		return copyText(text, "", m.env, m.nativeClipboard)
+		return copyText(text, "", m.env, m.nativeClipboard, m.run)
 	case w[0] != "code" || len(w) > 2:
 		return m.errorToast("/copy takes nothing (the last reply) or code [N] (a code block: the last one, or block N as labelled).")
 	}
@@ -234,5 +244,5 @@ func (m *Model) cmdCopy(arg string) tea.Cmd {
 	if cb.lang != "" {
 		what += " (" + cb.lang + ")"
 	}
-	return copyText(cb.code, what, m.env, m.nativeClipboard)
+	return copyText(cb.code, what, m.env, m.nativeClipboard, m.run)
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -69,6 +70,7 @@ func TestAttachments(t *testing.T) {
 	}
 	m.Update(press("tab"))
 	m.Update(press("enter"))
+	checkAttachments(m)
 	if len(m.attached) != 1 || m.attached[0].Path != pic {
 		t.Fatalf("attached %+v (input %q)", m.attached, m.input.Value())
 	}
@@ -97,6 +99,7 @@ func TestAttachments(t *testing.T) {
 		t.Fatalf("focus %v prompt %q", m.focus, m.confirm.prompt)
 	}
 	m.Update(press("y"))
+	checkAttachments(m)
 	if len(m.attached) != 1 {
 		t.Errorf("y did not attach: %+v", m.attached)
 	}
@@ -111,6 +114,214 @@ func TestAttachments(t *testing.T) {
 	n.runCommand("/image " + pic)
 	if len(n.attached) != 0 || !strings.Contains(n.toast.text, "vision_fp16.mlmodelc") {
 		t.Errorf("text-only bundle: attached %v, toast %q", n.attached, n.toast.text)
+	}
+}
+
+// checkAttachments runs the checks /image and /audio started, as the
+// program runs their commands, and hands the verdicts to the model.
+func checkAttachments(m *Model) {
+	for len(m.checking) > 0 {
+		f := m.checking[0]
+		format, err := probeFile(f)
+		m.Update(attachCheckedMsg{file: f, format: format, err: err})
+	}
+}
+
+// pictureAndClip writes apple.png and hi.wav in a folder of their own.
+func pictureAndClip(t *testing.T) (dir, pic, wav string) {
+	t.Helper()
+	dir = t.TempDir()
+	pic, wav = filepath.Join(dir, "apple.png"), filepath.Join(dir, "hi.wav")
+	writeTestPNG(t, pic)
+	if err := os.WriteFile(wav, testmedia.WAV(0.5, 440), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, pic, wav
+}
+
+// TestAttachingChecksTheFileAtOnce: /image and /audio judge the file when
+// it is attached, in a command (Update reads nothing): missing, a folder,
+// not a picture, a picture given to /audio — each refused there with the
+// reason, not when the message is sent. A file still being checked holds
+// the message back.
+func TestAttachingChecksTheFileAtOnce(t *testing.T) {
+	dir, pic, wav := pictureAndClip(t)
+	notimage := filepath.Join(dir, "notimage.png")
+	os.WriteFile(notimage, []byte("hello"), 0o600)
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 100, 30, Options{})
+
+	for _, c := range []struct {
+		cmd, want string
+	}{
+		{"/image " + filepath.Join(dir, "missing.png"), "missing.png was not attached: " + filepath.Join(dir, "missing.png") + ": missing"},
+		{"/image " + dir, "is a folder, not a regular file"},
+		{"/image " + notimage, "notimage.png was not attached: image notimage.png: unsupported format: orchard reads PNG"},
+		{"/audio " + pic, "apple.png is a PNG picture, not audio"},
+		{"/image " + wav, "hi.wav is WAV audio, not a picture"},
+	} {
+		cmd := m.runCommand(c.cmd)
+		if cmd == nil || len(m.checking) != 1 || len(m.attached) != 0 {
+			t.Fatalf("%s: checked in Update (checking %v, attached %v)", c.cmd, m.checking, m.attached)
+		}
+		if v := xansi.Strip(m.View().Content); !strings.Contains(v, "(checking…)") {
+			t.Errorf("%s: the check is not shown:\n%s", c.cmd, v)
+		}
+		checkAttachments(m)
+		if len(m.attached) != 0 || m.toast.kind != toastError || !strings.Contains(m.toast.text, c.want) {
+			t.Errorf("%s: attached %v, toast %q; want %q", c.cmd, m.attached, m.toast.text, c.want)
+		}
+	}
+
+	m.runCommand("/image " + pic)
+	typeText(m, "look")
+	m.Update(press("enter"))
+	if slices.ContainsFunc(f.Calls(), func(c string) bool { return strings.HasPrefix(c, "Send") }) || m.input.Value() != "look" {
+		t.Fatalf("sent while a file was checked: %v", f.Calls())
+	}
+	checkAttachments(m)
+	if !strings.Contains(m.toast.text, "Attached apple.png (PNG); it goes with your next message (/detach apple.png drops it).") {
+		t.Errorf("toast %q", m.toast.text)
+	}
+	m.runCommand("/audio " + wav)
+	checkAttachments(m)
+	if len(m.attached) != 2 {
+		t.Fatalf("attached %v", m.attached)
+	}
+}
+
+// TestAttachmentsKeptAfterAFailedSend: a message the engine refuses for
+// one bad file leaves the others queued, says which was dropped and why;
+// enter sends the text again with them. /detach NAME drops one (its names
+// completed), /detach all.
+func TestAttachmentsKeptAfterAFailedSend(t *testing.T) {
+	dir, pic, wav := pictureAndClip(t)
+	broken := filepath.Join(dir, "broken.png")
+	os.WriteFile(broken, []byte("\x89PNG\r\n\x1a\nnot really"), 0o600) // passes the check, fails to decode
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 30, Options{})
+	for _, c := range []string{"/image " + pic, "/audio " + wav, "/image " + broken} {
+		m.runCommand(c)
+		checkAttachments(m)
+	}
+	if len(m.attached) != 3 {
+		t.Fatalf("attached %v (toast %q)", m.attached, m.toast.text)
+	}
+	typeText(m, "look")
+	m.Update(press("enter"))
+	if len(m.attached) != 0 {
+		t.Fatalf("the queue went with the message: %v", m.attached)
+	}
+	// The engine could not read broken.png (a FileError, as in process).
+	pump(t, m, f, func() bool { return !m.replying() })
+	if got := m.attachmentNames(); !slices.Equal(got, []string{"apple.png", "hi.wav"}) {
+		t.Fatalf("kept %v", got)
+	}
+	want := "The message was not sent: image " + broken + ": png header: unexpected EOF. " +
+		"broken.png was dropped; kept for the next message: apple.png and hi.wav (/detach NAME drops one)."
+	if m.toast.text != want {
+		t.Errorf("toast %q\nwant  %q", m.toast.text, want)
+	}
+	if v := xansi.Strip(m.View().Content); !strings.Contains(v, "attached: ▣ apple.png  ♪ hi.wav") {
+		t.Errorf("the queue is not shown:\n%s", v)
+	}
+	// enter sends the message again, with the files kept.
+	if m.input.Value() != "look" {
+		t.Fatalf("input %q", m.input.Value())
+	}
+	m.Update(press("enter"))
+	pump(t, m, f, func() bool { return !m.replying() })
+	if !slices.Contains(f.Calls(), "Send look +image:"+pic+" +audio:"+wav) || len(m.attached) != 0 {
+		t.Fatalf("calls %q, attached %v", f.Calls(), m.attached)
+	}
+	v := xansi.Strip(m.View().Content)
+	if !strings.Contains(v, "▣ apple.png") || !strings.Contains(v, "♪ hi.wav") {
+		t.Errorf("no chips in the conversation:\n%s", v)
+	}
+
+	// A failure that names no file keeps them all.
+	m.runCommand("/image " + pic)
+	m.runCommand("/audio " + wav)
+	checkAttachments(m)
+	m.sentFiles, m.attached = m.attached, nil
+	m.conv.AddUser("and again")
+	send(m, engine.Failed{Op: "send", Err: errors.New("the conversation no longer fits the context")})
+	if got := m.attachmentNames(); !slices.Equal(got, []string{"apple.png", "hi.wav"}) || !strings.HasSuffix(m.toast.text, "context. Kept for the next message: apple.png and hi.wav (/detach NAME drops one).") {
+		t.Fatalf("kept %v, toast %q", got, m.toast.text)
+	}
+
+	// /detach completes the names and drops one.
+	m.input.Reset()
+	typeText(m, "/detach h")
+	if !m.comp.Visible() || m.comp.items[0].insert != "/detach hi.wav" {
+		t.Fatalf("completion %+v", m.comp.items)
+	}
+	m.Update(press("tab"))
+	m.Update(press("enter"))
+	if got := m.attachmentNames(); !slices.Equal(got, []string{"apple.png"}) || m.toast.text != "Dropped hi.wav; apple.png stays attached." {
+		t.Fatalf("after /detach hi.wav: %v, toast %q", got, m.toast.text)
+	}
+	m.runCommand("/detach pear.png")
+	if !strings.Contains(m.toast.text, "No attachment is called pear.png; attached: apple.png.") {
+		t.Errorf("toast %q", m.toast.text)
+	}
+	m.runCommand("/detach")
+	if len(m.attached) != 0 || m.toast.text != "Dropped 1 attachment." {
+		t.Errorf("/detach: %v, toast %q", m.attached, m.toast.text)
+	}
+}
+
+// TestBadAttachment: the file a failed send is about, from the engine's
+// FileError in process or the text of an error from a server.
+func TestBadAttachment(t *testing.T) {
+	files := []engine.MediaFile{{Kind: "image", Path: "/p/apple.png"}, {Kind: "image", Path: "/p/broken.png"}, {Kind: "audio", Path: "/q/apple.png.wav"}}
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{&engine.FileError{Path: "/p/broken.png", Err: errors.New("x")}, 1},
+		{fmt.Errorf("send: %w", &engine.FileError{Path: "/p/broken.png", Err: errors.New("x")}), 1},
+		{errors.New("image broken.png: png header: unexpected EOF"), 1}, // a server names the file by its name
+		{errors.New("cannot send /q/apple.png.wav: missing"), 2},
+		{errors.New("image apple.png: unsupported format"), 0},
+		{errors.New("audio apple.png.wav: unsupported format"), 2}, // not apple.png
+		{errors.New("apple.png and broken.png"), -1},
+		{errors.New("the conversation no longer fits the context"), -1},
+		{nil, -1},
+	} {
+		if got := badAttachment(files, c.err); got != c.want {
+			t.Errorf("%v: %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// TestPastedPathQuestion: y attaches the pasted path, n pastes it as
+// text (it was dropped before), esc does neither.
+func TestPastedPathQuestion(t *testing.T) {
+	dir := t.TempDir()
+	pic := filepath.Join(dir, "apple.png")
+	writeTestPNG(t, pic)
+	m := newTestModel(t, testFake(t, FakeOptions{}), 100, 30, Options{})
+	for _, c := range []struct {
+		key      string
+		input    string
+		attached int
+	}{
+		{"n", pic, 0},
+		{"x", pic, 0},
+		{"esc", "", 0},
+		{"y", "", 1},
+	} {
+		m.input.Reset()
+		m.Update(tea.PasteMsg{Content: pic})
+		if m.focus != focusConfirm || !strings.Contains(xansi.Strip(m.View().Content), "y attaches · n pastes the text · esc neither") {
+			t.Fatalf("%s: no question:\n%s", c.key, xansi.Strip(m.View().Content))
+		}
+		m.Update(press(c.key))
+		checkAttachments(m)
+		if m.focus != focusInput || m.input.Value() != c.input || len(m.attached) != c.attached {
+			t.Errorf("%s: focus %v, input %q, attached %v", c.key, m.focus, m.input.Value(), m.attached)
+		}
 	}
 }
 

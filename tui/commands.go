@@ -19,6 +19,7 @@ type command struct {
 	help    string
 	choices func(m *Model) []string // completions for the argument
 	run     func(m *Model, arg string) tea.Cmd
+	alias   bool // another command's other name: left off the help screen
 }
 
 func (c command) usage() string {
@@ -40,15 +41,16 @@ func commandTable() []command {
 		{name: "fork", args: "NAME", help: "fork a checkpoint", choices: names, run: (*Model).cmdFork},
 		{name: "rename", args: "OLD NEW", help: "rename a checkpoint", choices: names, run: (*Model).cmdRename},
 		{name: "delete", args: "NAME", help: "delete a checkpoint", choices: names, run: (*Model).cmdDelete},
-		{name: "new", help: "start a new chat", run: (*Model).cmdNew},
-		{name: "clear", help: "the same as /new", run: (*Model).cmdClear},
+		{name: "new", help: "start a new chat (/clear)", run: (*Model).cmdNew},
+		{name: "clear", help: "the same as /new", run: (*Model).cmdClear, alias: true},
 		{name: "history", args: "[TEXT]", optArgs: true, help: "past chats, searched", run: (*Model).cmdHistory},
+		{name: "title", args: "TEXT", help: "name this chat in the history", run: (*Model).cmdTitle},
 		{name: "retry", help: "regenerate the last reply", run: (*Model).cmdRetry},
 		{name: "edit", args: "[TEXT]", optArgs: true, help: "edit the last message", run: (*Model).cmdEdit},
 		{name: "find", args: "[TEXT]", optArgs: true, help: "search this chat", run: (*Model).cmdFind},
 		{name: "image", args: "PATH", help: "attach an image", run: (*Model).cmdImage},
 		{name: "audio", args: "PATH", help: "attach a clip", run: (*Model).cmdAudio},
-		{name: "detach", help: "drop attachments", run: (*Model).cmdDetach},
+		{name: "detach", args: "[NAME]", optArgs: true, help: "drop one attachment, or all", choices: (*Model).attachmentNames, run: (*Model).cmdDetach},
 		{name: "system", args: "[TEXT]", optArgs: true, help: "the system prompt", run: (*Model).cmdSystem},
 		{name: "spec", args: "on|off|auto", help: "speculation mode", choices: func(*Model) []string { return []string{"on", "off", "auto"} }, run: (*Model).cmdSpec},
 		{name: "draft", args: "N", help: "draft length (tokens)", run: (*Model).cmdDraft},

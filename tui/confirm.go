@@ -18,7 +18,9 @@ type confirm struct {
 	active bool
 	prompt string
 	yes    func(m *Model) tea.Cmd
-	prev   focusKind // the focus to give back
+	no     func(m *Model) tea.Cmd // nil: no leaves things as they are
+	hint   string                 // the keys, when no does something
+	prev   focusKind              // the focus to give back
 }
 
 func (c *confirm) SetSize(w int) { c.width = w }
@@ -26,19 +28,31 @@ func (c *confirm) SetSize(w int) { c.width = w }
 // Ask shows the question; yes runs if the user answers y.
 func (c *confirm) Ask(prompt string, prev focusKind, yes func(m *Model) tea.Cmd) {
 	c.active, c.prompt, c.yes, c.prev = true, prompt, yes, prev
+	c.no, c.hint = nil, ""
 }
 
-// Answer ends the question; it returns the action to run, nil for no.
+// Otherwise gives the question asked an action for no (any key but y and
+// esc, which still leaves things as they are), and the keys to show.
+func (c *confirm) Otherwise(hint string, no func(m *Model) tea.Cmd) { c.no, c.hint = no, hint }
+
+// Answer ends the question; it returns the action to run, nil for none.
 func (c *confirm) Answer(msg tea.KeyPressMsg) func(m *Model) tea.Cmd {
 	c.active = false
-	if s := msg.String(); s == "y" || s == "Y" {
+	switch msg.String() {
+	case "y", "Y":
 		return c.yes
+	case "esc":
+		return nil
 	}
-	return nil
+	return c.no
 }
 
 func (c *confirm) lines() []string {
-	return wrapPlain(c.prompt+" y yes · any other key no", max(c.width-1, 10))
+	hint := "y yes · any other key no"
+	if c.hint != "" {
+		hint = c.hint
+	}
+	return wrapPlain(c.prompt+" "+hint, max(c.width-1, 10))
 }
 
 // Lines is the rows View takes.

@@ -18,7 +18,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 	for _, ev := range events {
 		switch e := ev.(type) {
 		case engine.Started:
-			m.pendingSend, m.pendingEdit = "", ""
+			m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
 			m.stats.Started(e)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
@@ -68,6 +68,10 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.changed = true
 		case engine.History:
 			cmds = append(cmds, m.onHistory(e))
+		case engine.Line:
+			cmds = append(cmds, m.onLine(e))
+		case engine.Connection:
+			cmds = append(cmds, m.onConnection(e))
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
@@ -115,10 +119,22 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 			m.conv.msgs = m.conv.msgs[:len(m.conv.msgs)-1]
 		}
 		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
+			if m.sentInput != "" && strings.TrimSpace(m.input.pastes.expand(m.sentInput)) == t {
+				t = m.sentInput // as it was typed: a long paste folded
+			}
 			m.input.SetValue(t)
 			m.refused = t // esc clears it; it is not kept as a draft
 		}
+		m.sentInput = ""
 		m.pendingSend = ""
+		// The files go back in the queue, but one the engine could not
+		// read: enter again sends the message with them.
+		text := failureText(e.Op, e.Err)
+		if kept := m.keepAttachments(m.sentFiles, e.Err); kept != "" {
+			text = strings.TrimSuffix(text, ".") + "." + kept
+		}
+		m.sentFiles = nil
+		return m.errorToast(text)
 	}
 	return m.errorToast(failureText(e.Op, e.Err))
 }
@@ -135,6 +151,8 @@ func (m *Model) onHistory(e engine.History) tea.Cmd {
 		return m.infoToast("Resumed " + strconv.Quote(e.Title) + ".")
 	case "delete":
 		return m.infoToast("Deleted the conversation from the history.")
+	case "rename":
+		return m.infoToast("Renamed the conversation " + strconv.Quote(e.Title) + " in the history.")
 	}
 	return nil
 }

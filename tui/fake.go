@@ -14,6 +14,7 @@ import (
 
 	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/engine"
+	mediapkg "github.com/orchard-llm/orchard/media"
 )
 
 // FakeOptions configure a FakeEngine.
@@ -133,6 +134,18 @@ func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 		rec += " +" + m.Kind + ":" + m.Path
 	}
 	f.record(rec)
+	// As the engine, a file that does not decode refuses the message,
+	// naming the file (a FileError).
+	for _, m := range media {
+		load := func(p string) error { _, err := mediapkg.LoadImage(p, mediapkg.DefaultOptions()); return err }
+		if m.Kind == engine.MediaAudio {
+			load = func(p string) error { _, err := mediapkg.LoadAudio(p, mediapkg.DefaultOptions()); return err }
+		}
+		if err := load(m.Path); err != nil {
+			f.emit(engine.Failed{Op: "send", Err: &engine.FileError{Path: m.Path, Err: err}})
+			return
+		}
+	}
 	f.turn("send", func() (engine.Message, *engine.Branched, error) {
 		user := engine.Message{Role: "user", Content: text}
 		for _, m := range media {
@@ -731,8 +744,9 @@ func demoReply(prompt string, turn int, s engine.Settings) string {
 
 // fakeHistory is a conversation of the fake's history.
 type fakeHistory struct {
-	info engine.HistoryInfo
-	msgs []engine.Message
+	info  engine.HistoryInfo
+	msgs  []engine.Message
+	title string // its own title (RenameHistory), "" for its first message
 }
 
 // keepLocked puts the conversation into the history when it changed and
@@ -751,8 +765,12 @@ func (f *FakeEngine) keepLocked() *engine.History {
 			f.histSeq++
 			f.histID = fmt.Sprintf("%s-%d", f.opts.Now().UTC().Format("20060102-150405"), f.histSeq)
 		}
+		own := ""
+		if i := slices.IndexFunc(f.history, func(h *fakeHistory) bool { return h.info.ID == f.histID }); i >= 0 {
+			own = f.history[i].title // a title of its own stays
+		}
 		f.history = slices.DeleteFunc(f.history, func(h *fakeHistory) bool { return h.info.ID == f.histID })
-		h := &fakeHistory{msgs: slices.Clone(f.msgs), info: engine.HistoryInfo{ID: f.histID, Title: title,
+		h := &fakeHistory{title: own, msgs: slices.Clone(f.msgs), info: engine.HistoryInfo{ID: f.histID, Title: title,
 			Updated: f.opts.Now(), Turns: countUser(f.msgs), Tokens: countTokens(f.msgs), Bytes: int64(countTokens(f.msgs)) * 36 * 1024,
 			KV: true, Bundle: f.info.Name, Compatible: true}}
 		f.history = append([]*fakeHistory{h}, f.history...)
@@ -777,8 +795,17 @@ func (f *FakeEngine) historyList(query string) engine.History {
 	defer f.mu.Unlock()
 	ev := engine.History{Op: "list", Query: query, List: []engine.HistoryInfo{}}
 	q := strings.ToLower(strings.TrimSpace(query))
-	for _, h := range f.history {
-		in := h.info
+	// Titles are told apart over the whole list, as the engine's.
+	all := make([]engine.HistoryInfo, len(f.history))
+	for i, h := range f.history {
+		all[i] = h.info
+		if h.title != "" {
+			all[i].Title = h.title
+		}
+	}
+	engine.DistinctTitles(all)
+	for i, h := range f.history {
+		in := all[i]
 		in.Current = in.ID == f.histID
 		if q != "" {
 			found := false
@@ -828,7 +855,7 @@ func (f *FakeEngine) ResumeHistory(id string) {
 		f.emit(*kept)
 	}
 	f.emit(engine.Cleared{Messages: msgs, ContextUsed: countTokens(msgs), Settings: set})
-	f.emit(engine.History{Op: "resume", ID: id, Title: h.info.Title})
+	f.emit(engine.History{Op: "resume", ID: id, Title: orDefault(h.title, h.info.Title)})
 	f.emit(f.historyList(""))
 }
 
@@ -848,6 +875,34 @@ func (f *FakeEngine) DeleteHistory(id string) {
 		return
 	}
 	f.emit(engine.History{Op: "delete", ID: id})
+	f.emit(f.historyList(""))
+}
+
+// RenameHistory gives a kept conversation a title of its own; id "" is
+// the conversation on screen, kept first.
+func (f *FakeEngine) RenameHistory(id, title string) {
+	f.record("RenameHistory " + id + " " + title)
+	title = strings.Join(strings.Fields(title), " ")
+	f.mu.Lock()
+	if id == "" || id == f.histID {
+		if f.keepLocked() == nil {
+			f.mu.Unlock()
+			f.emit(engine.Failed{Op: "history-rename", Err: errors.New("there is nothing to name yet: the conversation is empty")})
+			return
+		}
+		id = f.histID
+	}
+	i := slices.IndexFunc(f.history, func(h *fakeHistory) bool { return h.info.ID == id })
+	if i < 0 {
+		f.mu.Unlock()
+		f.emit(engine.Failed{Op: "history-rename", Err: fmt.Errorf("there is no conversation %q in the history", id)})
+		return
+	}
+	h := f.history[i]
+	h.title = title
+	shown := orDefault(title, h.info.Title)
+	f.mu.Unlock()
+	f.emit(engine.History{Op: "rename", ID: id, Title: shown})
 	f.emit(f.historyList(""))
 }
 

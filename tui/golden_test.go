@@ -146,6 +146,13 @@ func TestGolden(t *testing.T) {
 			typeText(m, "apple")
 			m.Update(press("enter"))
 		}},
+		{"html", colorprofile.NoTTY, Options{}, func(m *Model, _ *FakeEngine) {
+			// HTML outside code shows as written (glamour would drop it).
+			send(m, engine.Cleared{Messages: []engine.Message{
+				{Role: "user", Content: "List the steps as HTML."},
+				{Role: "model", Content: "<details>\n<summary>Steps</summary>\n\n1. Dig the hole.\n2. Plant the tree.\n</details>\n\nA stray <unused192> token, and `<li>` in code."},
+			}})
+		}},
 		{"error", colorprofile.NoTTY, Options{}, func(m *Model, _ *FakeEngine) {
 			conversationScene(m, true)
 			send(m, engine.Failed{Op: "load", Err: errors.New(`checkpoint "e4b-notes" was made with gemma-4-e4b-it-coreml-speculative (v2, identity 1c2d3e4f5a6b), not demo-r1-small (r1, identity 9f8e7d6c5b4a); open that bundle with orchard --model DIR to load it`)})

@@ -16,6 +16,7 @@ type header struct {
 	st    *Styles
 	width int
 	info  engine.ModelInfo
+	home  string // $HOME: a server's socket under it is shown as ~/…
 }
 
 func (h *header) SetSize(w int) { h.width = w }
@@ -25,9 +26,19 @@ func (h *header) View() string {
 	left := st.Brand.Render(" orchard ") + st.HeaderName.Render(h.info.Name)
 	facts := h.facts()
 	sep := st.HeaderDim.Render(" · ")
-	// Drop facts from the end until the line fits with the full name;
-	// then shorten the name itself.
+	room := h.width - xansi.StringWidth(left) - xansi.StringWidth(sep) - 1
+	// Drop facts from the end until the line fits with the full name.
+	// Over a server the first fact, where it is attached, stays: its
+	// address is shortened in the middle, down to "attached" alone. Then
+	// the name itself is shortened.
 	for len(facts) > 0 {
+		if len(facts) == 1 && h.info.Attached != "" && xansi.StringWidth(facts[0]) > room {
+			const prefix = "attached to "
+			facts[0] = "attached"
+			if n := room - len(prefix); n >= 16 {
+				facts[0] = prefix + middleEllipsis(h.address(), n)
+			}
+		}
 		right := st.HeaderDim.Render(strings.Join(facts, " · ")) + st.HeaderDim.Render(" ")
 		if xansi.StringWidth(left)+xansi.StringWidth(sep)+xansi.StringWidth(right) <= h.width {
 			return h.pad(left, right)
@@ -35,6 +46,45 @@ func (h *header) View() string {
 		facts = facts[:len(facts)-1]
 	}
 	return h.pad(xansi.Truncate(left, h.width, "…"), "")
+}
+
+// address is the server's address as the header shows it: a socket under
+// $HOME starts with ~.
+func (h *header) address() string {
+	a := h.info.Attached
+	if h.home == "" || h.home == "/" {
+		return a
+	}
+	home := strings.TrimSuffix(h.home, "/") + "/"
+	if rest, ok := strings.CutPrefix(a, "unix:"+home); ok {
+		return "unix:~/" + rest
+	}
+	if rest, ok := strings.CutPrefix(a, home); ok {
+		return "~/" + rest
+	}
+	return a
+}
+
+// middleEllipsis shortens s to at most w cells by cutting its middle, so
+// both ends of a path stay: unix:/Users/al…/run/orchard.sock.
+func middleEllipsis(s string, w int) string {
+	if xansi.StringWidth(s) <= w {
+		return s
+	}
+	if w < 2 {
+		return xansi.Truncate(s, w, "")
+	}
+	head := xansi.Truncate(s, (w-1)/2, "")
+	rs := []rune(s)
+	tail, tw := "", 0
+	for i := len(rs) - 1; i >= 0; i-- {
+		cw := xansi.StringWidth(string(rs[i]))
+		if xansi.StringWidth(head)+1+tw+cw > w {
+			break
+		}
+		tail, tw = string(rs[i])+tail, tw+cw
+	}
+	return head + "…" + tail
 }
 
 func (h *header) pad(left, right string) string {
@@ -51,7 +101,7 @@ func (h *header) facts() []string {
 	i := h.info
 	var f []string
 	if i.Attached != "" {
-		f = append(f, "attached to "+i.Attached)
+		f = append(f, "attached to "+h.address())
 	}
 	if i.Family != "" {
 		f = append(f, i.Family)

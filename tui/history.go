@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	xansi "github.com/charmbracelet/x/ansi"
@@ -13,7 +14,8 @@ import (
 
 // historyPanel lists the conversations the history keeps, newest first,
 // with a search over their text. It takes the keys when it opens: typing
-// searches, ↑/↓ select, enter resumes, ctrl+d deletes after asking.
+// searches, ↑/↓ select, enter resumes, ctrl+r renames, ctrl+d deletes
+// after asking.
 type historyPanel struct {
 	st            *Styles
 	width, height int
@@ -24,13 +26,17 @@ type historyPanel struct {
 	offset        int
 	focused       bool
 	confirmDelete bool
+	renaming      bool // the footer is the selected conversation's new title
 	field         textinput.Model
+	title         textinput.Model // the new title while renaming
+	renameKey     key.Binding
 }
 
 // histAction is what the panel asks the model to do.
 type histAction struct {
-	op string // search, resume, delete, close, blur; "" for nothing
-	id string
+	op    string // search, resume, delete, rename, close, blur; "" for nothing
+	id    string
+	title string // rename: the new title, "" for its first message
 }
 
 // histRows is how many conversations the panel shows at once.
@@ -41,12 +47,18 @@ func newHistoryPanel(st *Styles) historyPanel {
 	f.Prompt = ""
 	f.Placeholder = "type to search every conversation"
 	f.CharLimit = 200
-	return historyPanel{st: st, field: f}
+	title := textinput.New()
+	title.Prompt = ""
+	title.Placeholder = "empty: its first message"
+	title.CharLimit = 80
+	return historyPanel{st: st, field: f, title: title,
+		renameKey: key.NewBinding(key.WithKeys("ctrl+r", "f2"), key.WithHelp("ctrl+r", "rename"))}
 }
 
 func (h *historyPanel) SetSize(w, hgt int) {
 	h.width, h.height = w, hgt
 	h.field.SetWidth(max(10, w-14))
+	h.title.SetWidth(max(10, w-h.st.PanelBorder.GetHorizontalFrameSize()-len("title: ")-1))
 }
 
 // Query is the search as typed.
@@ -87,11 +99,43 @@ func (h *historyPanel) Focus() tea.Cmd {
 
 func (h *historyPanel) Blur() {
 	h.focused, h.confirmDelete = false, false
+	h.stopRenaming()
 	h.field.Blur()
+}
+
+func (h *historyPanel) stopRenaming() {
+	h.renaming = false
+	h.title.Blur()
 }
 
 // Update handles a key while the panel has the focus.
 func (h *historyPanel) Update(msg tea.KeyPressMsg) (histAction, tea.Cmd) {
+	if h.renaming {
+		switch msg.String() {
+		case "enter":
+			h.stopRenaming()
+			if it, ok := h.selected(); ok {
+				return histAction{op: "rename", id: it.ID, title: strings.TrimSpace(h.title.Value())}, nil
+			}
+			return histAction{}, nil
+		case "esc":
+			h.stopRenaming()
+			return histAction{}, nil
+		}
+		var cmd tea.Cmd
+		h.title, cmd = h.title.Update(msg)
+		return histAction{}, cmd
+	}
+	if key.Matches(msg, h.renameKey) {
+		it, ok := h.selected()
+		if !ok {
+			return histAction{}, nil
+		}
+		h.renaming = true
+		h.title.SetValue(it.Title)
+		h.title.CursorEnd()
+		return histAction{}, h.title.Focus()
+	}
 	if h.confirmDelete {
 		// Only y deletes; any other key keeps it.
 		h.confirmDelete = false
@@ -137,8 +181,13 @@ func (h *historyPanel) Update(msg tea.KeyPressMsg) (histAction, tea.Cmd) {
 	return histAction{}, nil
 }
 
-// Paste types into the search.
+// Paste types into the search, or the new title.
 func (h *historyPanel) Paste(msg tea.PasteMsg) (histAction, tea.Cmd) {
+	if h.renaming {
+		var cmd tea.Cmd
+		h.title, cmd = h.title.Update(tea.PasteMsg{Content: strings.Join(strings.Fields(msg.Content), " ")})
+		return histAction{}, cmd
+	}
 	before := h.field.Value()
 	var cmd tea.Cmd
 	h.field, cmd = h.field.Update(msg)
@@ -175,7 +224,10 @@ func (h *historyPanel) View() string {
 	if h.shownQuery != "" {
 		title = st.PanelTitle.Render(fmt.Sprintf("history · %d found", len(h.list)))
 	}
-	if h.focused {
+	switch {
+	case h.renaming:
+		title += st.Dim.Render(" · enter renames · esc keeps the title")
+	case h.focused:
 		title += st.Dim.Render(" · the keys act here")
 	}
 	lines := []string{title, st.Label.Render("search: ") + h.field.View()}
@@ -210,7 +262,7 @@ func (h *historyPanel) View() string {
 		if !it.Compatible {
 			name = "⚠ " + name
 		}
-		line := mark + padRight(xansi.Truncate(name, titleW, "…"), titleW) + fmt.Sprintf("  %-12s  %5s  %7s",
+		line := mark + padRight(fitTitle(name, titleW), titleW) + fmt.Sprintf("  %-12s  %5s  %7s",
 			it.Updated.Local().Format("Jan 02 15:04"), commas(it.Turns), cache)
 		line = padRight(xansi.Truncate(line, inner, "…"), inner)
 		switch {
@@ -227,6 +279,9 @@ func (h *historyPanel) View() string {
 
 func (h *historyPanel) footer(w int) string {
 	st := h.st
+	if h.renaming {
+		return xansi.Truncate(st.Label.Render("title: ")+h.title.View(), w, "…")
+	}
 	if h.confirmDelete {
 		it, _ := h.selected()
 		return st.ConfirmPrompt.Render(xansi.Truncate(fmt.Sprintf("Delete %q from the history? y deletes · any other key keeps it", it.Title), w, "…"))
@@ -237,5 +292,28 @@ func (h *historyPanel) footer(w int) string {
 	if !h.focused {
 		return st.Dim.Render(xansi.Truncate("tab selects · /history TEXT searches", w, "…"))
 	}
-	return st.Dim.Render(xansi.Truncate("enter resume · ctrl+d delete · tab input · esc close", w, "…"))
+	return st.Dim.Render(xansi.Truncate("enter resume · "+h.renameKey.Help().Key+" rename · ctrl+d delete · tab input · esc close", w, "…"))
+}
+
+// fitTitle cuts a title to w cells keeping the number that tells it from
+// others alike ("Plan the pruning… (2)").
+func fitTitle(title string, w int) string {
+	if xansi.StringWidth(title) <= w {
+		return title
+	}
+	if i := strings.LastIndex(title, " ("); i > 0 && strings.HasSuffix(title, ")") && isDigits(title[i+2:len(title)-1]) {
+		if n := title[i:]; w > len(n)+4 {
+			return xansi.Truncate(title[:i], w-len(n), "…") + n
+		}
+	}
+	return xansi.Truncate(title, w, "…")
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -135,3 +135,60 @@ func TestPaletteRunsNewCommands(t *testing.T) {
 		drain(m, f)
 	}
 }
+
+// TestHistoryRename: ctrl+r in the history panel edits the selected
+// conversation's title (esc keeps it); /title names the conversation on
+// screen; conversations that start alike are told apart in the list.
+func TestHistoryRename(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	goldenHistory(f)
+	same := []engine.Message{{Role: "user", Content: "Plan the pruning calendar"}, {Role: "model", Content: "Again."}}
+	f.AddHistory(engine.HistoryInfo{ID: "20260314-100000-d4", Title: "Plan the pruning calendar", Updated: testTime.Add(-2 * 3600e9),
+		Turns: 1, Bundle: "demo-r1-small", Compatible: true}, same)
+	m := newTestModel(t, f, 120, 40, Options{})
+	m.Update(press("ctrl+l"))
+	drain(m, f)
+	got := plain(m)
+	if !strings.Contains(got, "Plan the pruning cale… (2)") || strings.Count(got, "Plan the pruning cale") != 2 {
+		t.Fatalf("the two alike are not told apart:\n%s", got)
+	}
+	if !strings.Contains(got, "ctrl+r rename") {
+		t.Fatalf("the footer does not say how to rename:\n%s", got)
+	}
+	// The second row: the later of the two alike (its number).
+	m.Update(press("down"))
+	m.Update(press("ctrl+r"))
+	if got := plain(m); !strings.Contains(got, "title: Plan the pruning calendar (2)") {
+		t.Fatalf("ctrl+r:\n%s", got)
+	}
+	m.Update(press("esc"))
+	if m.hist.renaming || strings.Contains(lastCall(f), "RenameHistory") || m.focus != focusHistory {
+		t.Fatalf("esc: renaming %v, last call %q, focus %v", m.hist.renaming, lastCall(f), m.focus)
+	}
+	m.Update(press("ctrl+r"))
+	m.Update(press("ctrl+u"))
+	typeText(m, "Winter pruning")
+	m.Update(press("enter"))
+	if lastCall(f) != "RenameHistory 20260314-100000-d4 Winter pruning" {
+		t.Fatalf("enter called %q", lastCall(f))
+	}
+	drain(m, f)
+	got = plain(m)
+	if !strings.Contains(got, "Winter pruning") || strings.Contains(got, "calendar (2)") || !strings.Contains(m.toast.last, `Renamed the conversation "Winter pruning" in the history.`) {
+		t.Fatalf("after the rename (toast %q):\n%s", m.toast.last, got)
+	}
+
+	// /title names the conversation on screen, keeping it first.
+	m.Update(press("esc"))
+	turn(t, m, f, "what about cherries?")
+	m.runCommand("/title Cherry notes")
+	drain(m, f)
+	if lastCall(f) != "RenameHistory  Cherry notes" {
+		t.Fatalf("/title called %q", lastCall(f))
+	}
+	m.Update(press("ctrl+l"))
+	drain(m, f)
+	if got := plain(m); !strings.Contains(got, "● Cherry notes") {
+		t.Fatalf("/title:\n%s", got)
+	}
+}

@@ -29,6 +29,12 @@ type input struct {
 	stash   string // what was typed before browsing started
 
 	label string // said on the rule above the input (editing a message)
+
+	pastes  pastes // long pastes folded into chips (paste.go)
+	foldKey string // the key that unfolds and folds them, for the rule
+	sized   string // the value the size on the rule was measured for
+	sizedH  int    // at this height
+	size    string // that size, "" for a short message
 }
 
 func newInput(st *Styles, k keyMap) input {
@@ -61,7 +67,7 @@ func newInput(st *Styles, k keyMap) input {
 	km.SelectAll.SetEnabled(false)
 	ta.KeyMap = km
 	ta.Focus()
-	return input{st: st, ta: ta}
+	return input{st: st, ta: ta, foldKey: k.Fold.Help().Key}
 }
 
 func (in *input) SetSize(w, maxRows int) {
@@ -77,8 +83,38 @@ func (in *input) Update(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
+// Value is the input as shown, chips and all; Text is the message it
+// stands for, every chip unfolded.
 func (in *input) Value() string { return in.ta.Value() }
-func (in *input) Empty() bool   { return strings.TrimSpace(in.ta.Value()) == "" }
+func (in *input) Text() string  { return in.pastes.expand(in.ta.Value()) }
+
+// Paste puts pasted text at the cursor; a long one as a chip.
+func (in *input) Paste(msg tea.PasteMsg) tea.Cmd {
+	if chip, ok := in.pastes.fold(msg.Content); ok {
+		in.ta.InsertString(chip)
+		in.ta, _ = in.ta.Update(nil)
+		return nil
+	}
+	return in.Update(msg)
+}
+
+// ToggleFold unfolds the chips of the input into their text, or folds the
+// pastes still whole in it back into chips. It reports whether anything
+// changed.
+func (in *input) ToggleFold() bool {
+	v := in.ta.Value()
+	next := in.pastes.expand(v)
+	if next == v {
+		next = in.pastes.refold(v)
+	}
+	if next == v {
+		return false
+	}
+	in.SetValue(next)
+	return true
+}
+
+func (in *input) Empty() bool { return strings.TrimSpace(in.ta.Value()) == "" }
 
 func (in *input) SetValue(s string) {
 	in.ta.SetValue(s)
@@ -110,10 +146,35 @@ func (in *input) Height() int { return 1 + in.ta.Height() }
 // SetLabel puts a note on the rule above the input; "" removes it.
 func (in *input) SetLabel(s string) { in.label = s }
 
+// sizeLabel says how long the message is when the input cannot show all
+// of it (more lines than it shows, or chips), and how to fold or unfold.
+func (in *input) sizeLabel() string {
+	v, h := in.ta.Value(), in.ta.Height()
+	if v == in.sized && h == in.sizedH {
+		return in.size
+	}
+	in.sized, in.sizedH, in.size = v, h, ""
+	text := in.pastes.expand(v)
+	switch {
+	case text != v:
+		in.size = sizeText(text) + " in all · " + in.foldKey + " unfolds the paste"
+	case strings.Count(v, "\n")+1 > h || len(v) > h*max(in.width-2, 1):
+		in.size = sizeText(text)
+		if in.pastes.refold(v) != v {
+			in.size += " · " + in.foldKey + " folds the paste"
+		}
+	}
+	return in.size
+}
+
 func (in *input) View() string {
 	rule := in.st.InputRule.Render(strings.Repeat("─", max(in.width, 0)))
-	if in.label != "" && in.width > 10 {
-		l := xansi.Truncate(" "+in.label+" ", in.width-4, "…")
+	label := in.label
+	if size := in.sizeLabel(); size != "" {
+		label = strings.TrimPrefix(label+" · "+size, " · ")
+	}
+	if label != "" && in.width > 10 {
+		l := xansi.Truncate(" "+label+" ", in.width-4, "…")
 		rule = in.st.InputRule.Render("──") + in.st.Version.Render(l) +
 			in.st.InputRule.Render(strings.Repeat("─", max(0, in.width-2-xansi.StringWidth(l))))
 	}

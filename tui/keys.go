@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 )
@@ -40,6 +41,7 @@ type keyMap struct {
 	Search      key.Binding
 	History     key.Binding
 	New         key.Binding
+	Fold        key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -76,6 +78,8 @@ func defaultKeyMap() keyMap {
 		Search:      b("ctrl+f", "find", "ctrl+f"),
 		History:     b("ctrl+l", "history", "ctrl+l", "f7"),
 		New:         b("ctrl+n", "new chat", "ctrl+n"),
+		// A long paste is one chip in the input; y as in yank.
+		Fold: b("ctrl+y", "unfold paste", "ctrl+y"),
 	}
 }
 
@@ -90,6 +94,7 @@ func (k *keyMap) bindings() map[string]*key.Binding {
 		"page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom, "focus": &k.Focus,
 		"message": &k.Message, "regenerate": &k.Regenerate, "version-prev": &k.VersionPrev,
 		"version-next": &k.VersionNext, "search": &k.Search, "history": &k.History, "new": &k.New,
+		"fold": &k.Fold,
 	}
 }
 
@@ -122,10 +127,25 @@ func (k *keyMap) override(keys map[string][]string) error {
 		if len(ks) == 0 {
 			return fmt.Errorf("key action %q: no keys given", name)
 		}
+		for _, key := range ks {
+			if printableKey(key) && name != "help" {
+				return fmt.Errorf("key action %q: %s is a key you type, so bound to %s it could no longer go into a message; "+
+					"give %s a key with a modifier (such as ctrl+%s or alt+%s) or an F key", name, key, name, name, key, key)
+			}
+		}
 		b.SetKeys(ks...)
 		b.SetHelp(ks[0], b.Help().Desc)
 	}
 	return k.checkEssential()
+}
+
+// printableKey reports whether a key names a character the input takes
+// (q, Q, shift+q, 7, é, space), as opposed to one with ctrl, alt or
+// another modifier, or a named key (enter, f5, up). Only help may have
+// one: it acts on an empty input, as ? does.
+func printableKey(k string) bool {
+	k = strings.TrimPrefix(strings.ToLower(k), "shift+")
+	return k == "space" || utf8.RuneCountInString(k) == 1
 }
 
 // checkEssential refuses bindings that leave no way to send or to quit:
@@ -157,8 +177,9 @@ func (k *keyMap) checkEssential() error {
 }
 
 // CheckKeys reports whether overrides (action name → keys, as
-// Options.Keys) are valid: known actions, at least one key each, and a
-// key of its own left for send and for quit. The chat screen refuses
+// Options.Keys) are valid: known actions, at least one key each, no key
+// one types (q) for anything but help, and a key of its own left for
+// send and for quit. The chat screen refuses
 // what this refuses; config show uses it to say so before.
 func CheckKeys(keys map[string][]string) error {
 	k := defaultKeyMap()
@@ -187,6 +208,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		first,
 		view,
-		{k.Palette, k.Stats, k.Checkpoints, k.History, k.New, k.Drafts, k.Thinking},
+		{k.Palette, k.Stats, k.Checkpoints, k.History, k.New, k.Drafts, k.Thinking, k.Fold},
 	}
 }

@@ -51,7 +51,7 @@ func (md *markdown) render(text string, width int) []string {
 		}
 		md.renderers[width] = r
 	}
-	out, err := r.Render(text)
+	out, err := r.Render(literalHTML(text))
 	if err != nil {
 		return wrapPlain(text, width)
 	}

@@ -137,3 +137,67 @@ func TestFormatting(t *testing.T) {
 		t.Errorf("specCapability = %q", got)
 	}
 }
+
+// TestRawHTMLShownAsWritten: glamour drops every tag; a reply shows the
+// HTML its model wrote as text, outside code as inside, and an HTML
+// block no longer takes the markdown after it.
+func TestRawHTMLShownAsWritten(t *testing.T) {
+	md := newMarkdown(true, true)
+	for _, c := range []struct {
+		in   string
+		want []string // each on the screen, in order
+		not  []string
+	}{
+		{"The token <unused192> appeared here.", []string{"The token <unused192> appeared here."}, nil},
+		{"A <b>bold</b> word and <i>one</i> more.", []string{"A <b>bold</b> word and <i>one</i> more."}, nil},
+		{"Steps:\n\n<ol>\n  <li>one</li>\n  <li>two</li>\n</ol>", []string{"<ol> <li>one</li> <li>two</li> </ol>"}, nil},
+		{"<details>\n<summary>Answer</summary>\n\n**42**, of course.\n</details>", []string{"<details> <summary>Answer</summary>", "**42**, of course. </details>"}, nil},
+		// The lines after a one-line tag stay markdown: the list is a list.
+		{"<unused7>\n- apples\n- pears", []string{"<unused7>", "• apples", "• pears"}, []string{"- apples"}},
+		{"<!-- note -->\nText after.", []string{"<!-- note --> Text after."}, nil},
+		{`<img src="a_b_c.png" alt="*x*">`, []string{`<img src="a_b_c.png" alt="*x*">`}, nil},
+		{"- item <br> two\n- <li>x</li>", []string{"• item <br> two", "• <li>x</li>"}, nil},
+		{"| a | b |\n|---|---|\n| x<br>y | <i>z</i> |", []string{"x<br>y", "<i>z</i>"}, nil},
+		// Code is code, as before; autolinks and a lone < are text.
+		{"Use `<div>` here.", []string{"Use <div> here."}, []string{`\<`}},
+		{"```html\n<li>x</li>\n```", []string{"<li>x</li>"}, []string{`\<`}},
+		{"a < b and <https://example.com>", []string{"a < b and https://example.com"}, nil},
+	} {
+		var lines []string
+		for _, l := range md.render(c.in, 60) {
+			lines = append(lines, strings.TrimSpace(xansi.Strip(l)))
+		}
+		got := strings.Join(lines, "\n")
+		at := 0
+		for _, w := range c.want {
+			i := strings.Index(got[at:], w)
+			if i < 0 {
+				t.Errorf("%q renders as\n%s\nwant %q (after byte %d)", c.in, got, w, at)
+				break
+			}
+			at += i + len(w)
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%q renders as\n%s\nwith %q", c.in, got, n)
+			}
+		}
+	}
+}
+
+// FuzzLiteralHTML: whatever a model writes, literalHTML ends and leaves
+// no HTML for glamour to drop.
+func FuzzLiteralHTML(f *testing.F) {
+	for _, s := range []string{"<b>x</b>", "<ol>\n<li>a</li>\n</ol>", "<!--\n\n-->", "<pre>\n\n</pre>", "<div\nclass=x>\n- a", "\\<b>", "> <details>\n> - x", "1. <unused1>\n   <li>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 4096 {
+			return
+		}
+		out := literalHTML(s)
+		if _, found := literalPass(out, false); found {
+			t.Fatalf("HTML left in %q (from %q)", out, s)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -75,6 +76,7 @@ type Model struct {
 
 	env             []string
 	nativeClipboard bool
+	run             commandRunner // runs tmux for /copy
 	now             func() time.Time
 	autosaveEvery   time.Duration
 	theme           string
@@ -118,6 +120,9 @@ type Model struct {
 	unsaved        bool               // the conversation changed since it was last saved or loaded by name
 	pendingSend    string             // a sent message the engine has not started yet
 	attached       []engine.MediaFile // files queued for the next message (/image, /audio)
+	checking       []engine.MediaFile // files being checked before they join attached
+	sentFiles      []engine.MediaFile // the files of a message sent, until its turn starts
+	sentInput      string             // the input it was sent from (folded pastes as chips)
 	pics           *pictures          // which picture protocol the terminal speaks
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
@@ -166,6 +171,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		events:          eng.Events(),
 		env:             env,
 		nativeClipboard: !opts.NoNativeClipboard,
+		run:             runProgram,
 		now:             time.Now,
 		autosaveEvery:   opts.AutosaveEvery,
 		theme:           theme,
@@ -181,7 +187,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	if m.autosaveEvery == 0 {
 		m.autosaveEvery = 2 * time.Minute
 	}
-	m.header = header{st: st, info: m.info}
+	m.header = header{st: st, info: m.info, home: lookupEnv(env, "HOME")}
 	m.conv = newConversation(st, md)
 	m.pics = newPictures(env, false)
 	m.conv.pics = m.pics
@@ -328,20 +334,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = m.infoToast("Exported the conversation to " + msg.path + ".")
 		}
 	case copiedMsg:
-		where := "to your terminal's clipboard (OSC 52)"
-		if msg.native {
-			where += " and this machine's clipboard"
-		}
-		if msg.what != "" {
-			cmd = m.infoToast(fmt.Sprintf("Copied %s, %s, %s.", msg.what, plural(msg.lines, "line"), where))
+		if text, ok := msg.text(); ok {
+			cmd = m.infoToast(text)
 		} else {
-			cmd = m.infoToast(fmt.Sprintf("Copied %s characters %s.", commas(msg.chars), where))
+			cmd = m.errorToast(text)
 		}
 	case tea.PasteMsg:
 		cmd = m.routeText(msg)
 	case dirListedMsg:
 		m.paths.listed(msg)
 		m.updateCompletion()
+	case attachCheckedMsg:
+		cmd = m.attachChecked(msg)
 	case uv.KittyGraphicsEvent, tea.TerminalVersionMsg, uv.PrimaryDeviceAttributesEvent:
 		if m.pics.feed(msg) {
 			cmd = m.pics.sendAll(m.conv.msgs)
@@ -394,7 +398,7 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 			return cmd
 		}
 	}
-	cmd := m.input.Update(msg)
+	cmd := m.input.Paste(msg)
 	m.updateCompletion()
 	return cmd
 }
@@ -415,12 +419,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch m.focus {
 	case focusConfirm:
-		yes := m.confirm.Answer(msg)
+		act := m.confirm.Answer(msg)
 		m.setFocus(m.confirm.prev)
-		if yes == nil {
+		if act == nil {
 			return m.infoToast("Nothing was changed.")
 		}
-		return yes(m)
+		return act(m)
 	case focusPalette:
 		chosen, closed, cmd := m.palette.Update(msg)
 		if closed {
@@ -473,8 +477,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.setFocus(focusPalette)
 		return m.palette.Open()
 	case key.Matches(msg, k.Editor):
-		return prepareEditor(m.input.Value())
-	case key.Matches(msg, k.Help) && (msg.String() != "?" || m.input.Value() == ""):
+		return prepareEditor(m.input.Text())
+	case key.Matches(msg, k.Help) && (!printableKey(msg.String()) || m.input.Value() == ""):
 		m.showHelp, m.helpOffset = true, 0
 		return nil
 	case key.Matches(msg, k.Stats):
@@ -542,6 +546,11 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.HistoryNext) && m.input.Browsing():
 		m.input.HistoryNext()
 		return nil
+	case key.Matches(msg, k.Fold):
+		if !m.input.ToggleFold() {
+			return m.infoToast(fmt.Sprintf("Nothing to fold: a paste of more than %d lines or %s characters is folded into one line.", foldLines, commas(foldRunes)))
+		}
+		return nil
 	case key.Matches(msg, k.Send):
 		return m.submit()
 	}
@@ -596,7 +605,7 @@ func (m *Model) scrollHelp(msg tea.KeyPressMsg) bool {
 // submit handles enter: a slash command, or a message to send.
 func (m *Model) submit() tea.Cmd {
 	v := strings.TrimSpace(m.input.Value())
-	if v == "" && len(m.attached) == 0 {
+	if v == "" && len(m.attached)+len(m.checking) == 0 {
 		return nil
 	}
 	if strings.HasPrefix(v, "/") && !strings.Contains(v, "\n") {
@@ -616,18 +625,22 @@ func (m *Model) submit() tea.Cmd {
 		return m.errorToast("A reply is still streaming; esc stops it.")
 	}
 	if m.editing {
-		return m.sendEdit(v)
+		return m.sendEdit(strings.TrimSpace(m.input.Text()))
 	}
+	if len(m.checking) > 0 {
+		return m.infoToast(filepath.Base(m.checking[0].Path) + " is still being checked; press enter again in a moment.")
+	}
+	text := strings.TrimSpace(m.input.Text()) // a folded paste goes whole
 	m.input.Remember(v)
 	m.input.Reset()
 	m.comp.Hide()
 	files := m.attached
-	m.attached = nil
-	m.conv.AddUser(v, files...)
-	m.pendingSend = orDefault(v, "(attachments)")
+	m.attached, m.sentFiles, m.sentInput = nil, files, v
+	m.conv.AddUser(text, files...)
+	m.pendingSend = orDefault(text, "(attachments)")
 	m.refused = ""
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Send(v, files...) })
+	m.call(func(e Engine) { e.Send(text, files...) })
 	return nil
 }
 
@@ -1082,28 +1095,29 @@ func (m *Model) helpView() string {
 	lines = append(lines, "", st.PanelTitle.Render("Commands"))
 	// Commands in as many columns as the width allows, so the whole
 	// screen fits in 80×24.
+	cmds := slices.DeleteFunc(slices.Clone(m.commands), func(c command) bool { return c.alias })
 	uw := 0
-	for _, c := range m.commands {
+	for _, c := range cmds {
 		uw = max(uw, len(c.usage()))
 	}
 	cols := max(1, min(3, m.width/40))
-	rows := (len(m.commands) + cols - 1) / cols
+	rows := (len(cmds) + cols - 1) / cols
 	// When the commands with their descriptions do not fit the screen left,
 	// list the commands alone, in as many columns as fit: every one shows.
 	compact := len(lines)+rows > m.height-4
 	if compact {
 		cols = max(1, m.width/(uw+2))
-		rows = (len(m.commands) + cols - 1) / cols
+		rows = (len(cmds) + cols - 1) / cols
 	}
 	colW := m.width / cols
 	for r := range rows {
 		var line string
 		for c := range cols {
 			i := c*rows + r
-			if i >= len(m.commands) {
+			if i >= len(cmds) {
 				break
 			}
-			cmd := m.commands[i]
+			cmd := cmds[i]
 			cell := st.Value.Render(padRight(cmd.usage(), uw)) + " " + st.Dim.Render(cmd.help)
 			if compact {
 				cell = st.Value.Render(cmd.usage())

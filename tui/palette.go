@@ -41,7 +41,7 @@ func newPalette(st *Styles, cmds []command) palette {
 	p.items = append(p.items,
 		paletteItem{title: "Toggle draft highlighting", desc: "mark tokens that came from accepted drafts", action: func(m *Model) tea.Cmd { m.conv.ToggleDrafts(); return nil }},
 		paletteItem{title: "Toggle thinking", desc: "unfold or fold thinking blocks", action: func(m *Model) tea.Cmd { m.conv.ToggleThinking(); return nil }},
-		paletteItem{title: "Open $EDITOR", desc: "write the message in your editor", action: func(m *Model) tea.Cmd { return prepareEditor(m.input.Value()) }},
+		paletteItem{title: "Open $EDITOR", desc: "write the message in your editor", action: func(m *Model) tea.Cmd { return prepareEditor(m.input.Text()) }},
 		paletteItem{title: "Follow the output", desc: "scroll to the bottom", action: func(m *Model) tea.Cmd { m.conv.Bottom(); return nil }},
 	)
 	return p

@@ -22,6 +22,7 @@ import (
 
 	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/regfile"
 )
 
 // Engine is what the interface needs from the engine goroutine. Every
@@ -53,10 +54,12 @@ type Engine interface {
 	// The conversation history: ListHistory answers History{Op: "list"}
 	// with the conversations whose text holds query; ResumeHistory
 	// replaces the conversation (keeping it in the history first, as
-	// Clear does); DeleteHistory removes one.
+	// Clear does); DeleteHistory removes one; RenameHistory gives one a
+	// title of its own ("" its first message; id "" the one on screen).
 	ListHistory(query string)
 	ResumeHistory(id string)
 	DeleteHistory(id string)
+	RenameHistory(id, title string)
 	Close() error
 }
 
@@ -140,7 +143,7 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 		popts = append(popts, tea.WithWindowSize(opts.Width, opts.Height))
 	}
 	if opts.DraftFile != "" {
-		if data, err := os.ReadFile(opts.DraftFile); err == nil && len(data) > 0 {
+		if data, err := regfile.ReadFile(opts.DraftFile, 64<<20); err == nil && len(data) > 0 {
 			m.input.SetValue(string(data))
 		}
 	}
@@ -188,7 +191,7 @@ func keepDraft(path string, final tea.Model) {
 		return
 	}
 	if v := m.input.Value(); strings.TrimSpace(v) != "" && v != m.refused {
-		atomicfile.Write(path, []byte(v))
+		atomicfile.Write(path, []byte(m.input.Text())) // folded pastes whole
 		return
 	}
 	os.Remove(path)

@@ -41,6 +41,7 @@ type stats struct {
 	last                       *engine.TurnMetrics
 	idleContext                int // context used when idle without a last turn (after a load)
 	lat                        []float64
+	remote                     remoteState // over a server: its line and the connection (remote.go)
 
 	// Session totals over finished and cancelled turns.
 	sessDrafted, sessAccepted int

@@ -50,6 +50,7 @@ func (b *statusBar) View(s *stats, set engine.Settings) string {
 			add(0, st.StatusIdle.Render("○ ready"))
 		}
 	}
+	segs = s.remote.status(st, s.busy(), segs)
 	if len(s.lat) > 1 {
 		add(4, st.StatusValue.Render(sparkline(s.lat, 8)))
 	}

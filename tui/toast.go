@@ -135,6 +135,7 @@ func failureText(op string, err error) string {
 		"history":        "The history is not available",
 		"resume":         "The conversation was not resumed",
 		"history-delete": "The conversation was not deleted from the history",
+		"history-rename": "The conversation was not renamed",
 	}[op]
 	if what == "" {
 		what = "Something went wrong"

@@ -2,9 +2,11 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -398,11 +400,109 @@ func TestNewlineKeysAndPaste(t *testing.T) {
 	m.input.Reset()
 	big := strings.Repeat("a line of pasted text\n", 2000)
 	m.Update(tea.PasteMsg{Content: big})
-	if got := m.input.Value(); got != big {
+	if got := m.input.Text(); got != big {
 		t.Fatalf("paste kept %d of %d bytes", len(got), len(big))
+	}
+	m.Update(press("ctrl+y"))
+	if got := m.input.Value(); got != big {
+		t.Fatalf("unfolded, the input holds %d of %d bytes", len(got), len(big))
 	}
 	if h := m.input.Height(); h > maxInputRows+1 {
 		t.Fatalf("input grew to %d rows", h)
+	}
+}
+
+// TestLongPasteFolds: a long paste is one chip in the input that gives its
+// size; the rule above the input gives the message's; ctrl+y unfolds it
+// and folds it back; the whole text is sent, and a refused message comes
+// back folded. A short paste goes in as it is.
+func TestLongPasteFolds(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 100, 30, Options{})
+	var b strings.Builder
+	for i := range 700 {
+		fmt.Fprintf(&b, "%03d the orchard log line with enough words to be long\tend\n", i)
+	}
+	paste := b.String()
+	held := strings.ReplaceAll(paste, "\t", "    ") // as the input holds it
+	chip := "[paste 1 · 700 lines · ~10.7k tokens]"
+
+	typeText(m, "Summarise this: ")
+	m.Update(tea.PasteMsg{Content: paste})
+	typeText(m, " thanks")
+	if got := m.input.Value(); got != "Summarise this: "+chip+" thanks" {
+		t.Fatalf("input %q", got)
+	}
+	screen := plain(m)
+	if !strings.Contains(screen, "› Summarise this: "+chip+" thanks") || !strings.Contains(screen, "701 lines · ~10.7k tokens in all · ctrl+y unfolds the paste") {
+		t.Fatalf("screen:\n%s", screen)
+	}
+	m.Update(press("ctrl+y"))
+	if got := m.input.Value(); got != "Summarise this: "+held+" thanks" {
+		t.Fatalf("unfolded: %d bytes", len(got))
+	}
+	if screen := plain(m); !strings.Contains(screen, "701 lines · ~10.7k tokens · ctrl+y folds the paste") {
+		t.Fatalf("unfolded screen:\n%s", screen)
+	}
+	m.Update(press("ctrl+y"))
+	if got := m.input.Value(); got != "Summarise this: "+chip+" thanks" {
+		t.Fatalf("folded again: %q", got)
+	}
+
+	m.Update(press("enter"))
+	pump(t, m, f, func() bool { return !m.replying() })
+	want := "Send Summarise this: " + held + " thanks"
+	if calls := f.Calls(); !slices.Contains(calls, want) {
+		t.Fatalf("the engine got %d calls, not the whole text", len(calls))
+	}
+	if msgs := m.conv.Messages(); msgs[0].Content != "Summarise this: "+held+" thanks" {
+		t.Fatal("the conversation does not show the text sent")
+	}
+
+	// A refused message comes back as it was typed, folded; esc clears it.
+	m.Update(tea.PasteMsg{Content: paste})
+	m.Update(press("enter"))
+	send(m, engine.Failed{Op: "send", Err: errors.New("the message alone is 11,000 tokens and the context holds 2,048")})
+	chip2 := strings.Replace(chip, "paste 1", "paste 2", 1)
+	if got := m.input.Value(); got != chip2 {
+		t.Fatalf("refused: the input holds %.80q… (%d bytes)", got, len(got))
+	}
+	m.Update(press("esc"))
+	if m.input.Value() != "" {
+		t.Fatal("esc left the refused paste")
+	}
+
+	// The draft kept at exit is the whole text.
+	m.Update(tea.PasteMsg{Content: paste})
+	draft := filepath.Join(t.TempDir(), "draft.txt")
+	keepDraft(draft, m)
+	if b, _ := os.ReadFile(draft); string(b) != held {
+		t.Fatalf("draft holds %d bytes", len(b))
+	}
+
+	// A short paste goes in as it is; ctrl+y then has nothing to fold.
+	m.input.Reset()
+	m.Update(tea.PasteMsg{Content: "one\ntwo\nthree"})
+	if got := m.input.Value(); got != "one\ntwo\nthree" {
+		t.Fatalf("short paste: %q", got)
+	}
+	m.Update(press("ctrl+y"))
+	if !strings.Contains(m.toast.text, "Nothing to fold") {
+		t.Errorf("toast %q", m.toast.text)
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"hello", "1 line · ~2 tokens"},
+		{"a\nb\n", "2 lines · ~1 tokens"},
+		{strings.Repeat("x", 4000), "1 line · ~1.0k tokens"},
+		{strings.Repeat("果", 500), "1 line · ~500 tokens"},
+		{strings.Repeat("word ", 100_000), "1 line · ~125k tokens"},
+	} {
+		if got := sizeText(c.in); got != c.want {
+			t.Errorf("sizeText(%.20q…) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 
@@ -549,6 +649,48 @@ func TestKeyOverrides(t *testing.T) {
 	}
 	if _, err := newModel(f, Options{Theme: "purple"}); err == nil {
 		t.Fatal("unknown theme accepted")
+	}
+}
+
+// TestPrintableKeysAreRefused: a key one types cannot be bound to an
+// action (--key quit=q ate every q typed), from flags or the config
+// (CheckKeys); with a modifier it can. Help may have one: it acts only
+// on an empty input.
+func TestPrintableKeysAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		keys map[string][]string
+		bad  string // in the error; "" for accepted
+	}{
+		{map[string][]string{"quit": {"q"}}, `key action "quit": q is a key you type`},
+		{map[string][]string{"quit": {"ctrl+c", "Q"}}, "Q is a key you type"},
+		{map[string][]string{"stats": {"shift+s"}}, "shift+s is a key you type"},
+		{map[string][]string{"new": {"space"}}, "ctrl+space"},
+		{map[string][]string{"thinking": {"é"}}, "é is a key you type"},
+		{map[string][]string{"quit": {"ctrl+q"}}, ""},
+		{map[string][]string{"stats": {"alt+s", "f9"}}, ""},
+		{map[string][]string{"help": {"h", "f1"}}, ""},
+	} {
+		err := CheckKeys(c.keys)
+		switch {
+		case c.bad == "" && err != nil:
+			t.Errorf("%v refused: %v", c.keys, err)
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("%v: err = %v, want %q", c.keys, err, c.bad)
+		}
+		if _, merr := newModel(testFake(t, FakeOptions{}), Options{Keys: c.keys}); (merr == nil) != (err == nil) {
+			t.Errorf("%v: the chat says %v, CheckKeys %v", c.keys, merr, err)
+		}
+	}
+	// help=h: h opens help on an empty input and is typed in a message.
+	m := newTestModel(t, testFake(t, FakeOptions{}), 80, 24, Options{Keys: map[string][]string{"help": {"h"}}})
+	typeText(m, "oh hi")
+	if m.showHelp || m.input.Value() != "oh hi" {
+		t.Fatalf("help %v, input %q", m.showHelp, m.input.Value())
+	}
+	m.input.Reset()
+	m.Update(press("h"))
+	if !m.showHelp {
+		t.Fatal("h on an empty input did not open help")
 	}
 }
 

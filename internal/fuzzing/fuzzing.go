@@ -52,3 +52,41 @@ func WriteSeeds(t testing.TB, target string, seeds map[string][]byte) {
 		}
 	}
 }
+
+// JSONDepth is how deeply arrays and objects nest in data, read as JSON
+// text without checking it (strings and their escapes are skipped), so a
+// target can hold an accepted document to its reader's depth limit.
+func JSONDepth(data []byte) int {
+	depth, deepest := 0, 0
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// Nested is n levels of open, then inner, then n of close: the deep
+// nesting seeds ("[[[…]]]", `{"a":{"a":…}}`) are made with it.
+func Nested(open, inner, close string, n int) []byte {
+	b := make([]byte, 0, n*(len(open)+len(close))+len(inner))
+	for range n {
+		b = append(b, open...)
+	}
+	b = append(b, inner...)
+	for range n {
+		b = append(b, close...)
+	}
+	return b
+}
