@@ -51,7 +51,25 @@ type Model struct {
 	// HeadUnits places v2's lm head; DefaultUnits runs it with the chunks
 	// (CORELLM_V2_HEAD_CU=chunks).
 	HeadUnits coreml.ComputeUnits
+	// VisionUnits and AudioUnits place the encoders; DefaultUnits is
+	// cpuAndGPU for both, as the seed cards measured them.
+	VisionUnits, AudioUnits coreml.ComputeUnits
+	// PrefillPastWindow keeps stateful3's batched prefill on past the
+	// sliding window (engine.Options.BatchPastWindow; not exact).
+	PrefillPastWindow bool
+	// WarmUp runs every function once at open (engine.Warm): auto does
+	// it on Core ML, where a function's first call compiles it.
+	WarmUp WarmUp
 }
+
+// WarmUp says when to warm a bundle's functions up at open.
+type WarmUp string
+
+const (
+	WarmAuto WarmUp = "auto" // on Core ML only: the pure-Go runtime compiles nothing
+	WarmOn   WarmUp = "on"
+	WarmOff  WarmUp = "off"
+)
 
 // SpecMode turns prompt-lookup speculation on, off, or on where the bundle
 // supports it.
@@ -192,7 +210,7 @@ func (c *Config) LogDir() string { return filepath.Join(c.Data.Dir, "logs") }
 // FromDefault. The data folder is "" when env names no home.
 func defaults(env func(string) string) *Config {
 	c := &Config{
-		Model: Model{SearchDirs: []string{}},
+		Model: Model{SearchDirs: []string{}, WarmUp: WarmAuto},
 		Speculation: Speculation{
 			Mode:        SpecAuto,
 			DraftLength: 4, // the published runtime's default

@@ -223,8 +223,13 @@ type TurnMetrics struct {
 	ContextUsed      int       `json:"contextUsed"`
 	ContextLimit     int       `json:"contextLength"`
 	DroppedTurns     int       `json:"droppedTurns,omitempty"` // messages the model stopped seeing this turn (drop-oldest)
-	Spec             SpecStats `json:"spec"`
-	Memory           Memory    `json:"memory"`
+	// SeamCopiedBytesPerToken is what the runtime really copied across the
+	// seam while decoding, per generated token, from its own meter
+	// (SeamMetered false: the runtime keeps none).
+	SeamCopiedBytesPerToken float64   `json:"seamCopiedBytesPerToken"`
+	SeamMetered             bool      `json:"seamMetered"`
+	Spec                    SpecStats `json:"spec"`
+	Memory                  Memory    `json:"memory"`
 }
 
 // SpecStats are the speculation figures under both published definitions.

@@ -139,8 +139,7 @@ const thumbSide = 256
 
 // Encoders turns image and audio files into soft rows with a bundle's
 // encoder models (vision_fp16, audio_fp16), loaded on first use and kept.
-// The vision encoder runs on the chain's compute units, the audio encoder
-// on the CPU and GPU, as the published runtime places them (§1.4, §2.6).
+// Both run on the CPU and GPU unless placed otherwise (encoderunits.go).
 type Encoders struct {
 	b      *bundle.Bundle
 	rt     coreml.Runtime
@@ -163,15 +162,17 @@ type Encoders struct {
 	stats   MediaStats
 }
 
-// NewEncoders prepares the encoders of b, if it has any; units are the
-// chain's.
+// NewEncoders prepares the encoders of b, if it has any; units places the
+// vision encoder (DefaultUnits: DefaultVisionUnits), the audio encoder
+// runs on DefaultAudioUnits (SetUnits places both).
 func NewEncoders(b *bundle.Bundle, rt coreml.Runtime, units coreml.ComputeUnits) *Encoders {
-	e := &Encoders{b: b, rt: rt, units: units, hidden: b.Geometry.Hidden, opts: media.DefaultOptions()}
+	u := EncoderUnits{Vision: units}.resolve()
+	e := &Encoders{b: b, rt: rt, units: u.Vision, hidden: b.Geometry.Hidden, opts: media.DefaultOptions()}
 	if c, ok := b.Encoder(bundle.VisionEncoder); ok {
-		e.vision = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: units})
+		e.vision = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: u.Vision})
 	}
 	if c, ok := b.Encoder(bundle.AudioEncoder); ok {
-		e.audio = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: coreml.CPUAndGPU})
+		e.audio = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: u.Audio})
 	}
 	return e
 }

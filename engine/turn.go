@@ -14,6 +14,8 @@ import (
 // turn is the bookkeeping of one Send.
 type turn struct {
 	start, decodeStart time.Time
+	copied0            int64 // the seam's copy meter when decoding started (seamMetered)
+	seamMetered        bool
 	firstEmit          time.Time
 	lastEmit           time.Time
 	prompt             []int
@@ -168,6 +170,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		return nil
 	}
 	t.decodeStart = s.now()
+	t.copied0, t.seamMetered = SeamCopies(s.chain)
 	if err := s.decode(t, next); err != nil {
 		if errors.Is(err, ErrCancelled) {
 			return s.cancelled(t)
@@ -394,13 +397,13 @@ func (s *Session) decode(t *turn, next int) error {
 			s.pending, t.finish = next, "cap"
 			return nil
 		}
-		t0 := s.now()
+		t0, cold := s.now(), coldCalls(s.chain)
 		n, err := s.chain.Decode(next)
 		if err != nil {
 			s.pending = next
 			return err
 		}
-		s.policy.observeDecode(s.now().Sub(t0).Seconds())
+		s.policy.observeDecode(s.now().Sub(t0).Seconds(), coldCalls(s.chain) != cold)
 		s.committed = append(s.committed, next)
 		next = s.choose(n)
 	}
@@ -423,7 +426,7 @@ func (s *Session) speculate() bool {
 func (s *Session) verifyRound(t *turn, next int, draft, feed []int) (int, error) {
 	base := s.chain.Position()
 	feed = append(append(feed[:0], next), draft...)
-	t0 := s.now()
+	t0, cold := s.now(), coldCalls(s.chain)
 	targets, err := s.chain.Verify(feed)
 	if err != nil {
 		return 0, err
@@ -449,7 +452,7 @@ func (s *Session) verifyRound(t *turn, next int, draft, feed []int) (int, error)
 	if err := s.chain.Rewind(base + keep); err != nil {
 		return 0, err
 	}
-	s.policy.observeVerify(dt, keep)
+	s.policy.observeVerify(dt, keep, coldCalls(s.chain) != cold)
 	t.spec.Rounds++
 	t.spec.Drafted += len(feed)
 	t.spec.Accepted += acc
@@ -646,6 +649,11 @@ func (s *Session) endTurn(t *turn) string {
 	reply := string(t.reply)
 	seen := s.msgs[s.window:] // what the turn's prompt rendered
 	s.contOK, s.unfed = false, nil
+	if t.finish == "cap" && s.pending >= 0 {
+		// Emitted, not fed: Continue feeds it first rather than emit it
+		// again, whether or not the next turn continues the history.
+		s.unfed = []int{s.pending}
+	}
 	if t.cont {
 		// The reply goes on from the message the prompt ended in; the
 		// next turn re-encodes it and reuses the common prefix.
@@ -663,9 +671,6 @@ func (s *Session) endTurn(t *turn) string {
 		return reply
 	}
 	s.contOK, s.prevPrompt = true, rendered
-	if t.finish == "cap" && s.pending >= 0 {
-		s.unfed = []int{s.pending}
-	}
 	return reply
 }
 
@@ -680,6 +685,9 @@ func (s *Session) metrics(t *turn) TurnMetrics {
 	}
 	if !t.firstEmit.IsZero() {
 		m.TTFTSeconds = t.firstEmit.Sub(t.start).Seconds()
+	}
+	if n, ok := SeamCopies(s.chain); ok && t.seamMetered && len(t.gen) > 0 {
+		m.SeamMetered, m.SeamCopiedBytesPerToken = true, float64(n-t.copied0)/float64(len(t.gen))
 	}
 	if !t.decodeStart.IsZero() {
 		if el := end.Sub(t.decodeStart).Seconds(); el > 0 {
@@ -762,6 +770,7 @@ func (s *Session) Continue(emit func(Event)) error {
 	}
 	s.pending, s.unfed, s.contOK = -1, nil, false
 	t.decodeStart = s.now()
+	t.copied0, t.seamMetered = SeamCopies(s.chain)
 	if err := s.decode(t, next); err != nil {
 		if errors.Is(err, ErrCancelled) {
 			return s.cancelled(t)
