@@ -229,9 +229,12 @@ func (b *Bundle) detect() error {
 	}
 	if data, err := readConfigFile(mpath); err == nil {
 		var m Manifest
-		extra, err := decodeKeeping(data, &m)
+		extra, notes, err := decodeKeeping(data, &m)
 		if err != nil {
 			return fmt.Errorf("bundle %s: manifest.json: %w", b.Dir, err)
+		}
+		for _, n := range notes {
+			b.Notes = append(b.Notes, "manifest.json: "+n)
 		}
 		m.Extra = extra
 		b.Manifest = &m

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -270,3 +271,42 @@ func TestEOSUnionAndTemplate(t *testing.T) {
 		t.Fatalf("template %+v", b.Template)
 	}
 }
+
+// TestOptionalKeysOfTheWrongType: optional config keys written in another
+// type — eos_token_id as a list, a number as a string, a word where a
+// number belongs — are read or noted; the bundle still opens. A required
+// key of the wrong type still refuses it, naming the key.
+func TestOptionalKeysOfTheWrongType(t *testing.T) {
+	_, dir := synth(t, "stateful3")
+	var ctx float64
+	editJSON(t, filepath.Join(dir, "model_config.json"), func(m map[string]any) {
+		ctx = m["context_length"].(float64)
+		m["eos_token_id"] = []int{1, 106}
+		m["context_length"] = fmtFloat(ctx)
+		m["embed_scale"] = "thirty-nine"
+	})
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if len(b.EOS) != 2 || b.EOS[0] != 1 || b.EOS[1] != 106 {
+		t.Errorf("EOS %v, want [1 106] from the list", b.EOS)
+	}
+	if b.Geometry.Context != int(ctx) {
+		t.Errorf("context %d, want %v read from the string", b.Geometry.Context, ctx)
+	}
+	notes := strings.Join(b.Notes, "\n")
+	for _, want := range []string{`"context_length"`, `"embed_scale"`, "ignored, the default is used"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no note with %s:\n%s", want, notes)
+		}
+	}
+
+	_, dir = synth(t, "r1")
+	editJSON(t, filepath.Join(dir, "convert_config.json"), func(m map[string]any) { m["hidden"] = "wide" })
+	if _, err := bundle.Open(dir); err == nil || !strings.Contains(err.Error(), `"hidden"`) {
+		t.Errorf("a required key of the wrong type: %v", err)
+	}
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -3,6 +3,7 @@ package bundle
 import (
 	"encoding/json"
 	"math"
+	"slices"
 )
 
 // S3Config is model_config.json of the stateful 3-chunk bundles
@@ -15,7 +16,7 @@ type S3Config struct {
 	ContextLength                *int     `json:"context_length,omitempty"`
 	VocabSize                    *int     `json:"vocab_size,omitempty"`
 	BOSTokenID                   *int     `json:"bos_token_id,omitempty"`
-	EOSTokenID                   *int     `json:"eos_token_id,omitempty"`
+	EOSTokenID                   IDList   `json:"eos_token_id,omitempty"`
 	PerLayerDim                  *int     `json:"per_layer_dim,omitempty"`
 	NumLayers                    *int     `json:"num_layers,omitempty"`
 	NumHiddenLayers              *int     `json:"num_hidden_layers,omitempty"`
@@ -90,7 +91,30 @@ func (c *S3Config) PLEMult() float64 {
 }
 
 // EOS is eos_token_id as a set (default {1}).
-func (c *S3Config) EOS() []int { return []int{intOr(c.EOSTokenID, 1)} }
+func (c *S3Config) EOS() []int {
+	if len(c.EOSTokenID) == 0 {
+		return []int{1}
+	}
+	return slices.Clone(c.EOSTokenID)
+}
+
+// IDList is a token id or a list of them: Hugging Face configs write
+// eos_token_id either way.
+type IDList []int
+
+func (l *IDList) UnmarshalJSON(b []byte) error {
+	var one int
+	if err := json.Unmarshal(b, &one); err == nil {
+		*l = IDList{one}
+		return nil
+	}
+	var many []int
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*l = many
+	return nil
+}
 
 // BOS is bos_token_id (default 2).
 func (c *S3Config) BOS() int { return intOr(c.BOSTokenID, 2) }

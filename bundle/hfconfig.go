@@ -14,16 +14,23 @@ func (b *Bundle) hfConfig() {
 		if err != nil {
 			continue
 		}
-		var top struct {
-			Text *hfText `json:"text_config"`
-			hfText
-		}
+		var top map[string]json.RawMessage
 		if json.Unmarshal(data, &top) != nil {
 			continue
 		}
-		t := top.hfText
-		if top.Text != nil {
-			t = *top.Text
+		obj := data
+		if text, ok := top["text_config"]; ok {
+			obj = text
+		}
+		// Every key is optional here: one of the wrong type is read or
+		// noted, never the reason the whole file is ignored.
+		var t hfText
+		_, notes, err := decodeKeeping(obj, &t)
+		if err != nil {
+			continue
+		}
+		for _, n := range notes {
+			b.Notes = append(b.Notes, rel+": "+n)
 		}
 		g := &b.Geometry
 		if g.Heads == 0 {
@@ -43,9 +50,9 @@ func (b *Bundle) hfConfig() {
 }
 
 type hfText struct {
-	Heads      int      `json:"num_attention_heads"`
-	Vocab      int      `json:"vocab_size"`
-	Layers     int      `json:"num_hidden_layers"`
-	KVShared   int      `json:"num_kv_shared_layers"`
-	LayerTypes []string `json:"layer_types"`
+	Heads      int      `json:"num_attention_heads,omitempty"`
+	Vocab      int      `json:"vocab_size,omitempty"`
+	Layers     int      `json:"num_hidden_layers,omitempty"`
+	KVShared   int      `json:"num_kv_shared_layers,omitempty"`
+	LayerTypes []string `json:"layer_types,omitempty"`
 }

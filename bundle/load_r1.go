@@ -12,10 +12,13 @@ func (b *Bundle) loadR1(v *validator) {
 		return
 	}
 	var c R1Config
-	extra, err := decodeKeeping(data, &c)
+	extra, notes, err := decodeKeeping(data, &c)
 	if err != nil {
 		v.fail("convert_config.json: %v", err)
 		return
+	}
+	for _, n := range notes {
+		v.note("%s: %s", "convert_config.json", n)
 	}
 	c.Extra = extra
 	b.R1 = &c

@@ -31,10 +31,13 @@ func (b *Bundle) loadS3(v *validator) {
 		return
 	}
 	var c S3Config
-	extra, err := decodeKeeping(data, &c)
+	extra, notes, err := decodeKeeping(data, &c)
 	if err != nil {
 		v.fail("model_config.json: %v", err)
 		return
+	}
+	for _, n := range notes {
+		v.note("%s: %s", "model_config.json", n)
 	}
 	c.Extra = extra
 	b.S3 = &c

@@ -26,10 +26,13 @@ func (b *Bundle) loadV2(v *validator) {
 		return
 	}
 	var c V2Config
-	extra, err := decodeKeeping(data, &c)
+	extra, notes, err := decodeKeeping(data, &c)
 	if err != nil {
 		v.fail("%s: %v", name, err)
 		return
+	}
+	for _, n := range notes {
+		v.note("%s: %s", name, n)
 	}
 	c.Extra = extra
 	b.V2 = &c

@@ -80,6 +80,11 @@ type Message struct {
 	Role    string  `json:"role"` // "user" or "model"
 	Content string  `json:"content"`
 	Media   []Media `json:"media,omitempty"` // a user message's images and clips
+	// Stopped says the user stopped this reply; Figures are the figures
+	// of the turn that made it. Checkpoints written before orchard kept
+	// them have neither.
+	Stopped bool     `json:"stopped,omitempty"`
+	Figures *Figures `json:"figures,omitempty"`
 }
 
 // Media is a file attached to a message: its identity, not its contents

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
 )
 
@@ -31,6 +32,28 @@ type benchRun struct {
 	Reply    string             `json:"reply"`
 	ReplyIDs []int              `json:"replyIds"`
 	Metrics  engine.TurnMetrics `json:"metrics"`
+	Warmup   []engine.WarmStep  `json:"warmup"`
+}
+
+// benchReport is `orchard bench --json`.
+type benchReport struct {
+	Workloads []benchRow `json:"workloads"`
+	// Warmup is each function's first call (loading and specializing it:
+	// cold) and its second (warm), medians over every child.
+	Warmup []benchWarm `json:"warmup"`
+	// SeamCopiedBytesPerToken is what the runtime really copied between
+	// the host and Core ML per decoded token, from its own meter (median
+	// over every run; SeamMetered false: the runtime keeps no meter).
+	SeamCopiedBytesPerToken float64 `json:"seamCopiedBytesPerToken"`
+	SeamMetered             bool    `json:"seamMetered"`
+}
+
+// benchWarm is one function's cold and warm call.
+type benchWarm struct {
+	Function    string  `json:"function"`
+	ColdSeconds float64 `json:"coldSeconds"`
+	WarmSeconds float64 `json:"warmSeconds"`
+	Runs        int     `json:"runs"`
 }
 
 // benchRow is the summary of one workload.
@@ -44,7 +67,10 @@ type benchRow struct {
 	Acceptance     float64 `json:"draftAcceptanceRate"`
 	Tokens         int     `json:"generatedTokens"`
 	Identical      bool    `json:"identicalOffOn"`
-	Skipped        string  `json:"skipped,omitempty"` // why the workload could not run (its prompt exceeds the context)
+	SeamCopied     float64 `json:"seamCopiedBytesPerToken"` // median over the workload's runs
+	Skipped        string  `json:"skipped,omitempty"`       // why the workload could not run (its prompt exceeds the context)
+
+	seam []float64
 }
 
 // runBench is `orchard bench`: each condition runs in its own child
@@ -80,6 +106,7 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 	maxTokens := fs.Int("max-tokens", 64, "tokens per run")
 	draftLen := fs.Int("draft-len", 4, "draft length with speculation on")
 	asJSON := fs.Bool("json", false, "print JSON instead of a markdown table")
+	compute := fs.String("compute", "", "compute units of the chunks in every run (default: the bundle's)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
 	}
@@ -103,7 +130,18 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 		fmt.Fprintln(stderr, "orchard bench:", err)
 		return exitUsage
 	}
+	if _, err := coreml.ParseComputeUnits(*compute); err != nil {
+		fmt.Fprintln(stderr, "orchard bench: --compute:", err)
+		return exitUsage
+	}
+	if *compute != "" {
+		target = append(target, "--compute", *compute)
+	}
 	var rows []benchRow
+	cold, warm := map[string][]float64{}, map[string][]float64{}
+	var order []string
+	var seam []float64
+	metered := true
 	runs, total := 0, len(benchWorkloads)**rounds*2
 	for _, w := range benchWorkloads {
 		var off, on, ratios, ttft, prefill, acc []float64
@@ -119,7 +157,9 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 				runs++
 				// Each child takes seconds: say what runs, on stderr.
 				fmt.Fprintf(stderr, "bench: %d/%d %s, round %d of %d, speculation %s…\n", runs, total, w.Name, r+1, *rounds, c)
-				a := append(append([]string{"run"}, target...), "--json", "--prompt", w.Prompt, "--spec", c,
+				// Every child warms up: its first and second call of each
+				// function are the cold and warm figures.
+				a := append(append([]string{"run"}, target...), "--json", "--warm-up", "on", "--prompt", w.Prompt, "--spec", c,
 					"--max-tokens", strconv.Itoa(*maxTokens), "--draft-len", strconv.Itoa(*draftLen))
 				out, err := spawn(a)
 				if err != nil && strings.Contains(err.Error(), engine.ErrContextFull.Error()) {
@@ -136,6 +176,21 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 					return 1
 				}
 				got[c] = br
+				for _, s := range br.Warmup {
+					if s.Err != "" {
+						continue
+					}
+					if _, ok := cold[s.Function]; !ok {
+						order = append(order, s.Function)
+					}
+					cold[s.Function] = append(cold[s.Function], s.Cold)
+					warm[s.Function] = append(warm[s.Function], s.Warm)
+				}
+				metered = metered && br.Metrics.SeamMetered
+				if br.Metrics.SeamMetered {
+					seam = append(seam, br.Metrics.SeamCopiedBytesPerToken)
+					row.seam = append(row.seam, br.Metrics.SeamCopiedBytesPerToken)
+				}
 				if first == nil {
 					first = br.ReplyIDs
 				}
@@ -157,12 +212,17 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 		}
 		row.OffTokPerSec, row.OnTokPerSec, row.PairRatio = median(off), median(on), median(ratios)
 		row.TTFTSeconds, row.PrefillTokPerS, row.Acceptance = median(ttft), median(prefill), median(acc)
+		row.SeamCopied = median(row.seam)
 		rows = append(rows, row)
+	}
+	report := benchReport{Workloads: rows, SeamMetered: metered && len(seam) > 0, SeamCopiedBytesPerToken: median(seam)}
+	for _, f := range order {
+		report.Warmup = append(report.Warmup, benchWarm{Function: f, ColdSeconds: median(cold[f]), WarmSeconds: median(warm[f]), Runs: len(cold[f])})
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(rows)
+		enc.Encode(report)
 	} else {
 		fmt.Fprintf(stdout, "| workload | off tok/s | on tok/s | speed-up (pair median) | acceptance | TTFT | prefill tok/s | tokens | identical |\n")
 		fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
@@ -174,6 +234,7 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 			fmt.Fprintf(stdout, "| %s | %.1f | %.1f | ×%.2f | %.2f | %.0f ms | %.0f | %d | %v |\n", r.Workload, r.OffTokPerSec,
 				r.OnTokPerSec, r.PairRatio, r.Acceptance, 1000*r.TTFTSeconds, r.PrefillTokPerS, r.Tokens, r.Identical)
 		}
+		report.writeWarmup(stdout)
 	}
 	for _, r := range rows {
 		if !r.Identical {
@@ -194,4 +255,25 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// writeWarmup prints the cold and warm calls and the copy meter under the
+// workload table.
+func (r benchReport) writeWarmup(w io.Writer) {
+	if len(r.Warmup) > 0 {
+		fmt.Fprintf(w, "\n| function | cold (first call) | warm | runs |\n|---|---|---|---|\n")
+		for _, f := range r.Warmup {
+			fmt.Fprintf(w, "| %s | %s | %s | %d |\n", f.Function, benchSeconds(f.ColdSeconds), benchSeconds(f.WarmSeconds), f.Runs)
+		}
+	}
+	if r.SeamMetered {
+		fmt.Fprintf(w, "\nseam copies: %.0f B per decoded token (the runtime's own meter)\n", r.SeamCopiedBytesPerToken)
+	}
+}
+
+func benchSeconds(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.2f ms", 1000*s)
+	}
+	return fmt.Sprintf("%.2f s", s)
 }

@@ -27,9 +27,23 @@ func TestBench(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: %d %s", code, errb.String())
 	}
-	var rows []benchRow
-	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
+	}
+	rows := rep.Workloads
+	// The executor's own meter, and every function's first (cold) and
+	// second (warm) call from the children's warm-up.
+	if !rep.SeamMetered || !strings.Contains(out.String(), `"seamCopiedBytesPerToken"`) {
+		t.Errorf("no copy meter in %s", out.String())
+	}
+	if len(rep.Warmup) < 2 {
+		t.Errorf("warm-up figures %+v", rep.Warmup)
+	}
+	for _, w := range rep.Warmup {
+		if w.ColdSeconds <= 0 || w.WarmSeconds <= 0 || w.Runs < 2 {
+			t.Errorf("warm-up %+v", w)
+		}
 	}
 	// The tiny demo's 128-token context cannot hold the JSON extraction
 	// prompt: that row is skipped with the reason, the others measured.

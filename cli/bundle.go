@@ -18,9 +18,11 @@ import (
 	"github.com/orchard-llm/orchard/termsafe"
 )
 
-const bundleUsage = `usage:
-  orchard bundle synth --family F --preset tiny|small --seed N --out DIR
-      write a synthetic bundle of family F (` + families + `)
+var bundleUsage = `usage:
+  orchard bundle synth --family F --preset tiny|small --seed N --out DIR [--form NAME]...
+      write a synthetic bundle of family F (` + families + `), in the
+      plausible forms of the published files named by --form (repeatable):
+` + reference.FormHelp() + `
   orchard bundle inspect DIR [--json]
       check a bundle and print its family, geometry, files and identity
   orchard bundle forward DIR --ids 2,105,... [--top K]
@@ -54,6 +56,8 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 	preset := fs.String("preset", "tiny", "tiny (tests) or small (demo)")
 	seed := fs.Uint64("seed", 1, "weights seed")
 	out := fs.String("out", "", "folder to create (must not exist or be empty)")
+	var forms repeated
+	fs.Var(&forms, "form", "a form of the published files (repeatable): "+strings.Join(reference.FormNames(), ", "))
 	script := fs.String("script", "", "keep this script `file` in the bundle: it replies as scripted where a message matches")
 	if _, err := parseFlags(fs, args); err != nil {
 		return 2
@@ -73,15 +77,19 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "orchard bundle synth: %s is not empty; choose a new folder so no existing files are overwritten\n", *out)
 		return 2
 	}
+	form, err := reference.ParseForms(*family, forms)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard bundle synth:", err)
+		return 2
+	}
 	var sc *reference.Script
 	if *script != "" {
-		var err error
 		if sc, err = synthScript(*script, *family, *preset); err != nil {
 			fmt.Fprintln(stderr, "orchard bundle synth:", err)
 			return 2
 		}
 	}
-	dir, err := reference.Synthesize(reference.SynthOptions{Family: *family, Preset: *preset, Seed: *seed, Out: *out})
+	dir, err := reference.Synthesize(reference.SynthOptions{Family: *family, Preset: *preset, Seed: *seed, Out: *out, Form: form})
 	if err == nil && sc != nil {
 		err = reference.StoreScript(dir, sc)
 	}
@@ -248,3 +256,9 @@ func bundleForward(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// repeated is a flag given any number of times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/orchard-llm/orchard/config"
@@ -15,6 +17,7 @@ import (
 const configUsage = `usage:
   orchard config show [--json] [--config FILE] [any config flag]
   orchard config init [--config FILE] [--force]
+  orchard config import-mcp [--config FILE] [MCP_JSON]
 `
 
 func runConfig(args []string, stdout, stderr io.Writer) int {
@@ -27,11 +30,13 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		return configShow(args[1:], stdout, stderr)
 	case "init":
 		return configInit(args[1:], stdout, stderr)
+	case "import-mcp":
+		return configImportMCP(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, configUsage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "orchard config: unknown command %q (want show or init)\n", args[0])
+	fmt.Fprintf(stderr, "orchard config: unknown command %q (want show, init or import-mcp)\n", args[0])
 	return 2
 }
 
@@ -86,15 +91,10 @@ func configInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "orchard config init: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	path := *file
-	if path == "" {
-		path = os.Getenv(config.ConfigEnv)
-	}
-	if path == "" {
-		if path, err = config.DefaultFile(os.Getenv); err != nil {
-			fmt.Fprintln(stderr, "orchard config init:", err)
-			return 1
-		}
+	path, err := configPath(*file)
+	if err != nil {
+		fmt.Fprintln(stderr, "orchard config init:", err)
+		return 1
 	}
 	if err := config.WriteTemplate(path, os.Getenv, *force); err != nil {
 		fmt.Fprintln(stderr, "orchard", err)
@@ -105,6 +105,93 @@ func configInit(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "wrote", path)
 	return 0
+}
+
+// configPath is the config file a command writes: --config, else
+// $ORCHARD_CONFIG, else the default.
+func configPath(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if p := os.Getenv(config.ConfigEnv); p != "" {
+		return p, nil
+	}
+	return config.DefaultFile(os.Getenv)
+}
+
+// configImportMCP adds the mcpServers of a Claude Desktop (or Claude
+// Code, Cursor, VS Code) config to config.toml, saying what it added and
+// what not and why.
+func configImportMCP(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("orchard config import-mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "config file to add the servers to (default $XDG_CONFIG_HOME/orchard/config.toml, or $"+config.ConfigEnv+")")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return 2
+	}
+	const cmd = "orchard config import-mcp"
+	var from string
+	switch len(pos) {
+	case 0:
+		if from, err = config.ClaudeDesktopFile(os.Getenv, runtime.GOOS); err != nil {
+			fmt.Fprintln(stderr, cmd+":", err)
+			return 2
+		}
+	case 1:
+		from = pos[0]
+	default:
+		fmt.Fprintf(stderr, "%s: one file at most, got %d\n", cmd, len(pos))
+		return 2
+	}
+	servers, err := config.ReadMCPFile(from)
+	if err != nil {
+		if len(pos) == 0 && errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "%s: no Claude Desktop config at %s; name the file holding \"mcpServers\"\n", cmd, from)
+		} else {
+			fmt.Fprintln(stderr, cmd+":", err)
+		}
+		return 2
+	}
+	path, err := configPath(*file)
+	if err != nil {
+		fmt.Fprintln(stderr, cmd+":", err)
+		return 1
+	}
+	added, kept, err := config.AddMCPServers(path, servers, from)
+	if err != nil {
+		fmt.Fprintln(stderr, cmd+":", err)
+		return 1
+	}
+	out := terminalSafe(stdout)
+	for _, s := range servers {
+		switch {
+		case slices.Contains(added, s.Name):
+			fmt.Fprintf(out, "added %s: %s\n", s.Name, describeServer(s.Server))
+		default:
+			fmt.Fprintf(out, "not added %s: %s\n", s.Name, kept[s.Name])
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(out, "  %s: %s\n", s.Name, n)
+		}
+	}
+	switch {
+	case len(servers) == 0:
+		fmt.Fprintf(out, "%s has no servers\n", from)
+	case len(added) > 0:
+		fmt.Fprintf(out, "wrote %s\n", path)
+	default:
+		fmt.Fprintf(out, "%s is unchanged\n", path)
+	}
+	return 0
+}
+
+// describeServer is a server on one line: its command line, or its URL.
+func describeServer(s config.MCPServer) string {
+	if s.Command == "" {
+		return s.URL
+	}
+	return strings.Join(append([]string{s.Command}, s.Args...), " ")
 }
 
 // configError prints a Load error, one problem per line, and returns the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,5 +156,50 @@ func TestConfigCommand(t *testing.T) {
 	}
 	if doc := showJSON(t, "--config", other); doc.File != other || !doc.FileFound {
 		t.Errorf("show --config: %+v", doc)
+	}
+}
+
+// TestConfigImportMCP: orchard config import-mcp adds a Claude Desktop
+// config's servers to config.toml and says what it did; config show then
+// lists them, without the values of their env.
+func TestConfigImportMCP(t *testing.T) {
+	home := isolate(t)
+	claude := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(claude), 0o700)
+	os.WriteFile(claude, []byte(`{"mcpServers": {
+		"time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "Europe/Paris"}},
+		"old": {"type": "sse", "url": "https://sse.example.com/sse"}}}`), 0o600)
+	cfg := filepath.Join(home, ".config", "orchard", "config.toml")
+
+	code, out, errs := call(runConfig, "import-mcp") // Claude Desktop's own file by default
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"added time: uvx mcp-server-time\n", "not added old: it speaks the older SSE transport", "wrote " + cfg + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	doc := showJSON(t)
+	if v, src := entry(t, doc, "mcp.servers.time.command"); v != "uvx" || !strings.HasPrefix(src, cfg+":") {
+		t.Errorf("show: command %v from %s", v, src)
+	}
+	if v, _ := entry(t, doc, "mcp.servers.time.env"); !reflect.DeepEqual(v, []any{"TZ=(set, not shown)"}) {
+		t.Errorf("show: env %v", v)
+	}
+
+	code, out, _ = call(runConfig, "import-mcp", claude)
+	if code != 0 || !strings.Contains(out, "not added time: the config file already has [mcp.servers.time]") || !strings.Contains(out, "is unchanged") {
+		t.Errorf("again: exit %d\n%s", code, out)
+	}
+
+	bad := filepath.Join(home, "bad.json")
+	os.WriteFile(bad, []byte(`{"servers": 3}`), 0o600)
+	if code, _, errs := call(runConfig, "import-mcp", bad); code != 2 || !strings.Contains(errs, bad) {
+		t.Errorf("a bad file: exit %d: %s", code, errs)
+	}
+	os.Remove(claude)
+	if code, _, errs := call(runConfig, "import-mcp"); code != 2 || !strings.Contains(errs, "no Claude Desktop config at "+claude) {
+		t.Errorf("no Claude Desktop config: exit %d: %s", code, errs)
 	}
 }

@@ -85,7 +85,7 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "bundle folder")
 	demo := fs.Bool("demo", false, "use the demo bundle")
-	compute := fs.String("compute", "", "compute units (default: the bundle's)")
+	compute := fs.String("compute", "", "compute units of the encoders (default: cpuAndGPU, or model.vision_units / model.audio_units)")
 	soft := fs.String("soft-out", "", "write the soft-token rows that enter the prompt to this .npy `file`")
 	var patches, mel, mask *string
 	if kind == engine.MediaImage {
@@ -129,11 +129,12 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard media:", err)
 		return exitFailure
 	}
-	if units, err = engine.Units(b, units); err != nil {
-		fmt.Fprintln(stderr, "orchard media:", err)
-		return exitUsage
+	// --compute places both encoders; else the config's (cpuAndGPU).
+	eu := engine.EncoderUnits{Vision: cfg.Model.VisionUnits, Audio: cfg.Model.AudioUnits}
+	if units != coreml.DefaultUnits {
+		eu = engine.EncoderUnits{Vision: units, Audio: units}
 	}
-	enc := newEncoders(b, rt, units, cfg)
+	enc := newEncoders(b, rt, eu, cfg)
 	defer enc.Close()
 	enc.KeepInputs = true
 	res, err := enc.Encode(kind, pos[0])

@@ -23,6 +23,7 @@ type loaded struct {
 	info    engine.ModelInfo
 	set     engine.Settings // the settings in force: the config's, fitted to the bundle
 	loadDur time.Duration
+	warm    []engine.WarmStep // the warm-up: each function's first and second call
 }
 
 // openModel opens a bundle on the runtime it needs: the reference runtime
@@ -76,35 +77,50 @@ func openModel(dir, script string, cfg *config.Config, set engine.Settings, prog
 		set.Speculation = engine.SpecModeOff
 		notes = append(notes, fmt.Sprintf("speculation off: %.1f GB of memory is below the 7 GB the verify assets need (set --spec on to override)", float64(m.Physical)/(1<<30)))
 	}
-	if name == "Core ML" && cu != coreml.CPUOnly {
-		// The first prediction specializes kernels for the GPU or Neural
-		// Engine (about 40 s on E2B); say so rather than look stuck.
-		notes = append(notes, "the first reply prepares Neural Engine / GPU kernels (first run only); later ones are fast")
+	var enc *engine.Encoders
+	if len(b.Encoders) > 0 {
+		enc = newEncoders(b, rt, engine.EncoderUnits{Vision: cfg.Model.VisionUnits, Audio: cfg.Model.AudioUnits}, cfg)
+	}
+	// Every function's first call loads and specializes it (about 40 s on
+	// E2B's first run): paid here, a line per function, not in a reply —
+	// and before the session reads the chain's capabilities, which a
+	// function that fails to load changes.
+	var warm []engine.WarmStep
+	if w := cfg.Model.WarmUp; w == config.WarmOn || (w != config.WarmOff && name == "Core ML") {
+		warm, err = engine.Warm(chain, enc, engine.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
+			nil, func(s engine.WarmStep) { progress(s.Line()) })
+		if err != nil {
+			enc.Close()
+			chain.Close()
+			return nil, err
+		}
 	}
 	caps := chain.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
 		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name}
 	set, fitNotes, err := fitSettings(cfg, info, set)
 	if err != nil {
+		enc.Close()
 		chain.Close()
 		return nil, err
 	}
 	sess, err := engine.NewSession(b, chain, tok, set)
 	if err != nil {
+		enc.Close()
 		chain.Close()
 		return nil, err
 	}
-	if len(b.Encoders) > 0 {
-		sess.Media = newEncoders(b, rt, cu, cfg)
-	}
+	sess.Media = enc
 	info.Notes = append(append(notes, fitNotes...), caps.Notes...)
 	info.Media = sess.Media.Kinds()
-	return &loaded{b: b, sess: sess, info: info, set: sess.Settings(), loadDur: time.Since(start)}, nil
+	return &loaded{b: b, sess: sess, info: info, set: sess.Settings(), loadDur: time.Since(start), warm: warm}, nil
 }
 
-// newEncoders opens a bundle's encoders within the config's media limits.
-func newEncoders(b *bundle.Bundle, rt coreml.Runtime, cu coreml.ComputeUnits, cfg *config.Config) *engine.Encoders {
-	enc := engine.NewEncoders(b, rt, cu)
+// newEncoders opens a bundle's encoders, placed by u, within the config's
+// media limits.
+func newEncoders(b *bundle.Bundle, rt coreml.Runtime, u engine.EncoderUnits, cfg *config.Config) *engine.Encoders {
+	enc := engine.NewEncoders(b, rt, u.Vision)
+	enc.SetUnits(u)
 	m := cfg.Media
 	enc.SetLimits(engine.MediaLimits{MaxFileBytes: m.MaxFileSize, MaxPixels: m.MaxMegapixels * 1_000_000,
 		MaxDecodeBytes: m.MaxDecodeSize, MaxSeconds: float64(m.MaxAudioSeconds)})

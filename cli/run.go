@@ -82,8 +82,10 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard run: --image and --audio cannot be combined with --kv-save or --kv-restore")
 		return 2
 	}
-	return runTurn(turnRequest{demo: *demo, family: *family, script: *script, text: text, maxTokens: *maxTokens, stats: *stats, asJSON: *asJSON,
-		kvSave: *kvSave, kvRestore: *kvRestore, resume: *resume, save: *save, files: files}, cfg, stdout, stderr)
+	given := false // --max-tokens on the command line wins over a resumed checkpoint's
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "max-tokens" })
+	return runTurn(turnRequest{demo: *demo, family: *family, script: *script, text: text, maxTokens: *maxTokens, maxTokensGiven: given,
+		stats: *stats, asJSON: *asJSON, kvSave: *kvSave, kvRestore: *kvRestore, resume: *resume, save: *save, files: files}, cfg, stdout, stderr)
 }
 
 // turnRequest is one scripted turn: what orchard run's flags ask for, or
@@ -94,6 +96,7 @@ type turnRequest struct {
 	script                          string // --script: a synthetic bundle's replies (script.go)
 	text                            string // the message; "" continues (kvRestore, resume)
 	maxTokens                       int
+	maxTokensGiven                  bool // --max-tokens was on the command line
 	stats, asJSON                   bool
 	kvSave, kvRestore, resume, save string
 	files                           mediaFlags
@@ -150,6 +153,13 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 	if code := restoreForRun(m, cfg, mlog, r.kvRestore, r.resume, r.text, stderr); code != 0 {
 		return code
 	}
+	if r.resume != "" {
+		// The checkpoint brought its settings back; the flags given here win.
+		if err := applyGivenFlags(m.sess, cfg, r.maxTokens, r.maxTokensGiven); err != nil {
+			fmt.Fprintln(stderr, "orchard run:", err)
+			return exitCode(err)
+		}
+	}
 	if r.kvSave != "" {
 		return kvSaveRun(m, cfg, mlog, r.kvSave, r.text, stderr)
 	}
@@ -194,7 +204,7 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "saved checkpoint %q\n", r.save)
 	}
 	if r.asJSON {
-		out := map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin}
+		out := map[string]any{"reply": replyText, "promptIds": m.sess.LastPrompt(), "replyIds": replyIDs, "metrics": fin, "warmup": m.warm}
 		if msgs := m.sess.Messages(); len(r.files) > 0 && len(msgs) >= 2 {
 			out["attachments"] = msgs[len(msgs)-2].Attachments
 		}

@@ -117,5 +117,9 @@ func TestSelftestFitsASmallContext(t *testing.T) {
 				t.Errorf("%s: stderr lacks %q:\n%s", fam, want, stderr)
 			}
 		}
+		// The executor's own copy meter (issue 20).
+		if !strings.Contains(out, "INFO  seam copies — ") || !strings.Contains(out, "B per decoded token") {
+			t.Errorf("%s: no copy meter line:\n%s", fam, out)
+		}
 	}
 }

@@ -18,5 +18,6 @@ func settingsFrom(cfg *config.Config, maxTokens int) engine.Settings {
 // engineOptions is how the configuration opens a chain: compute units for
 // the chunks, r1's verify head and v2's head.
 func engineOptions(cfg *config.Config) engine.Options {
-	return engine.Options{ComputeUnits: cfg.Model.ComputeUnits, VerifyHeadUnits: cfg.Model.VerifyHeadUnits, HeadUnits: cfg.Model.HeadUnits}
+	return engine.Options{ComputeUnits: cfg.Model.ComputeUnits, VerifyHeadUnits: cfg.Model.VerifyHeadUnits, HeadUnits: cfg.Model.HeadUnits,
+		BatchPastWindow: cfg.Model.PrefillPastWindow}
 }

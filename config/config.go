@@ -26,6 +26,8 @@ type Config struct {
 	History     History
 	Media       Media
 	Server      Server
+	// MCP holds the [mcp.servers.NAME] tables.
+	MCP MCP
 	// Keys maps a TUI action to the keys bound to it, overriding the TUI's
 	// defaults action by action; an empty list unbinds the action.
 	Keys map[string][]string
@@ -49,7 +51,25 @@ type Model struct {
 	// HeadUnits places v2's lm head; DefaultUnits runs it with the chunks
 	// (CORELLM_V2_HEAD_CU=chunks).
 	HeadUnits coreml.ComputeUnits
+	// VisionUnits and AudioUnits place the encoders; DefaultUnits is
+	// cpuAndGPU for both, as the seed cards measured them.
+	VisionUnits, AudioUnits coreml.ComputeUnits
+	// PrefillPastWindow keeps stateful3's batched prefill on past the
+	// sliding window (engine.Options.BatchPastWindow; not exact).
+	PrefillPastWindow bool
+	// WarmUp runs every function once at open (engine.Warm): auto does
+	// it on Core ML, where a function's first call compiles it.
+	WarmUp WarmUp
 }
+
+// WarmUp says when to warm a bundle's functions up at open.
+type WarmUp string
+
+const (
+	WarmAuto WarmUp = "auto" // on Core ML only: the pure-Go runtime compiles nothing
+	WarmOn   WarmUp = "on"
+	WarmOff  WarmUp = "off"
+)
 
 // SpecMode turns prompt-lookup speculation on, off, or on where the bundle
 // supports it.
@@ -94,7 +114,20 @@ type Chat struct {
 	SystemPrompt string
 	Thinking     bool
 	ContextFull  ContextPolicy
+	Tools        Tools
 }
+
+// Tools configures the model's calls of MCP servers' tools.
+type Tools struct {
+	// Allow names the tools that run without asking: "server.tool", or
+	// "server.*" for all of a server's.
+	Allow []string
+	// MaxCalls bounds the calls in one turn.
+	MaxCalls int
+}
+
+// DefaultMaxToolCalls is chat.tools.max_calls' default.
+const DefaultMaxToolCalls = 8
 
 // Data locates orchard's data folder.
 type Data struct {
@@ -177,7 +210,7 @@ func (c *Config) LogDir() string { return filepath.Join(c.Data.Dir, "logs") }
 // FromDefault. The data folder is "" when env names no home.
 func defaults(env func(string) string) *Config {
 	c := &Config{
-		Model: Model{SearchDirs: []string{}},
+		Model: Model{SearchDirs: []string{}, WarmUp: WarmAuto},
 		Speculation: Speculation{
 			Mode:        SpecAuto,
 			DraftLength: 4, // the published runtime's default
@@ -187,7 +220,7 @@ func defaults(env func(string) string) *Config {
 		// Greedy, the only mode argmax bundles have; the rest take effect
 		// only with a temperature, and then filter nothing until set.
 		Sampling: Sampling{TopP: 1, RepetitionPenalty: 1},
-		Chat:     Chat{ContextFull: ContextStop},
+		Chat:     Chat{ContextFull: ContextStop, Tools: Tools{Allow: []string{}, MaxCalls: DefaultMaxToolCalls}},
 		UI:       UI{Theme: "auto"},
 		// Five E4B caches of a full 2K context take about 600 MB.
 		History: History{Enabled: true, KeepKV: 5, KVBudget: 2 << 30},
@@ -196,6 +229,7 @@ func defaults(env func(string) string) *Config {
 		Media: Media{MaxFileSize: media.DefaultMaxBytes, MaxMegapixels: media.DefaultMaxPixels / 1_000_000,
 			MaxDecodeSize: media.DefaultMaxDecodeBytes, MaxAudioSeconds: media.DefaultMaxSeconds, KeepEncoded: 128 << 20},
 		Server:  Server{Listen: "127.0.0.1:11535", MaxMediaSize: 32 << 20, AllowedHosts: []string{}, Origins: []string{}, Aliases: []string{}},
+		MCP:     MCP{Servers: map[string]MCPServer{}},
 		Keys:    map[string][]string{},
 		sources: map[string]Source{},
 	}

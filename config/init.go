@@ -59,6 +59,21 @@ func Template(env func(string) string) []byte {
 # screen's; the README lists them.
 # env %s="quit=ctrl+c,ctrl+q;help=?", flag --key quit=ctrl+c,ctrl+q
 # quit = ["ctrl+c", "ctrl+q"]
+
+# MCP servers whose tools the chat may offer the model: one table each,
+# a command that speaks MCP over stdin and stdout, or a url reached by
+# streamable HTTP. "orchard config import-mcp FILE" adds the mcpServers of
+# a Claude Desktop config. For example:
+#
+# [mcp.servers.files]
+#   command = "npx"
+#   args = ["-y", "@modelcontextprotocol/server-filesystem", "~/notes"]
+#   env = { }
+#   enabled = true
+#
+# [mcp.servers.search]
+#   url = "https://mcp.example.com/mcp"
+#   headers = { Authorization = "Bearer KEY" }
 `, keysKey, envName(keysKey))
 	return b.Bytes()
 }

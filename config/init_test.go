@@ -44,7 +44,7 @@ func TestTemplateRoundTrip(t *testing.T) {
 	}
 
 	data, _ := os.ReadFile(path)
-	keyLine := regexp.MustCompile(`(?m)^# ([a-z_]+ = .*)$`)
+	keyLine := regexp.MustCompile(`(?m)^# ([a-z_.]+ = .*)$`)
 	uncommented := keyLine.ReplaceAll(data, []byte("$1"))
 	if n := len(keyLine.FindAll(data, -1)); n != len(settings())+1 {
 		t.Errorf("template has %d key lines, want %d (every key and a binding)", n, len(settings())+1)

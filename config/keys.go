@@ -14,17 +14,7 @@ import (
 const keysKey = "keys"
 
 // validAction accepts names such as quit, scroll-up or checkpoint_save.
-func validAction(a string) bool {
-	if a == "" {
-		return false
-	}
-	for _, r := range a {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
+func validAction(a string) bool { return isBare(a) }
 
 // bindingFromTOML reads one action's keys from the file.
 func bindingFromTOML(action string, v any) ([]string, error) {

@@ -150,6 +150,10 @@ func (c *Config) applyTOML(data []byte, name string, pc pathCtx, actions []strin
 			errs = append(errs, &Error{Key: section, Source: at(section), Err: wrongType("a table ["+section+"]", v)})
 			continue
 		}
+		if section == mcpKey {
+			errs = append(errs, c.applyMCP(table, at, byLine, pc)...)
+			continue
+		}
 		for _, k := range byLine(table, section+".") {
 			key := section + "." + k
 			src := at(key)
@@ -166,18 +170,29 @@ func (c *Config) applyTOML(data []byte, name string, pc pathCtx, actions []strin
 				c.sources[key] = src
 				continue
 			}
-			s := lookup(all, key)
-			if s == nil {
-				errs = append(errs, &Error{Key: key, Source: src, Err: unknownKey(all, key)})
-				continue
-			}
-			if err := s.set(c, table[k], pc); err != nil {
-				errs = append(errs, &Error{Key: key, Source: src, Err: err})
-				continue
-			}
-			c.sources[key] = src
+			errs = c.applySetting(all, key, table[k], pc, at, byLine, errs)
 		}
 	}
+	return errs
+}
+
+// applySetting sets key from v; a table whose keys are settings below key
+// ([chat.tools], or tools = {…} in [chat]) is walked in.
+func (c *Config) applySetting(all []setting, key string, v any, pc pathCtx, at func(string) Source, byLine func(map[string]any, string) []string, errs []error) []error {
+	s := lookup(all, key)
+	if s == nil {
+		if sub, ok := v.(map[string]any); ok && isSection(all, key) {
+			for _, k := range byLine(sub, key+".") {
+				errs = c.applySetting(all, key+"."+k, sub[k], pc, at, byLine, errs)
+			}
+			return errs
+		}
+		return append(errs, &Error{Key: key, Source: at(key), Err: unknownKey(all, key)})
+	}
+	if err := s.set(c, v, pc); err != nil {
+		return append(errs, &Error{Key: key, Source: at(key), Err: err})
+	}
+	c.sources[key] = at(key)
 	return errs
 }
 
@@ -237,13 +252,14 @@ func cutKey(k string) string {
 	return k
 }
 
-// isSection reports whether name is a table of the schema.
+// isSection reports whether name is a table of the schema: [keys], [mcp],
+// or a prefix of settings' keys ("chat", "chat.tools").
 func isSection(all []setting, name string) bool {
-	if name == keysKey {
+	if name == keysKey || name == mcpKey {
 		return true
 	}
 	for _, s := range all {
-		if section, _, _ := strings.Cut(s.key, "."); section == name {
+		if strings.HasPrefix(s.key, name+".") {
 			return true
 		}
 	}

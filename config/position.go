@@ -16,20 +16,24 @@ import (
 const MaxKeys = 1000
 
 // keyIndex is what one walk of a document with go-toml's parser learns
-// before it is decoded: the line that first defines each key of one or two
-// parts (tables included), which the decoder does not give, and whether
-// the document has more than MaxKeys keys.
+// before it is decoded: the line that first defines each key of up to
+// recordParts parts (tables included), which the decoder does not give,
+// and whether the document has more than MaxKeys keys.
 type keyIndex struct {
 	lines map[string]int
 	keys  int // key parts counted, up to MaxKeys+1
 	over  int // line of the key past MaxKeys; 0 when within
 }
 
+// recordParts is the most parts of a key the schema has:
+// mcp.servers.NAME.command.
+const recordParts = 4
+
 // scanKeys walks data with go-toml's parser. It stops at the first syntax
 // error (the decoder reports it) or past MaxKeys. Its work and memory are
 // linear in len(data): lines are counted forward from the last key rather
-// than from the start, and only the first two parts of a key (a section
-// and a setting, all the schema has) are joined into names.
+// than from the start, and only the first recordParts parts of a key are
+// joined into names.
 func scanKeys(data []byte) keyIndex {
 	ix := keyIndex{lines: map[string]int{}}
 	var p unstable.Parser
@@ -46,7 +50,7 @@ func scanKeys(data []byte) keyIndex {
 				ix.over = lc.at(int(k.Raw.Offset))
 				return nil, false
 			}
-			if !record || len(parts) >= 2 {
+			if !record || len(parts) >= recordParts {
 				continue
 			}
 			parts = append(parts, string(k.Data))

@@ -29,7 +29,7 @@ func TestReadmeListsEveryKey(t *testing.T) {
 			rows[key] = line
 		}
 	}
-	known := map[string]bool{"keys.<action>": true}
+	known := map[string]bool{"keys.<action>": true, "mcp.servers.<name>": true}
 	for _, s := range settings() {
 		known[s.key] = true
 		row, ok := rows[s.key]

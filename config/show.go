@@ -21,7 +21,7 @@ type Entry struct {
 }
 
 // Entries lists every key in schema order, then the key bindings by
-// action ("keys" alone when there are none).
+// action ("keys" alone when there are none), then the MCP servers' keys.
 func (c *Config) Entries() []Entry {
 	var out []Entry
 	for _, s := range settings() {
@@ -39,7 +39,7 @@ func (c *Config) Entries() []Entry {
 	if len(actions) == 0 {
 		out = append(out, Entry{Key: keysKey, Value: []string{}, Source: Source{}})
 	}
-	return out
+	return append(out, c.mcpEntries()...)
 }
 
 // WriteText prints the config file and a table of key, value (as TOML

@@ -95,6 +95,17 @@ func TestCoreMLModel(t *testing.T) {
 			t.Fatalf("predict %d: %v", step, err)
 		}
 		for name, s := range d.Outputs {
+			if s.Shapeless() {
+				// coremltools declares no shape for an output that depends
+				// on a flexible input (E4B's hidden, the heads' token):
+				// only its presence and dtype can be checked.
+				if o := out[name]; o == nil || o.DType != s.DType || o.Len() == 0 {
+					t.Errorf("predict %d: shapeless output %s: %v", step, name, o)
+				} else if step == 0 {
+					t.Logf("output %s declares no shape; the call returned %v", name, o.Shape)
+				}
+				continue
+			}
 			if err := s.Check(name, out[name]); err != nil {
 				t.Errorf("predict %d: %v", step, err)
 			}

@@ -76,3 +76,9 @@ func (l *Lazy) Close() error {
 	l.m, l.err, l.loaded = nil, nil, false
 	return err
 }
+
+// Path is the model folder the Lazy loads.
+func (l *Lazy) Path() string { return l.path }
+
+// Options are the load options the Lazy uses.
+func (l *Lazy) Options() LoadOptions { return l.opts }

@@ -30,14 +30,14 @@ type model struct {
 
 	// mu serializes predictions: Core ML does not document concurrent
 	// synchronous predictions on one MLModel, and outputs are reused.
-	mu         sync.Mutex
-	closed     bool
-	outputs    map[string]*output
-	scratch    map[string]*buffer       // C copies of inputs that live in Go memory
-	kept       map[string]ml.MultiArray // outputs kept for later calls (retained until the next Predict)
-	plan       Plan
-	meter      *Meter
-	noBackings bool // Core ML refused output backings once
+	mu       sync.Mutex
+	closed   bool
+	outputs  map[string]*output
+	scratch  map[string]*buffer       // C copies of inputs that live in Go memory
+	kept     map[string]ml.MultiArray // outputs kept for later calls (retained until the next Predict)
+	plan     Plan
+	meter    *Meter
+	backings *Backings // which outputs Core ML takes a backing for
 }
 
 // buffer is model-owned C memory from the runtime's arena.
@@ -214,10 +214,39 @@ func (m *model) Predict(in Features, st State, o *Outputs) (Features, error) {
 			return nil, m.errorf("predict", "state is closed")
 		}
 	}
-	backings := !m.noBackings
-	if err := m.plan.Make(m.desc, in, o, m.mem, backings, m); err != nil {
-		return nil, &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+	plan := func(b *Backings) error {
+		if err := m.plan.Make(m.desc, in, o, m.mem, b, m); err != nil {
+			return &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+		}
+		return nil
 	}
+	var ptrs map[string]unsafe.Pointer // the inputs' memory, made once (backings do not change it)
+	var out Features
+	predict := func() error {
+		if ptrs == nil {
+			var err error
+			if ptrs, err = m.inputPointers(in); err != nil {
+				return &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+			}
+		}
+		return withPool(func() error {
+			var err error
+			out, err = m.predictOnce(in, o, ptrs, s)
+			return err
+		})
+	}
+	// Core ML checks backings when it predicts: a call refused with
+	// backings runs again without, and only the refused output's backing
+	// is given up (Backings).
+	if err := m.plan.Run(m.backings, plan, predict); err != nil {
+		return nil, asError(err, "predict", m.path, m.opts.Function)
+	}
+	return out, nil
+}
+
+// inputPointers returns the memory each planned input is wrapped over:
+// its own when Core ML can wrap it, else a C copy (counted).
+func (m *model) inputPointers(in Features) (map[string]unsafe.Pointer, error) {
 	ptrs := make(map[string]unsafe.Pointer, len(in))
 	for _, step := range m.plan.In {
 		t := in[step.Name]
@@ -227,32 +256,13 @@ func (m *model) Predict(in Features, st State, o *Outputs) (Features, error) {
 		case CopyIn:
 			p, err := m.inputPointer(step.Name, t)
 			if err != nil {
-				return nil, &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+				return nil, err
 			}
 			m.meter.Add(len(t.Data))
 			ptrs[step.Name] = p
 		}
 	}
-
-	var out Features
-	predict := func() error {
-		var err error
-		out, err = m.predictOnce(in, o, ptrs, s, backings)
-		return err
-	}
-	err = withPool(predict)
-	if err != nil && backings && m.plan.backs() {
-		// Core ML checks backings when it predicts. Retry without them; if
-		// that works, stop offering them to this model.
-		backings = false
-		if err = withPool(predict); err == nil {
-			m.noBackings = true
-		}
-	}
-	if err != nil {
-		return nil, asError(err, "predict", m.path, m.opts.Function)
-	}
-	return out, nil
+	return ptrs, nil
 }
 
 // OutputBuffer is the model's reused buffer of an output (coreml.Reuser).
@@ -261,16 +271,6 @@ func (m *model) OutputBuffer(name string) []byte {
 		return bytesAt(o.buf.p, o.buf.size)
 	}
 	return nil
-}
-
-// backs reports whether the plan offers Core ML any output backing.
-func (p *Plan) backs() bool {
-	for _, s := range p.Out {
-		if s.How == Backed || s.How == Reused {
-			return true
-		}
-	}
-	return false
 }
 
 // stateFor checks that st belongs to this backend and fits this model.
@@ -306,7 +306,7 @@ func (m *model) inputArray(name string, t *Tensor, p unsafe.Pointer) (ml.MultiAr
 		}
 		return arr, nil
 	}
-	return wrapArray(p, t.Shape, t.DType)
+	return wrapArray(p, len(t.Data), t.Shape, t.DType)
 }
 
 // reshapeKept presents a kept array under another shape of the same size (a
@@ -320,11 +320,11 @@ func reshapeKept(arr ml.MultiArray, l layout, shape []int) (ml.MultiArray, error
 	if err != nil {
 		return ml.MultiArray{}, err
 	}
-	return wrapArray(objc.Call[unsafe.Pointer](arr, objc.Sel("dataPointer")), shape, dt)
+	return wrapArray(objc.Call[unsafe.Pointer](arr, objc.Sel("dataPointer")), NumElements(l.shape)*dt.Size(), shape, dt)
 }
 
 // predictOnce runs one prediction inside the caller's pool.
-func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Pointer, s *state, useBackings bool) (Features, error) {
+func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Pointer, s *state) (Features, error) {
 	dict := make(map[string]objc.IObject, len(in))
 	for name, t := range in {
 		arr, err := m.inputArray(name, t, ptrs[name])
@@ -344,10 +344,8 @@ func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Poin
 	}
 	opts := ml.NewPredictionOptions()
 	backings := make(map[string]ml.MultiArray)
-	if useBackings {
-		if err := m.bindBackings(in, o, opts, backings); err != nil {
-			return nil, err
-		}
+	if err := m.bindBackings(in, o, opts, backings); err != nil {
+		return nil, err
 	}
 
 	var res ml.FeatureProviderObject
@@ -375,12 +373,16 @@ func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Poin
 		}
 		var t *Tensor
 		var err error
-		switch step.How {
-		case Kept:
+		if b := backings[step.Name]; !b.IsNil() && arr.Ptr() != b.Ptr() {
+			// Core ML wrote its own buffer: copy this output from now on.
+			m.backings.Decline(step.Name)
+		}
+		switch {
+		case step.How == Kept:
 			arr.Retain() // past this pool, until the next Predict or Close
 			m.kept[step.Name] = arr
 			t = NewKept(layoutOf(arr).shape, spec.DType, arr)
-		case Backed:
+		case step.Into:
 			t, err = m.readInto(o.Into[step.Name], arr, backings[step.Name])
 		default:
 			t, err = m.readOutput(step.Name, spec, arr, backings[step.Name])
@@ -403,25 +405,26 @@ func (m *model) bindBackings(in Features, o *Outputs, opts ml.PredictionOptions,
 	for _, step := range m.plan.Out {
 		var p unsafe.Pointer
 		var shape []int
+		var n int
 		spec := m.desc.Outputs[step.Name]
 		switch step.How {
 		case Backed:
 			dst := o.Into[step.Name]
-			p, shape = unsafe.Pointer(unsafe.SliceData(dst.Data)), dst.Shape
+			p, shape, n = unsafe.Pointer(unsafe.SliceData(dst.Data)), dst.Shape, len(dst.Data)
 		case Reused:
-			n := NumElements(spec.Shape) * spec.DType.Size()
-			out, err := m.outputFor(step.Name, spec, n)
+			need := NumElements(spec.Shape) * spec.DType.Size()
+			out, err := m.outputFor(step.Name, spec, need)
 			if err != nil {
 				return err
 			}
 			if aliased(in, region{base: out.buf.p, size: out.buf.size}) {
 				continue
 			}
-			p, shape = out.buf.p, spec.Shape
+			p, shape, n = out.buf.p, spec.Shape, out.buf.size
 		default:
 			continue
 		}
-		arr, err := wrapArray(p, shape, spec.DType)
+		arr, err := wrapArray(p, n, shape, spec.DType)
 		if err != nil {
 			return fmt.Errorf("output %s: %w", step.Name, err)
 		}

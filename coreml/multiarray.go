@@ -139,8 +139,11 @@ func envelope(shapes [][]int) ([][2]int, error) {
 }
 
 // maxBytes is the size of the largest tensor spec admits, or 0 when that
-// is unbounded or above limit.
+// is unbounded, unknown (a shapeless spec) or above limit.
 func maxBytes(spec TensorSpec, limit int) int {
+	if spec.Shapeless() {
+		return 0
+	}
 	n := spec.DType.Size()
 	for i, d := range spec.Shape {
 		if spec.Ranges != nil {
@@ -171,4 +174,38 @@ func equalSpecs(a, b map[string]TensorSpec) bool {
 	return maps.EqualFunc(a, b, func(x, y TensorSpec) bool {
 		return x.DType == y.DType && slices.Equal(x.Shape, y.Shape) && slices.Equal(x.Ranges, y.Ranges)
 	})
+}
+
+// checkWrap validates what an MLMultiArray over memory not its own would
+// be built from, before initWithDataPointer sees it: Core ML raises an
+// Objective-C exception (which ends the process) or reads past the buffer
+// on a rank-0 shape, a dimension below one, strides of another rank, or
+// fewer bytes than the shape and strides span. available is the number of
+// bytes at the pointer; nil memory is refused too.
+func checkWrap(hasMemory bool, available int, shape, strides []int, dt DType) error {
+	size := dt.Size()
+	switch {
+	case size == 0:
+		return fmt.Errorf("cannot wrap a %s array", dt)
+	case !hasMemory:
+		return fmt.Errorf("cannot wrap a %v %s array over no memory", shape, dt)
+	case len(shape) == 0:
+		return fmt.Errorf("cannot wrap a rank-0 %s array: the shape is unknown (a shapeless output is copied out, never backed)", dt)
+	case len(strides) != len(shape):
+		return fmt.Errorf("strides %v do not fit shape %v", strides, shape)
+	}
+	for i, d := range shape {
+		if d < 1 {
+			return fmt.Errorf("cannot wrap shape %v: dimension %d is %d", shape, i, d)
+		}
+	}
+	for _, st := range strides {
+		if st < 1 {
+			return fmt.Errorf("cannot wrap shape %v with strides %v", shape, strides)
+		}
+	}
+	if need := extent(shape, strides) * size; need > available {
+		return fmt.Errorf("a %v %s array spans %d bytes, the memory holds %d", shape, dt, need, available)
+	}
+	return nil
 }

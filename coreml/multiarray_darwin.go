@@ -13,20 +13,27 @@ import (
 	"github.com/progrium/darwinkit/objc"
 )
 
-// wrapArray makes an MLMultiArray over n C-order elements at p without
-// copying them (initWithDataPointer:…). The deallocator is NULL, because the
-// memory belongs to an arena, so darwinkit's generated wrapper, which always
-// passes a block, is bypassed. The array is autoreleased: call inside a pool,
-// and keep p alive until the pool drains.
-func wrapArray(p unsafe.Pointer, shape []int, dt DType) (ml.MultiArray, error) {
+// wrapArray makes an MLMultiArray over the C-order elements of shape at p,
+// which holds n bytes, without copying them (initWithDataPointer:…). The
+// shape is validated first (checkWrap): Core ML would raise an uncatchable
+// exception on a rank-0 or a shape the memory does not hold. The
+// deallocator is NULL, because the memory belongs to an arena, so
+// darwinkit's generated wrapper, which always passes a block, is bypassed.
+// The array is autoreleased: call inside a pool, and keep p alive until the
+// pool drains.
+func wrapArray(p unsafe.Pointer, n int, shape []int, dt DType) (ml.MultiArray, error) {
 	raw, err := multiArrayDataType(dt)
 	if err != nil {
+		return ml.MultiArray{}, err
+	}
+	strides := contiguousStrides(shape)
+	if err := checkWrap(p != nil, n, shape, strides, dt); err != nil {
 		return ml.MultiArray{}, err
 	}
 	var e foundation.Error
 	arr := objc.Call[ml.MultiArray](ml.MultiArrayClass.Alloc(),
 		objc.Sel("initWithDataPointer:shape:dataType:strides:deallocator:error:"),
-		p, numbers(shape), ml.MultiArrayDataType(raw), numbers(contiguousStrides(shape)), nil, unsafe.Pointer(&e))
+		p, numbers(shape), ml.MultiArrayDataType(raw), numbers(strides), nil, unsafe.Pointer(&e))
 	if arr.IsNil() {
 		return arr, nsError("", "", "", e, nil) // the bare NSError; the caller adds the model
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	ml "github.com/progrium/darwinkit/macos/coreml"
@@ -24,6 +25,8 @@ const coreMLBuilt = true
 type coreMLRuntime struct {
 	mem   *arena
 	meter Meter // bytes copied across the seam (coreml.CopyMeter)
+	// functionsTimeout bounds Functions (0: FunctionsTimeout).
+	functionsTimeout time.Duration
 }
 
 // CopiedBytes is the total the host has copied into and out of Core ML
@@ -113,16 +116,17 @@ func (r *coreMLRuntime) Load(path string, o LoadOptions) (Model, error) {
 		return nil, asError(err, "load", path, o.Function)
 	}
 	m := &model{
-		path:    path,
-		opts:    o,
-		desc:    desc,
-		mem:     r.mem,
-		res:     &modelResources{ref: objcRef{obj: obj.Object}, mem: r.mem},
-		obj:     obj,
-		outputs: make(map[string]*output),
-		scratch: make(map[string]*buffer),
-		kept:    make(map[string]ml.MultiArray),
-		meter:   &r.meter,
+		path:     path,
+		opts:     o,
+		desc:     desc,
+		mem:      r.mem,
+		res:      &modelResources{ref: objcRef{obj: obj.Object}, mem: r.mem},
+		obj:      obj,
+		outputs:  make(map[string]*output),
+		backings: &Backings{},
+		scratch:  make(map[string]*buffer),
+		kept:     make(map[string]ml.MultiArray),
+		meter:    &r.meter,
 	}
 	runtime.AddCleanup(m, (*modelResources).release, m.res)
 	return m, nil
@@ -150,26 +154,27 @@ func (r *coreMLRuntime) Functions(path string) ([]string, error) {
 		if !asset.RespondsToSelector(fsel) {
 			return ErrFunctionsUnknown
 		}
-		done := make(chan struct{})
-		var herr error
+		done := make(chan listed, 1) // buffered: a late answer must not block Core ML's queue
 		objc.Call[objc.Void](asset, fsel, func(arr objc.Object, e foundation.Error) {
-			defer close(done) // runs on a Core ML queue; a panic must not cross it
+			var res listed // built here and sent whole: nothing is shared with a caller that gave up
 			defer func() {
-				if r := recover(); r != nil {
-					herr = fmt.Errorf("listing functions: %v", r)
+				if r := recover(); r != nil { // runs on a Core ML queue; a panic must not cross it
+					res.err = fmt.Errorf("listing functions: %v", r)
 				}
+				done <- res
 			}()
 			if arr.IsNil() {
-				herr = nsError("list functions", path, "", e, nil)
+				res.err = nsError("list functions", path, "", e, nil)
 				return
 			}
 			n := objc.Call[int](arr, objc.Sel("count"))
 			for i := range n {
 				item := objc.Call[objc.Object](arr, objc.Sel("objectAtIndex:"), i)
-				names = append(names, objc.Call[string](item, objc.Sel("description")))
+				res.names = append(res.names, objc.Call[string](item, objc.Sel("description")))
 			}
 		})
-		<-done
+		var herr error
+		names, herr = awaitFunctions(done, r.listTimeout(), path)
 		return herr
 	})
 	if err != nil {
@@ -188,4 +193,12 @@ func asError(err error, op, path, function string) error {
 		return err
 	}
 	return &Error{Op: op, Path: path, Function: function, Err: err}
+}
+
+// listTimeout is how long Functions waits for Core ML's answer.
+func (r *coreMLRuntime) listTimeout() time.Duration {
+	if r.functionsTimeout > 0 {
+		return r.functionsTimeout
+	}
+	return FunctionsTimeout
 }

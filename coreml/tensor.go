@@ -71,6 +71,62 @@ func (t *Tensor) Float(i int) float32 {
 	return 0
 }
 
+// Convert writes src into dst element by element, across dtypes: fp16
+// widens to fp32 exactly, floats round to fp16, and a float becomes an
+// int32 by rounding (positions and one-hots a host keeps in a float tensor
+// round to themselves). Elements past the shorter tensor are left alone.
+// It allocates nothing.
+func Convert(dst, src *Tensor) {
+	if src.DType == Float16 && dst.DType == Float32 {
+		for i, h := range src.U16()[:min(src.Len(), dst.Len())] {
+			dst.SetF32(i, F16ToF32(h))
+		}
+		return
+	}
+	for i := range min(src.Len(), dst.Len()) {
+		v := src.Float(i)
+		switch dst.DType {
+		case Float16:
+			dst.SetF16(i, F32ToF16(v))
+		case Float32:
+			dst.SetF32(i, v)
+		case Int32:
+			dst.SetI32(i, int32(math.Round(float64(v))))
+		}
+	}
+}
+
+// Shapeless reports whether the spec gives no usable shape: Core ML
+// declares none (rank 0, or a zero dimension) for an output whose shape
+// depends on a flexible input, as coremltools writes the v2 chunks'
+// hidden and the heads' token. Its real shape is known only after a call.
+func (s TensorSpec) Shapeless() bool {
+	if len(s.Shape) == 0 {
+		return true
+	}
+	for _, d := range s.Shape {
+		if d <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDestination checks a caller's tensor meant to receive an output:
+// the declared shape when there is one, else only the dtype.
+func (s TensorSpec) checkDestination(name string, t *Tensor) error {
+	if !s.Shapeless() {
+		return s.Check(name, t)
+	}
+	if t.DType != s.DType {
+		return fmt.Errorf("tensor %s: dtype %s, want %s", name, t.DType, s.DType)
+	}
+	if len(t.Data) != t.Len()*t.DType.Size() {
+		return fmt.Errorf("tensor %s: %d data bytes for shape %v %s", name, len(t.Data), t.Shape, t.DType)
+	}
+	return nil
+}
+
 // Check reports whether t matches spec (dtype, rank, each dimension within
 // its range). name is used in the error.
 func (s TensorSpec) Check(name string, t *Tensor) error { return s.check(name, t, true) }

@@ -46,11 +46,14 @@ func (t Transfer) String() string {
 func (t Transfer) Copies() bool { return t == CopyIn || t == CopyOut }
 
 // Step is how one named tensor crosses. Bytes is the copy size where it is
-// known before the call (CopyIn, fixed-shape CopyOut), else 0.
+// known before the call (CopyIn, fixed-shape CopyOut), else 0. Into marks
+// an output bound for the caller's tensor (Outputs.Into): Backed when it is
+// offered as the output's backing, CopyOut when it is copied there.
 type Step struct {
 	Name  string
 	How   Transfer
 	Bytes int
+	Into  bool
 }
 
 // Owner tells backend memory (wrapped without a copy) from host memory.
@@ -63,6 +66,7 @@ type Owner interface {
 type Plan struct {
 	In, Out []Step
 	spans   [][2]uintptr // the inputs' memory, for alias checks without re-walking the map
+	offered []string     // outputs offered as backings (Backed, Reused)
 }
 
 // Reuser is a model's own output buffers: what its last call returned for
@@ -74,12 +78,14 @@ type Reuser interface {
 }
 
 // Make plans a call of a model described by d on inputs in, with outputs
-// placed by o. mem says which memory the backend can wrap; backings says
-// whether the model accepts output buffers from the host (Core ML output
-// backings, for outputs of a fixed shape); own (may be nil) gives the
-// model's reused output buffers.
-func (p *Plan) Make(d Description, in Features, o *Outputs, mem Owner, backings bool, own Reuser) error {
-	p.In, p.Out, p.spans = p.In[:0], p.Out[:0], p.spans[:0]
+// placed by o. mem says which memory the backend can wrap; b says which
+// outputs may be offered to the backend as output backings (Core ML output
+// backings; nil offers none); own (may be nil) gives the model's reused
+// output buffers. An output whose shape the model does not declare (a
+// shapeless output, Core ML's answer for one that depends on a flexible
+// input) is always copied out: no buffer can be sized for it beforehand.
+func (p *Plan) Make(d Description, in Features, o *Outputs, mem Owner, b *Backings, own Reuser) error {
+	p.In, p.Out, p.spans, p.offered = p.In[:0], p.Out[:0], p.spans[:0], p.offered[:0]
 	for name, t := range in {
 		if t != nil && len(t.Data) > 0 {
 			lo, hi := span(t.Data)
@@ -97,9 +103,10 @@ func (p *Plan) Make(d Description, in Features, o *Outputs, mem Owner, backings 
 		}
 	}
 	for name, spec := range d.Outputs {
+		shapeless := spec.Shapeless()
 		if o != nil {
 			if dst := o.Into[name]; dst != nil {
-				if err := spec.Check(name, dst); err != nil {
+				if err := spec.checkDestination(name, dst); err != nil {
 					return fmt.Errorf("output destination: %w", err)
 				}
 				if mem != nil && !mem.Owns(dst.Data) {
@@ -108,7 +115,12 @@ func (p *Plan) Make(d Description, in Features, o *Outputs, mem Owner, backings 
 				if p.aliases(dst.Data) {
 					return fmt.Errorf("output %s: its destination is also an input of the same call", name)
 				}
-				p.Out = append(p.Out, Step{Name: name, How: Backed})
+				if shapeless || !b.Offer(name) {
+					p.Out = append(p.Out, Step{Name: name, How: CopyOut, Bytes: len(dst.Data), Into: true})
+					continue
+				}
+				p.Out = append(p.Out, Step{Name: name, How: Backed, Into: true})
+				p.offered = append(p.offered, name)
 				continue
 			}
 			if o.Keep[name] {
@@ -116,18 +128,23 @@ func (p *Plan) Make(d Description, in Features, o *Outputs, mem Owner, backings 
 				continue
 			}
 		}
-		if backings && spec.Ranges == nil && (own == nil || !p.aliases(own.OutputBuffer(name))) {
+		if !shapeless && spec.Ranges == nil && b.Offer(name) && (own == nil || !p.aliases(own.OutputBuffer(name))) {
 			p.Out = append(p.Out, Step{Name: name, How: Reused})
+			p.offered = append(p.offered, name)
 			continue
 		}
 		n := 0
-		if spec.Ranges == nil {
+		if spec.Ranges == nil && !shapeless {
 			n = NumElements(spec.Shape) * spec.DType.Size()
 		}
 		p.Out = append(p.Out, Step{Name: name, How: CopyOut, Bytes: n})
 	}
 	return nil
 }
+
+// Offered lists the outputs the plan offers the backend as backings. The
+// slice is the plan's own, valid until the next Make.
+func (p *Plan) Offered() []string { return p.offered }
 
 // Input returns the plan of a named input.
 func (p *Plan) Input(name string) (Step, bool) { return find(p.In, name) }

@@ -1,6 +1,7 @@
 package coreml
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,9 @@ func TestPlan(t *testing.T) {
 		Outputs: map[string]TensorSpec{
 			"fixed": {DType: f16, Shape: []int{4}},
 			"flex":  {DType: f16, Shape: []int{1, 4}, Ranges: [][2]int{{1, 8}, {4, 4}}},
+			// coremltools writes no shape for an output that depends on a
+			// flexible input: it must never get a (rank-0) backing.
+			"shapeless": {DType: f16},
 		},
 	}
 	owned := mem.Alloc([]int{4}, f16)
@@ -30,6 +34,7 @@ func TestPlan(t *testing.T) {
 		in       Features
 		o        *Outputs
 		backings bool
+		declined string
 		own      Reuser
 		want     map[string]Transfer
 		bytes    int // planned copy bytes
@@ -37,11 +42,19 @@ func TestPlan(t *testing.T) {
 	}{
 		{name: "backend memory in place, host memory copied",
 			in: Features{"a": owned, "b": host}, backings: true,
-			want: map[string]Transfer{"a": InPlace, "b": CopyIn, "fixed": Reused, "flex": CopyOut}, bytes: 8}, // a flexible output's size is known after the call
+			want: map[string]Transfer{"a": InPlace, "b": CopyIn, "fixed": Reused, "flex": CopyOut, "shapeless": CopyOut}, bytes: 8}, // a flexible output's size is known after the call
 		{name: "kept passes through; kept and backed outputs",
 			in: Features{"a": kept, "b": owned}, backings: true,
 			o:    &Outputs{Into: Features{"fixed": dst}, Keep: map[string]bool{"flex": true}},
 			want: map[string]Transfer{"a": PassThrough, "b": InPlace, "fixed": Backed, "flex": Kept}},
+		{name: "a shapeless output with a destination is copied there, never backed",
+			in: Features{"a": owned, "b": owned}, backings: true,
+			o:    &Outputs{Into: Features{"shapeless": mem.Alloc([]int{3, 4}, f16)}},
+			want: map[string]Transfer{"fixed": Reused, "shapeless": CopyOut}, bytes: 24},
+		{name: "a declined output is copied into its destination, the others stay backed",
+			in: Features{"a": owned, "b": owned}, backings: true, declined: "fixed",
+			o:    &Outputs{Into: Features{"fixed": dst}},
+			want: map[string]Transfer{"fixed": CopyOut}, bytes: 8},
 		{name: "no backings: fixed outputs are copied",
 			in: Features{"a": owned, "b": owned}, backings: false,
 			want: map[string]Transfer{"fixed": CopyOut, "flex": CopyOut}, bytes: 8},
@@ -57,7 +70,14 @@ func TestPlan(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Plan
-			err := p.Make(desc, tt.in, tt.o, &mem, tt.backings, tt.own)
+			var b *Backings
+			if tt.backings {
+				b = &Backings{}
+				if tt.declined != "" {
+					b.Decline(tt.declined)
+				}
+			}
+			err := p.Make(desc, tt.in, tt.o, &mem, b, tt.own)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want one containing %q", err, tt.err)
@@ -72,6 +92,11 @@ func TestPlan(t *testing.T) {
 				bytes += s.Bytes
 				if want, ok := tt.want[s.Name]; ok && s.How != want {
 					t.Errorf("%s: %s, want %s", s.Name, s.How, want)
+				}
+				if s.How == Backed || s.How == Reused {
+					if !slices.Contains(p.Offered(), s.Name) {
+						t.Errorf("%s is %s but not among the offered %v", s.Name, s.How, p.Offered())
+					}
 				}
 			}
 			if bytes != tt.bytes {
@@ -88,8 +113,9 @@ func TestPlanAllocatesNothing(t *testing.T) {
 	in := Features{"a": mem.Alloc([]int{4}, Float16)}
 	o := &Outputs{Into: Features{"x": mem.Alloc([]int{4}, Float16)}, Keep: map[string]bool{"y": true}}
 	var p Plan
-	p.Make(desc, in, o, &mem, true, nil)
-	if n := testing.AllocsPerRun(100, func() { p.Make(desc, in, o, &mem, true, nil) }); n != 0 {
+	b := &Backings{}
+	p.Make(desc, in, o, &mem, b, nil)
+	if n := testing.AllocsPerRun(100, func() { p.Make(desc, in, o, &mem, b, nil) }); n != 0 {
 		t.Errorf("%v allocations per plan", n)
 	}
 }

@@ -22,12 +22,24 @@ const (
 	breakEvenBy = 1.05 // a verify round must beat decoding by 5% to be worth its overhead
 )
 
-func (a *adaptive) observeDecode(sec float64) {
+// observeDecode records a decode call's time; a cold call (one that loaded
+// or first ran a model: coldCalls changed across it) measured Core ML's
+// compiling, not decoding, and is left out.
+func (a *adaptive) observeDecode(sec float64, cold bool) {
+	if cold {
+		return
+	}
 	a.decodeSec = mix(a.decodeSec, sec, a.nDecode)
 	a.nDecode++
 }
 
-func (a *adaptive) observeVerify(sec float64, committed int) {
+// observeVerify records a verify round; a cold one is left out (r1's first
+// verify loads and compiles the width-4 functions: seconds that would keep
+// drafting paused for hundreds of tokens).
+func (a *adaptive) observeVerify(sec float64, committed int, cold bool) {
+	if cold {
+		return
+	}
 	a.verifySec = mix(a.verifySec, sec, a.nVerify)
 	a.perVerify = mix(a.perVerify, float64(committed), a.nVerify)
 	a.nVerify++
@@ -70,3 +82,12 @@ func (a *adaptive) allow(generated int) bool {
 
 // paused reports whether the policy is currently holding drafting off.
 func (a *adaptive) paused(generated int) bool { return generated < a.pausedUntil }
+
+// coldCalls is the chain's count of calls that loaded or first ran a
+// model (ColdCalls), 0 for chains that do not count them.
+func coldCalls(c Chain) int {
+	if cc, ok := c.(interface{ ColdCalls() int }); ok {
+		return cc.ColdCalls()
+	}
+	return 0
+}

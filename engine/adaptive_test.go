@@ -19,7 +19,9 @@ func fakeClock() func() time.Time {
 // reports it); good drafts keep it on.
 func TestAdaptivePausesLosingDrafts(t *testing.T) {
 	b := tinyBundle(t, "v2")
-	bad := newSession(t, b, Settings{Speculation: SpecModeAuto, MaxTokens: 60, DraftLen: 6})
+	// 40 tokens: the turn ends inside the pause (48 tokens from where it
+	// starts), so the state it reports is paused.
+	bad := newSession(t, b, Settings{Speculation: SpecModeAuto, MaxTokens: 40, DraftLen: 6})
 	bad.stops, bad.now = nil, fakeClock()
 	bad.Drafter = randomDrafter{rand.New(rand.NewPCG(1, 1))}
 	_, end := reply(t, bad, "Go.")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/orchard-llm/orchard/checkpoints"
 )
 
 // Regenerating a reply or editing a message does not throw the old one
@@ -27,6 +29,13 @@ type tailState struct {
 	ContOK        bool   `json:"continuation,omitempty"`
 	PrevPrompt    string `json:"prevPrompt,omitempty"`
 	StreamPending []int  `json:"streamPending,omitempty"`
+	// Spans are the media spans of IDs, by position, as the turns that
+	// laid them out placed them; states kept before orchard recorded them
+	// have none, and the next turn then encodes afresh.
+	Spans []spanRef `json:"spans,omitempty"`
+	// Window is the first message IDs render (the model sees): the context
+	// policy moves it on, the conversation keeps every message.
+	Window int `json:"window,omitempty"`
 }
 
 // noTail continues nothing: the next turn encodes the conversation afresh
@@ -35,9 +44,10 @@ var noTail = tailState{Pending: -1}
 
 // tail captures the session's state as the next turn would continue it.
 func (s *Session) tail() tailState {
-	return tailState{IDs: append(slices.Clone(s.committed), s.unfed...), Fed: len(s.committed), Pending: s.pending,
+	ids := append(slices.Clone(s.committed), s.unfed...)
+	return tailState{IDs: ids, Fed: len(s.committed), Pending: s.pending,
 		ContOK: s.contOK && len(s.committed) == s.chain.Position(), PrevPrompt: s.prevPrompt,
-		StreamPending: slices.Clone(s.streamPending)}
+		StreamPending: slices.Clone(s.streamPending), Spans: spansIn(s.spans, len(ids)), Window: s.window}
 }
 
 // applyTail makes st the session's state. The cache keeps the longest
@@ -48,10 +58,7 @@ func (s *Session) applyTail(st tailState) (bool, error) {
 	keep := min(commonPrefix(st.IDs, s.committed), st.Fed)
 	// Equal ids are not equal rows where media sit: the cache keeps a
 	// span only if it holds the same file's rows.
-	refs, err := s.placeSpans(s.msgs, st.IDs)
-	if err != nil {
-		refs, keep = nil, 0
-	}
+	refs := spansIn(st.Spans, len(st.IDs))
 	keep = mediaPrefix(keep, s.spans, refs)
 	kept := true
 	if keep < s.chain.Position() {
@@ -67,22 +74,18 @@ func (s *Session) applyTail(st tailState) (bool, error) {
 		}
 	}
 	s.committed, s.unfed = slices.Clone(st.IDs[:keep]), slices.Clone(st.IDs[keep:])
-	s.spans = slices.DeleteFunc(refs, func(r spanRef) bool { return r.Start >= keep })
+	s.spans = refs
 	s.chain.SetSoft(nil)
 	s.pending, s.contOK, s.prevPrompt = st.Pending, st.ContOK, st.PrevPrompt
 	s.streamPending = slices.Clone(st.StreamPending)
+	s.window = min(max(st.Window, 0), len(s.msgs))
 	return kept, nil
 }
 
 // began records a turn that started: the state its prompt continued
 // (for a later Regenerate or Edit of it) and a change for the history.
-// Dropping the oldest turns renumbers the messages: the other versions go.
-func (s *Session) began(from tailState, userAt, dropped int) {
+func (s *Session) began(from tailState, userAt int) {
 	s.base, s.baseAt = &from, userAt
-	if dropped > 0 {
-		s.versions = nil
-		s.base = nil
-	}
 	s.gen++
 }
 
@@ -93,7 +96,9 @@ func (s *Session) baseFor(i int) tailState {
 	if s.base != nil && s.baseAt == i {
 		return *s.base
 	}
-	return noTail
+	t := noTail
+	t.Window = min(s.window, i) // the model saw no more than it sees now
+	return t
 }
 
 // versionSet is the versions of one message; branches[cur] is nil, its
@@ -335,10 +340,12 @@ type branchJSON struct {
 }
 
 type messageJSON struct {
-	Role        string       `json:"role"`
-	Content     string       `json:"content"`
-	Interrupted bool         `json:"interrupted,omitempty"`
-	Attachments []Attachment `json:"attachments,omitempty"`
+	Role        string               `json:"role"`
+	Content     string               `json:"content"`
+	Interrupted bool                 `json:"interrupted,omitempty"`
+	Stopped     bool                 `json:"stopped,omitempty"`
+	Figures     *checkpoints.Figures `json:"figures,omitempty"`
+	Attachments []Attachment         `json:"attachments,omitempty"`
 }
 
 func versionsToJSON(sets map[int]*versionSet) []versionJSON {
@@ -358,7 +365,8 @@ func versionsToJSON(sets map[int]*versionSet) []versionJSON {
 			}
 			bj := &branchJSON{Nested: versionsToJSON(b.nested), End: b.end, Base: b.base, BaseAt: b.baseAt}
 			for _, m := range b.msgs {
-				bj.Messages = append(bj.Messages, messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
+				bj.Messages = append(bj.Messages, messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted,
+					Stopped: m.Stopped, Figures: toFigures(m.Metrics), Attachments: m.Attachments})
 			}
 			v.Branches = append(v.Branches, bj)
 		}
@@ -389,7 +397,8 @@ func versionsFromJSON(vs []versionJSON, n int) map[int]*versionSet {
 			}
 			b := &branch{end: bj.End, base: bj.Base, baseAt: bj.BaseAt}
 			for _, m := range bj.Messages {
-				b.msgs = append(b.msgs, Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments})
+				b.msgs = append(b.msgs, Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted || m.Stopped,
+					Stopped: m.Stopped, Metrics: fromFigures(m.Figures), Attachments: m.Attachments})
 			}
 			b.nested = versionsFromJSON(bj.Nested, len(b.msgs))
 			if !validTail(b.end) || b.base != nil && !validTail(*b.base) {

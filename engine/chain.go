@@ -6,6 +6,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
@@ -80,6 +82,41 @@ type Options struct {
 	// NoBatchedPrefill feeds prompts token by token (for tests and to
 	// measure the batched path against the plain one).
 	NoBatchedPrefill bool
+	// BatchPastWindow keeps stateful3's batched prefill on past the
+	// sliding window, with the causal mask of stateful-3chunk §3.4 (b): row
+	// t of a batch never sees the rows after it. Not exact: a batch
+	// overwrites the ring slots of the positions W before it, so row t
+	// attends W−T+1+t sliding positions instead of W (the last row all W).
+	// Token by token (off, the default) is exact; on is up to T× fewer
+	// calls per prompt token past the window.
+	BatchPastWindow bool
+}
+
+// coldCount counts a chain's cold calls: graph loads and first
+// predictions (ColdCalls).
+type coldCount struct{ cold int }
+
+// ColdCalls is how many calls so far loaded a model or ran one for the
+// first time. A call during which it grows paid for Core ML's loading or
+// compiling, not for inference: the speculation policy leaves it out.
+func (c *coldCount) ColdCalls() int { return c.cold }
+
+// SeamCopies is how many bytes the chain's runtime has copied across the
+// seam so far, read from the executor's own meter (coreml.CopyMeter): the
+// inputs it copied into backend memory and the outputs it copied out,
+// including those whose backing the backend declined. ok is false when the
+// runtime keeps no meter. A runtime shared by several chains counts them
+// all: take differences around one chain's calls.
+func SeamCopies(c Chain) (n int64, ok bool) {
+	r, ok := c.(interface{ seamRuntime() coreml.Runtime })
+	if !ok {
+		return 0, false
+	}
+	m, ok := r.seamRuntime().(coreml.CopyMeter)
+	if !ok {
+		return 0, false
+	}
+	return m.CopiedBytes(), true
 }
 
 // ErrContextFull is returned when a call would write past the context.
@@ -152,16 +189,28 @@ func Units(b *bundle.Bundle, flag coreml.ComputeUnits) (coreml.ComputeUnits, err
 // before its first prediction so a contract mismatch names the tensor.
 type graph struct {
 	name    string
+	fn      string // the function loaded, "" for the default one
+	rt      coreml.Runtime
 	m       coreml.Model
 	desc    coreml.Description
 	in      coreml.Features
 	views   map[string]*coreml.Tensor // reshaped views of inputs (conform.go)
 	oviews  map[string]*coreml.Tensor // reshaped views of output destinations
+	conv    map[string]*converted     // inputs fed in another dtype than declared (conform.go)
 	outs    coreml.Outputs            // where outputs go: backed into host tensors, or kept in the backend
 	checked bool
+	// Core ML specializes a model for its device on its first prediction,
+	// and a flexible one again for each new row count: those calls are
+	// slow. seen holds the row counts predicted so far (0 for a fixed
+	// model); cold counts such calls, and loads, for the whole chain
+	// (Warm, the speculation policy).
+	seen    map[int]bool
+	flexIn  string // an input with a flexible dimension, "" when none
+	flexDim int
+	cold    *int
 }
 
-func loadGraph(rt coreml.Runtime, path, fn string, cu coreml.ComputeUnits) (*graph, error) {
+func loadGraph(rt coreml.Runtime, path, fn string, cu coreml.ComputeUnits, cold *int) (*graph, error) {
 	m, err := rt.Load(path, coreml.LoadOptions{Function: fn, ComputeUnits: cu})
 	if err != nil {
 		return nil, err
@@ -170,8 +219,18 @@ func loadGraph(rt coreml.Runtime, path, fn string, cu coreml.ComputeUnits) (*gra
 	if fn != "" {
 		label += " (" + fn + ")"
 	}
-	return &graph{name: label, m: m, desc: m.Description(), in: coreml.Features{}, views: map[string]*coreml.Tensor{}, oviews: map[string]*coreml.Tensor{},
-		outs: coreml.Outputs{Into: coreml.Features{}, Keep: map[string]bool{}}}, nil
+	if cold != nil {
+		*cold++ // loading is part of the cold work the policy must not average
+	}
+	g := &graph{name: label, fn: fn, rt: rt, m: m, desc: m.Description(), in: coreml.Features{}, views: map[string]*coreml.Tensor{}, oviews: map[string]*coreml.Tensor{},
+		conv: map[string]*converted{}, outs: coreml.Outputs{Into: coreml.Features{}, Keep: map[string]bool{}}, cold: cold, seen: map[int]bool{}}
+	for _, name := range slices.Sorted(maps.Keys(g.desc.Inputs)) {
+		if r := g.desc.Inputs[name].Ranges; r != nil {
+			g.flexIn, g.flexDim = name, slices.IndexFunc(r, func(x [2]int) bool { return x[0] != x[1] })
+			break
+		}
+	}
+	return g, nil
 }
 
 // keep leaves the named outputs, where the model declares them, in the
@@ -202,17 +261,42 @@ func (g *graph) into(name string, t *coreml.Tensor) {
 	}
 }
 
-// set feeds a tensor if the model declares it.
+// set feeds a tensor if the model declares it. A host tensor of another
+// dtype than the model declares (an fp32 or int32 input where the host
+// fills fp16) is fed through a tensor of the declared dtype, refilled
+// before every prediction.
 func (g *graph) set(name string, t *coreml.Tensor) {
-	if spec, ok := g.desc.Inputs[name]; ok {
-		g.in[name] = conform(g.views, name, spec, t)
+	spec, ok := g.desc.Inputs[name]
+	if !ok {
+		return
 	}
+	if t != nil && t.DType != spec.DType && !t.InBackend() && len(t.Data) > 0 {
+		as := spec
+		as.DType = t.DType
+		g.in[name] = g.convert(name, conform(g.views, name, as, t), spec.DType)
+		return
+	}
+	delete(g.conv, name)
+	g.in[name] = conform(g.views, name, spec, t)
 }
 
 // has reports whether the model declares an input.
 func (g *graph) has(name string) bool { _, ok := g.desc.Inputs[name]; return ok }
 
 func (g *graph) predict(st coreml.State) (coreml.Features, error) {
+	for _, c := range g.conv {
+		c.fill()
+	}
+	rows := 0
+	if t := g.in[g.flexIn]; t != nil && g.flexDim >= 0 && g.flexDim < len(t.Shape) {
+		rows = t.Shape[g.flexDim]
+	}
+	if !g.seen[rows] {
+		g.seen[rows] = true
+		if g.cold != nil {
+			*g.cold++
+		}
+	}
 	if !g.checked {
 		if err := g.desc.PrecheckInputs(g.in); err != nil {
 			return nil, fmt.Errorf("%s: inputs do not match the model: %w", g.name, err)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/orchard-llm/orchard/bundle"
@@ -17,6 +18,7 @@ import (
 // straight into the other (an output backing), then the two swap — no host
 // copy of the cache per token, as upstream swaps array references.
 type r1Chain struct {
+	coldCount
 	b    *bundle.Bundle
 	c    *bundle.R1Config
 	rt   coreml.Runtime
@@ -87,7 +89,7 @@ func openR1(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*r1Chai
 	ch.dec = ch.inputs(1, false)
 	fn := ch.fns[1]
 	for _, chunk := range b.Chunks {
-		gr, err := loadGraph(rt, chunk.Path, fn, o.ComputeUnits)
+		gr, err := loadGraph(rt, chunk.Path, fn, o.ComputeUnits, &ch.cold)
 		if err != nil {
 			ch.Close()
 			return nil, fmt.Errorf("load %s: %w", chunk.Name, err)
@@ -95,7 +97,7 @@ func openR1(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*r1Chai
 		ch.decode = append(ch.decode, gr)
 		ch.bind(gr, &ch.dec)
 	}
-	head, err := loadGraph(rt, b.Heads[0].Path, "", o.ComputeUnits)
+	head, err := loadGraph(rt, b.Heads[0].Path, "", o.ComputeUnits, &ch.cold)
 	if err != nil {
 		ch.Close()
 		return nil, fmt.Errorf("load %s: %w", b.Heads[0].Name, err)
@@ -115,6 +117,9 @@ func (c *r1Chain) discover(rt coreml.Runtime) {
 	sets := make([]functionSet, len(c.b.Chunks))
 	for i, chunk := range c.b.Chunks {
 		sets[i] = functionsOf(rt, chunk)
+		if sets[i].note != "" {
+			c.notes = append(c.notes, sets[i].note)
+		}
 	}
 	found := discoveredWidths(sets)
 	c.fns = map[int]string{}
@@ -136,11 +141,23 @@ func (c *r1Chain) discover(rt coreml.Runtime) {
 		c.fns[1] = "" // the default function
 		c.notes = append(c.notes, fmt.Sprintf("the chunks have no function %q (%s lists %v); decoding with their default function", dn, sets[0].source, sets[0].names))
 	}
+	// The widths are prefill.N's, as the Swift runtime uses only those; a
+	// width the chunks' function names encode joins them only when no
+	// width of prefill.N has a function at all.
 	widths := slices.Clone(c.c.CoreLLM.Prefill.N)
-	for n := range found {
-		if n > 1 && !slices.Contains(widths, n) {
-			widths = append(widths, n)
+	named := slices.ContainsFunc(widths, func(n int) bool {
+		_, ok := name(n)
+		return n > 1 && n <= c.ctx && ok
+	})
+	for _, n := range slices.Sorted(maps.Keys(found)) {
+		if n <= 1 || slices.Contains(widths, n) {
+			continue
 		}
+		if named {
+			c.notes = append(c.notes, fmt.Sprintf("the chunks' function %s (width %d) is unused: prefill.N lists %v", found[n], n, c.c.CoreLLM.Prefill.N))
+			continue
+		}
+		widths = append(widths, n)
 	}
 	slices.Sort(widths)
 	for _, n := range slices.Backward(widths) {
@@ -409,7 +426,7 @@ func (c *r1Chain) block(n int, plain bool) (*r1Block, error) {
 		return nil, err
 	}
 	for _, chunk := range c.b.Chunks {
-		g, err := loadGraph(c.rt, chunk.Path, name, c.o.ComputeUnits)
+		g, err := loadGraph(c.rt, chunk.Path, name, c.o.ComputeUnits, &c.cold)
 		if err != nil {
 			return fail(fmt.Errorf("load %s (%s): %w", chunk.Name, name, err))
 		}
@@ -527,7 +544,7 @@ func (c *r1Chain) Verify(tokens []int) ([]int, error) {
 		if units == coreml.DefaultUnits {
 			units = coreml.DefaultVerifyHeadUnits(c.o.ComputeUnits)
 		}
-		if c.headV, err = loadGraph(c.rt, c.b.Heads[1].Path, "", units); err != nil {
+		if c.headV, err = loadGraph(c.rt, c.b.Heads[1].Path, "", units, &c.cold); err != nil {
 			c.verifyN = 0
 			return nil, fmt.Errorf("%w: %v", ErrNoVerify, err)
 		}
@@ -555,3 +572,5 @@ func (c *r1Chain) Close() error {
 
 // SetSoft hands media rows to the host inputs (Chain).
 func (c *r1Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }
+
+func (c *r1Chain) seamRuntime() coreml.Runtime { return c.rt }

@@ -17,16 +17,22 @@ import (
 // engine, all for exactness or speed:
 //   - the batched prefill is used only while the batch stays below the
 //     sliding window, so no row ever attends slots its own batch overwrote
-//     (the published engine's causal leak past W, §3.4);
+//     (the published engine's causal leak past W, §3.4); with
+//     Options.BatchPastWindow it goes on past W with the causal mask of
+//     §3.4 (b), which is causal but sees a shorter window (not exact);
 //   - after a misaligned resume it runs T=1 until aligned, then batches;
 //   - chunk_3 runs only for the last prompt token (it has no side effects).
 type s3Chain struct {
+	coldCount
 	b    *bundle.Bundle
+	rt   coreml.Runtime
 	host *Host
 	o    Options
 
 	H, LP, ctx, W, hd, ghd, vocab int
 	logits                        bool
+
+	logitsName string // chunk_3's logits output ("logits" on cardbud's card), "" for token_id
 
 	infer  [3]*graph
 	batch  [3]*graph // prefill_b<T> for chunk_1 and chunk_2 (nil: unavailable)
@@ -46,11 +52,11 @@ type s3Inputs struct {
 }
 
 func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chain, error) {
-	c := &s3Chain{b: b, host: host, o: o}
+	c := &s3Chain{b: b, rt: rt, host: host, o: o}
 	// T=1 is each chunk's default function ("infer" in multifunction
 	// builds, "main" otherwise), as the published engine loads it.
 	for i, ch := range b.Chunks {
-		gr, err := loadGraph(rt, ch.Path, "", o.ComputeUnits)
+		gr, err := loadGraph(rt, ch.Path, "", o.ComputeUnits, &c.cold)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("load %s: %w", ch.Name, err)
@@ -65,36 +71,30 @@ func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chai
 		c.Close()
 		return nil, err
 	}
-	_, hasLogits := c.infer[2].desc.Outputs["logits"]
-	_, hasToken := c.infer[2].desc.Outputs["token_id"]
-	switch {
-	case !hasLogits && !hasToken:
+	// chunk_3's head: token_id, else the one floating output whose last
+	// dimension is the vocabulary, whatever its name (cardbud's card
+	// never names it).
+	logitsName, err := s3HeadOutput(c.infer[2].name, c.infer[2].desc, b.Geometry.Vocab)
+	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("bundle %s: %s declares neither a token_id nor a logits output (it has %v)", b.Dir, c.infer[2].name, outputNames(c.infer[2].desc))
-	case hasLogits && b.Family != bundle.Stateful3Logits, !hasLogits && b.Family == bundle.Stateful3Logits:
+		return nil, fmt.Errorf("bundle %s: %w", b.Dir, err)
+	}
+	hasLogits := logitsName != ""
+	if hasLogits != (b.Family == bundle.Stateful3Logits) {
 		fam := bundle.Stateful3
 		if hasLogits {
 			fam = bundle.Stateful3Logits
 		}
-		note := fmt.Sprintf("%s declares %s: the bundle is %s (its metadata.json said otherwise or nothing)", c.infer[2].name, map[bool]string{true: "logits", false: "token_id"}[hasLogits], fam)
+		note := fmt.Sprintf("%s declares %s: the bundle is %s (its metadata.json said otherwise or nothing)", c.infer[2].name, map[bool]string{true: "logits (" + logitsName + ")", false: "token_id"}[hasLogits], fam)
 		if err := b.Refine(fam, b.Geometry, []string{note}); err != nil {
 			c.Close()
 			return nil, err
 		}
 		c.notes = append(c.notes, note)
 	}
-	if hasLogits {
-		if sp := c.infer[2].desc.Outputs["logits"]; sp.DType != coreml.Float16 && sp.DType != coreml.Float32 {
-			c.Close()
-			return nil, fmt.Errorf("bundle %s: %s logits are %s; orchard reads fp16 or fp32", b.Dir, c.infer[2].name, sp.DType)
-		}
-	}
 	g := b.Geometry
 	c.H, c.LP, c.ctx, c.W, c.hd, c.ghd, c.vocab = g.Hidden, g.Layers*g.PLEDim, g.Context, g.SlidingWindow, g.HeadDim, g.GlobalHeadDim, g.Vocab
-	c.logits = hasLogits
-	if hasLogits {
-		c.vocab = declaredLast(c.infer[2].desc.Outputs, "logits")
-	}
+	c.logits, c.logitsName = hasLogits, logitsName
 	c.in[0] = c.inputs(rt, 1)
 	c.bind(c.infer[:], c.in[0])
 	c.keepPassed(c.infer[:2])
@@ -115,6 +115,11 @@ func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chai
 // (G20). A width above the sliding window is never usable.
 func (c *s3Chain) probeBatch(rt coreml.Runtime) {
 	sets := []functionSet{functionsOf(rt, c.b.Chunks[0]), functionsOf(rt, c.b.Chunks[1])}
+	for _, s := range sets {
+		if s.note != "" {
+			c.notes = append(c.notes, s.note)
+		}
+	}
 	for _, T := range s3BatchProbe {
 		fn := fmt.Sprintf("prefill_b%d", T)
 		if T > c.W || !allHave(sets, fn) {
@@ -123,7 +128,7 @@ func (c *s3Chain) probeBatch(rt coreml.Runtime) {
 		var gs [2]*graph
 		var err error
 		for i := range 2 {
-			if gs[i], err = loadGraph(rt, c.b.Chunks[i].Path, fn, c.o.ComputeUnits); err != nil {
+			if gs[i], err = loadGraph(rt, c.b.Chunks[i].Path, fn, c.o.ComputeUnits, &c.cold); err != nil {
 				break
 			}
 		}
@@ -242,8 +247,9 @@ func (c *s3Chain) Verify([]int) ([]int, error) { return nil, ErrNoVerify }
 
 func (c *s3Chain) Decode(tok int) (int, error) { return c.step([]int{tok}, true) }
 
-// Prefill batches while the rows stay below W (exact), aligning first with
-// T=1 steps, and leaves the last token to a T=1 step with chunk_3.
+// Prefill batches while the rows stay below W (exact) — and past W with
+// BatchPastWindow — aligning first with T=1 steps, and leaves the last
+// token to a T=1 step with chunk_3.
 func (c *s3Chain) Prefill(tokens []int) (int, error) {
 	n := len(tokens)
 	if n == 0 {
@@ -253,7 +259,7 @@ func (c *s3Chain) Prefill(tokens []int) (int, error) {
 		return 0, fmt.Errorf("prefill of %d tokens at position %d: %w (%d positions)", n, c.pos, ErrContextFull, c.ctx)
 	}
 	for idx := 0; idx < n-1; {
-		if T := c.T; T > 0 && c.pos%T == 0 && c.pos+T <= c.W && idx+T <= n-1 {
+		if T := c.T; T > 0 && c.pos%T == 0 && c.batchable(c.pos) && idx+T <= n-1 {
 			if _, err := c.step(tokens[idx:idx+T], false); err != nil {
 				return 0, err
 			}
@@ -266,6 +272,16 @@ func (c *s3Chain) Prefill(tokens []int) (int, error) {
 		idx++
 	}
 	return c.step(tokens[n-1:], true)
+}
+
+// batchable reports whether a batch of T rows may start at p: below the
+// window, where it is exact; past it only with BatchPastWindow, and only
+// where its T ring slots do not wrap.
+func (c *s3Chain) batchable(p int) bool {
+	if p+c.T <= c.W {
+		return true
+	}
+	return c.o.BatchPastWindow && p >= c.W && sidecars.RingPos(p, c.W)+c.T <= c.W
 }
 
 // step feeds T rows at the current position; with head it also runs
@@ -293,6 +309,17 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 		sidecars.MaskSlidingRing(ms[t*c.W:(t+1)*c.W], p+t, c.host.Neg)
 		if err := c.host.Rope(p+t, cs[t*c.hd:(t+1)*c.hd], ss[t*c.hd:(t+1)*c.hd], cf[t*c.ghd:(t+1)*c.ghd], sf[t*c.ghd:(t+1)*c.ghd]); err != nil {
 			return 0, err
+		}
+	}
+	if T > 1 && p >= c.W {
+		// Past the window every ring slot holds a position, and this
+		// call has written rows p…p+T−1 at ring…ring+T−1 before any row
+		// attends: row t must not see the rows after it (§3.4 b).
+		r := sidecars.RingPos(p, c.W)
+		for t := range T {
+			for s := r + t + 1; s < r+T; s++ {
+				ms[t*c.W+s] = c.host.Neg
+			}
 		}
 	}
 	in.cur.SetI32(0, int32(p))
@@ -336,11 +363,11 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 		return 0, err
 	}
 	if c.logits {
-		lt, err := g3.output(out3, "logits")
+		lt, err := g3.output(out3, c.logitsName)
 		if err != nil {
 			return 0, err
 		}
-		return c.argmax(lt), nil
+		return c.argmax(g3.name, lt)
 	}
 	id, err := g3.output(out3, "token_id")
 	if err != nil {
@@ -350,8 +377,12 @@ func (c *s3Chain) step(toks []int, head bool) (int, error) {
 }
 
 // argmax widens the logits, fp16 or fp32 as the model declares them, and
-// picks the largest, lowest index on ties (as torch does; G17).
-func (c *s3Chain) argmax(t *coreml.Tensor) int {
+// picks the largest, lowest index on ties (as torch does; G17). A
+// shapeless output is checked here, on what the call returned.
+func (c *s3Chain) argmax(model string, t *coreml.Tensor) (int, error) {
+	if n := len(t.Shape); n == 0 || t.Shape[n-1] != c.vocab || t.Len() != c.vocab {
+		return 0, fmt.Errorf("%s: %s is %v, want the %d logits of the vocabulary", model, c.logitsName, t.Shape, c.vocab)
+	}
 	if len(c.out) != c.vocab {
 		c.out = make([]float32, c.vocab)
 	}
@@ -370,7 +401,7 @@ func (c *s3Chain) argmax(t *coreml.Tensor) int {
 			best = i
 		}
 	}
-	return best
+	return best, nil
 }
 
 // closeStates releases the MLStates now (24 MiB on E2B).
@@ -396,3 +427,5 @@ func (c *s3Chain) Close() error {
 
 // SetSoft hands media rows to the host inputs (Chain).
 func (c *s3Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }
+
+func (c *s3Chain) seamRuntime() coreml.Runtime { return c.rt }

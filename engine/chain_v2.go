@@ -14,6 +14,7 @@ import (
 // prefill; own-KV chunks keep their cache in an MLState, KV-shared chunks
 // are stateless and get the store layers' k/v outputs of the same step.
 type v2Chain struct {
+	coldCount
 	b    *bundle.Bundle
 	c    *bundle.V2Config
 	rt   coreml.Runtime
@@ -54,7 +55,7 @@ func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chai
 		hd: g.HeadDim, ghd: g.GlobalHeadDim, sliding: g.SlidingWindow, maxS: c.SRange.Upper, neg: host.Neg,
 		bufs: map[int]*v2Inputs{}, rowsOK: map[int]bool{}}
 	for _, chunk := range b.Chunks {
-		gr, err := loadGraph(rt, chunk.Path, "", o.ComputeUnits)
+		gr, err := loadGraph(rt, chunk.Path, "", o.ComputeUnits, &ch.cold)
 		if err != nil {
 			ch.Close()
 			return nil, fmt.Errorf("load %s: %w", chunk.Name, err)
@@ -77,7 +78,7 @@ func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chai
 	if hu == coreml.DefaultUnits {
 		hu = o.ComputeUnits
 	}
-	head, err := loadGraph(rt, b.Heads[0].Path, "", hu)
+	head, err := loadGraph(rt, b.Heads[0].Path, "", hu, &ch.cold)
 	if err != nil {
 		ch.Close()
 		return nil, fmt.Errorf("load %s: %w", b.Heads[0].Name, err)
@@ -372,3 +373,5 @@ func (c *v2Chain) Close() error {
 
 // SetSoft hands media rows to the host inputs (Chain).
 func (c *v2Chain) SetSoft(spans []SoftSpan) { c.host.SetSoft(spans) }
+
+func (c *v2Chain) seamRuntime() coreml.Runtime { return c.rt }

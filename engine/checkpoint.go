@@ -35,10 +35,15 @@ type sessionState struct {
 	HistoryID string `json:"historyID,omitempty"`
 	// Title is the history entry's own title (historytitle.go).
 	Title string `json:"title,omitempty"`
-	// Spans are the media spans the cache holds (the attachments travel
-	// with their messages): a loaded conversation continues from the
-	// cached rows, and only a rebuild of the cache encodes the files again.
+	// Spans are the media spans of the tokens (Tokens, then Unfed) by
+	// position (the attachments travel with their messages): a loaded
+	// conversation continues from the cached rows, and only a rebuild of
+	// the cache encodes the files again. Older checkpoints list only the
+	// spans the cache held; a turn then encodes its prompt afresh.
 	Spans []spanRef `json:"spans,omitempty"`
+	// Window is the first message the model sees; those before it are in
+	// the conversation but out of the context (the drop-oldest policy).
+	Window int `json:"window,omitempty"`
 }
 
 // Checkpoint captures the conversation, the committed tokens, the pending
@@ -53,13 +58,13 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 	}
 	state := sessionState{Settings: s.set, ContOK: s.contOK, PrevPrompt: s.prevPrompt, Unfed: s.unfed,
 		StreamPending: s.streamPending, Base: s.base, BaseAt: s.baseAt, Versions: versionsToJSON(s.versions),
-		HistoryID: s.historyID}
+		HistoryID: s.historyID, Window: s.window}
 	for i, m := range s.msgs {
 		if m.Interrupted {
 			state.Interrupted = append(state.Interrupted, i)
 		}
 	}
-	state.Spans = s.spans
+	state.Spans = spansIn(s.spans, len(s.committed)+len(s.unfed))
 	st, err := json.Marshal(state)
 	if err != nil {
 		return nil, err
@@ -71,7 +76,7 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 		Cache:        checkpoints.Cache{Family: cache.Family, Position: cache.Position},
 	}
 	for _, m := range s.msgs {
-		cm := checkpoints.Message{Role: m.Role, Content: m.Content}
+		cm := checkpoints.Message{Role: m.Role, Content: m.Content, Stopped: m.Stopped, Figures: toFigures(m.Metrics)}
 		for _, a := range m.Attachments {
 			cm.Media = append(cm.Media, checkpoints.Media(a))
 		}
@@ -134,7 +139,7 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	}
 	s.msgs = s.msgs[:0]
 	for _, m := range cp.Conversation.Messages {
-		msg := Message{Role: m.Role, Content: m.Content}
+		msg := Message{Role: m.Role, Content: m.Content, Interrupted: m.Stopped, Stopped: m.Stopped, Metrics: fromFigures(m.Figures)}
 		for _, a := range m.Media {
 			msg.Attachments = append(msg.Attachments, Attachment(a))
 		}
@@ -157,11 +162,44 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	if st.Base != nil && validTail(*st.Base) && st.BaseAt >= 0 && st.BaseAt < len(s.msgs) {
 		s.base, s.baseAt = st.Base, st.BaseAt
 	}
+	s.window = min(max(st.Window, 0), len(s.msgs))
 	s.versions = versionsFromJSON(st.Versions, len(s.msgs))
 	s.historyID = st.HistoryID
 	s.gen++
 	s.policy = adaptive{}
 	return nil
+}
+
+// toFigures is the checkpoint form of a reply's figures (figuresOf).
+func toFigures(m *TurnMetrics) *checkpoints.Figures {
+	if m == nil {
+		return nil
+	}
+	sp := m.Spec
+	return &checkpoints.Figures{PromptTokens: m.PromptTokens, ReusedTokens: m.ReusedTokens, GeneratedTokens: m.GeneratedTokens,
+		FinishReason: m.FinishReason, TTFTSeconds: m.TTFTSeconds, PrefillSeconds: m.PrefillSeconds,
+		PrefillTokPerSec: m.PrefillTokPerSec, DecodeTokPerSec: m.DecodeTokPerSec, PerTokenMinMs: m.PerTokenMinMs,
+		PerTokenMedianMs: m.PerTokenMedianMs, PerTokenMaxMs: m.PerTokenMaxMs, PerTokenMeanMs: m.PerTokenMeanMs,
+		ContextUsed: m.ContextUsed, ContextLimit: m.ContextLimit, DroppedTurns: m.DroppedTurns,
+		Spec: checkpoints.SpecFigures{Enabled: sp.Enabled, State: string(sp.State), Rounds: sp.Rounds, Drafted: sp.Drafted,
+			Accepted: sp.Accepted, FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate,
+			MeanAccepted: sp.MeanAccepted}}
+}
+
+// fromFigures is toFigures undone.
+func fromFigures(f *checkpoints.Figures) *TurnMetrics {
+	if f == nil {
+		return nil
+	}
+	sp := f.Spec
+	return &TurnMetrics{PromptTokens: f.PromptTokens, ReusedTokens: f.ReusedTokens, GeneratedTokens: f.GeneratedTokens,
+		FinishReason: f.FinishReason, TTFTSeconds: f.TTFTSeconds, PrefillSeconds: f.PrefillSeconds,
+		PrefillTokPerSec: f.PrefillTokPerSec, DecodeTokPerSec: f.DecodeTokPerSec, PerTokenMinMs: f.PerTokenMinMs,
+		PerTokenMedianMs: f.PerTokenMedianMs, PerTokenMaxMs: f.PerTokenMaxMs, PerTokenMeanMs: f.PerTokenMeanMs,
+		ContextUsed: f.ContextUsed, ContextLimit: f.ContextLimit, DroppedTurns: f.DroppedTurns,
+		Spec: SpecStats{Enabled: sp.Enabled, State: SpecState(sp.State), Rounds: sp.Rounds, Drafted: sp.Drafted,
+			Accepted: sp.Accepted, FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate,
+			MeanAccepted: sp.MeanAccepted}}
 }
 
 // CheckpointStore is what the engine needs of the checkpoint store.
@@ -260,7 +298,9 @@ func (e *Engine) load(op, name string) {
 			}
 			return err
 		}
-		e.keepReplaced()
+		if err := e.keepReplaced(); err != nil {
+			return err
+		}
 		if err := e.sess.Restore(cp); err != nil {
 			return err
 		}

@@ -210,11 +210,11 @@ func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 	}
 	c := s.conversation(req.Messages)
 	c.System, c.Thinking, c.Continue = req.Settings.System, req.Settings.Thinking, req.Messages[n-1].Role == "model"
-	ids, err := s.tmpl.Encode(c)
+	ids, starts, err := s.tmpl.EncodeSpans(c)
 	if err != nil {
 		return nil, nil, &RequestError{err}
 	}
-	refs, err := s.placeSpans(req.Messages, ids)
+	refs, err := s.place(layout(req.Messages), ids, starts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -232,7 +232,7 @@ func (s *Session) complete(req Request, ids []int, cancelled func() bool, sink f
 		return
 	}
 	if !sameMessages(s.msgs, history) {
-		s.msgs, s.contOK, s.streamPending = slices.Clone(history), false, nil
+		s.msgs, s.window, s.contOK, s.streamPending = slices.Clone(history), 0, false, nil
 		s.versions, s.base = nil, nil // another conversation: the chat's versions stay with it
 	}
 	// The sampler's stream depends on the seed and the turn, so the same
@@ -274,7 +274,13 @@ func (s *Session) complete(req Request, ids []int, cancelled func() bool, sink f
 		// The reply ends before the stop string; the cache may hold
 		// tokens past it, so the next turn re-derives what to reuse.
 		if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
-			s.msgs[n-1].Content, s.msgs[n-1].Interrupted = begun+st.reply, false
+			m := &s.msgs[n-1]
+			m.Content, m.Interrupted, m.Stopped = begun+st.reply, false, false
+			if m.Metrics != nil {
+				f := *m.Metrics // shared with copies of the conversation: a new one
+				f.FinishReason = "stop"
+				m.Metrics = &f
+			}
 		}
 		s.contOK = false
 	}

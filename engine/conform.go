@@ -70,3 +70,25 @@ func fitsDims(spec coreml.TensorSpec, shape []int) bool {
 	}
 	return true
 }
+
+// converted is an input the host fills in one dtype and the model declares
+// in another: dst (the declared dtype, from the runtime's Alloc) is
+// refilled from src before every prediction.
+type converted struct {
+	src, dst *coreml.Tensor
+}
+
+// convert returns the declared-dtype tensor fed for src, made once per
+// shape.
+func (g *graph) convert(name string, src *coreml.Tensor, dt coreml.DType) *coreml.Tensor {
+	c := g.conv[name]
+	if c == nil || c.dst.DType != dt || !slices.Equal(c.dst.Shape, src.Shape) {
+		c = &converted{dst: g.rt.Alloc(src.Shape, dt)}
+		g.conv[name] = c
+	}
+	c.src = src
+	return c.dst
+}
+
+// fill converts the host tensor into the declared dtype.
+func (c *converted) fill() { coreml.Convert(c.dst, c.src) }

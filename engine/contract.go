@@ -3,9 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
@@ -23,23 +25,28 @@ type functionSet struct {
 	names  []string // empty with known: a single-function model
 	known  bool
 	source string // "the runtime", "metadata.json"
+	note   string // why the runtime could not say (it did not answer in time, say)
 }
 
 // functionsOf asks the runtime, then the bundle's metadata hint.
 func functionsOf(rt coreml.Runtime, ch bundle.Chunk) functionSet {
+	var note string
 	if l, ok := rt.(coreml.FunctionLister); ok {
 		names, err := l.Functions(ch.Path)
 		if err == nil {
 			return functionSet{names: names, known: true, source: "the runtime"}
 		}
+		if err != coreml.ErrFunctionsUnknown {
+			note = fmt.Sprintf("%s: %v", ch.Name, err)
+		}
 		if !errors.Is(err, coreml.ErrFunctionsUnknown) {
-			return functionSet{} // unreadable here: learn by loading
+			return functionSet{note: note} // unreadable here: learn by loading
 		}
 	}
 	if m, err := bundle.ReadModelMeta(ch.Path); err == nil && len(m.Functions) > 0 {
-		return functionSet{names: m.Functions, known: true, source: "metadata.json"}
+		return functionSet{names: m.Functions, known: true, source: "metadata.json", note: note}
 	}
-	return functionSet{}
+	return functionSet{note: note}
 }
 
 // has reports whether fn is there: maybe (true) when nothing is known.
@@ -138,4 +145,46 @@ func refineS3(b *bundle.Bundle, d coreml.Description, host *Host) (notes []strin
 		}
 	}
 	return notes, nil
+}
+
+// s3HeadOutput finds what chunk_3 emits: "" for token_id; else the name
+// of the one floating output whose last dimension is the vocabulary — or,
+// when no output declares a shape, of the one floating output there is
+// (its shape is checked on the first call). Anything else is refused with
+// the outputs listed.
+func s3HeadOutput(model string, d coreml.Description, vocab int) (string, error) {
+	if _, ok := d.Outputs["token_id"]; ok {
+		return "", nil
+	}
+	var floats, fits []string
+	for _, name := range slices.Sorted(maps.Keys(d.Outputs)) {
+		sp := d.Outputs[name]
+		if sp.DType != coreml.Float16 && sp.DType != coreml.Float32 {
+			continue
+		}
+		floats = append(floats, name)
+		if !sp.Shapeless() && sp.Shape[len(sp.Shape)-1] == vocab {
+			fits = append(fits, name)
+		}
+	}
+	switch {
+	case len(fits) == 1:
+		return fits[0], nil
+	case len(fits) == 0 && len(floats) == 1 && d.Outputs[floats[0]].Shapeless():
+		return floats[0], nil
+	}
+	var list []string
+	for _, name := range slices.Sorted(maps.Keys(d.Outputs)) {
+		sp := d.Outputs[name]
+		shape := "no shape"
+		if !sp.Shapeless() {
+			shape = sp.ShapeString()
+		}
+		list = append(list, fmt.Sprintf("%s (%s, %s)", name, sp.DType, shape))
+	}
+	why := "no floating output whose last dimension is the vocabulary"
+	if len(fits) > 1 {
+		why = fmt.Sprintf("%d floating outputs whose last dimension is the vocabulary", len(fits))
+	}
+	return "", fmt.Errorf("%s declares no token_id and %s (%d): its outputs are %s; orchard reads a token_id or one logits output", model, why, vocab, strings.Join(list, ", "))
 }

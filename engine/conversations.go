@@ -62,6 +62,7 @@ const (
 // turn needs to continue it exactly as if it had never left.
 type convState struct {
 	msgs       []Message
+	window     int
 	set        Settings
 	committed  []int
 	pending    int
@@ -89,7 +90,7 @@ func (c *convState) bytes() int64 { return int64(8*len(c.committed)) + c.size }
 
 // capture copies the session's conversation and cache.
 func (s *Session) capture() (*convState, error) {
-	c := &convState{msgs: slices.Clone(s.msgs), set: s.set, committed: slices.Clone(s.committed), pending: s.pending,
+	c := &convState{msgs: slices.Clone(s.msgs), window: s.window, set: s.set, committed: slices.Clone(s.committed), pending: s.pending,
 		contOK: s.contOK, prevPrompt: s.prevPrompt, unfed: slices.Clone(s.unfed), streamPend: slices.Clone(s.streamPending), turn: s.turn,
 		spans: slices.Clone(s.spans), encoded: s.encoded,
 		versions: s.versions, base: s.base, baseAt: s.baseAt, historyID: s.historyID, gen: s.gen}
@@ -123,7 +124,7 @@ func (s *Session) restoreState(c *convState) error {
 	if err := s.applySettings(c.set); err != nil {
 		return err
 	}
-	s.msgs, s.committed, s.pending = slices.Clone(c.msgs), slices.Clone(c.committed), c.pending
+	s.msgs, s.window, s.committed, s.pending = slices.Clone(c.msgs), c.window, slices.Clone(c.committed), c.pending
 	s.contOK, s.prevPrompt, s.unfed, s.turn = c.contOK, c.prevPrompt, slices.Clone(c.unfed), c.turn
 	s.streamPending = slices.Clone(c.streamPend)
 	s.spans, s.encoded = slices.Clone(c.spans), c.encoded

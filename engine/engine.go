@@ -255,10 +255,14 @@ func (e *Engine) SetSettings(s Settings) {
 }
 
 // Clear starts a new conversation; the one it replaces is kept in the
-// history (when there is one).
+// history (when there is one) — and when it cannot be kept, nothing is
+// cleared (Failed{Op: "clear"} with a *NotKeptError).
 func (e *Engine) Clear() {
 	e.do("clear", func() {
-		e.keepReplaced()
+		if err := e.keepReplaced(); err != nil {
+			e.emit(Failed{Op: "clear", Err: err})
+			return
+		}
 		if err := e.sess.Clear(); err != nil {
 			e.emit(Failed{Op: "clear", Err: err})
 			return
@@ -272,6 +276,7 @@ func (e *Engine) Clear() {
 // cancelled) and closes the event channel.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
+		e.sess.closing.Store(true)
 		e.Cancel()
 		e.cmdMu.Lock()
 		e.closed = true

@@ -167,6 +167,13 @@ type Message struct {
 	// Interrupted marks a reply cut short before its end: stopped by the
 	// user, or by the engine closing (a dropped connection) mid-reply.
 	Interrupted bool
+	// Stopped marks a reply the user stopped (Interrupted is set too).
+	Stopped bool
+	// Metrics are the figures of the turn that made a reply (without the
+	// per-token list and the memory sample); they travel with it through
+	// checkpoints, the history and versions. Nil for a user message, and
+	// for a reply from a checkpoint written before orchard kept them.
+	Metrics *TurnMetrics
 	// Version is this message's place among Versions, the versions it
 	// has (regenerated replies, edited messages, each with the turns that
 	// followed it); Versions is 0 when it has no other.
@@ -218,9 +225,14 @@ type TurnMetrics struct {
 	PerTokenMeanMs   float64   `json:"perTokenMeanMs"`
 	ContextUsed      int       `json:"contextUsed"`
 	ContextLimit     int       `json:"contextLength"`
-	DroppedTurns     int       `json:"droppedTurns,omitempty"`
-	Spec             SpecStats `json:"spec"`
-	Memory           Memory    `json:"memory"`
+	DroppedTurns     int       `json:"droppedTurns,omitempty"` // messages the model stopped seeing this turn (drop-oldest)
+	// SeamCopiedBytesPerToken is what the runtime really copied across the
+	// seam while decoding, per generated token, from its own meter
+	// (SeamMetered false: the runtime keeps none).
+	SeamCopiedBytesPerToken float64   `json:"seamCopiedBytesPerToken"`
+	SeamMetered             bool      `json:"seamMetered"`
+	Spec                    SpecStats `json:"spec"`
+	Memory                  Memory    `json:"memory"`
 }
 
 // SpecStats are the speculation figures under both published definitions.
@@ -318,7 +330,7 @@ type ContextPolicy string
 
 const (
 	ContextStop       ContextPolicy = "stop"        // refuse with a clear message
-	ContextDropOldest ContextPolicy = "drop-oldest" // drop the oldest turns (never the system prompt), re-prefill
+	ContextDropOldest ContextPolicy = "drop-oldest" // the model stops seeing the oldest turns (never the system prompt; the conversation keeps them), re-prefill
 )
 
 // DefaultSettings are the built-in defaults.

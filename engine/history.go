@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -118,7 +120,9 @@ func (e *Engine) resume(id string) error {
 		}
 		return err
 	}
-	e.keepReplaced()
+	if err := e.keepReplaced(); err != nil {
+		return err
+	}
 	if err := s.Restore(cp); err != nil {
 		return err
 	}
@@ -133,16 +137,42 @@ func (e *Engine) resume(id string) error {
 }
 
 // keepReplaced keeps the conversation that is about to be replaced and
-// says so (History{Op: "kept"}) when it is in the history.
-func (e *Engine) keepReplaced() {
+// says so (History{Op: "kept"}) when it is in the history. When it cannot
+// be kept, the caller must not replace it: the error (a *NotKeptError)
+// says why in a sentence, and the conversation stays where it is.
+func (e *Engine) keepReplaced() error {
 	id, err := e.keep()
 	if err != nil {
-		e.emit(Failed{Op: "history", Err: err})
-		return
+		return &NotKeptError{Err: err}
 	}
 	if id != "" {
 		e.emit(History{Op: "kept", ID: id, Title: titleOf(e.sess.msgs)})
 	}
+	return nil
+}
+
+// NotKeptError refuses to replace a conversation (/new, a load, a fork,
+// resuming another) because the history could not keep it first: as git
+// stash and SQLite do, nothing is thrown away when the copy failed.
+type NotKeptError struct{ Err error }
+
+func (e *NotKeptError) Unwrap() error { return e.Err }
+
+// Error is one sentence: the cause as a person would name it, that the
+// conversation is still there, and what to do.
+func (e *NotKeptError) Error() string {
+	const kept = "the conversation was kept on screen"
+	switch {
+	case errors.Is(e.Err, syscall.ENOSPC):
+		return "the disk is full: " + kept + "; free space or /save elsewhere"
+	case errors.Is(e.Err, syscall.EDQUOT):
+		return "the disk quota is used up: " + kept + "; free space or /save elsewhere"
+	case errors.Is(e.Err, syscall.EROFS):
+		return "the history folder is on a read-only disk: " + kept + "; make it writable or /save elsewhere"
+	case errors.Is(e.Err, fs.ErrPermission):
+		return "orchard may not write to the history folder (permission denied): " + kept + "; fix its permissions or /save elsewhere"
+	}
+	return fmt.Sprintf("the history could not keep it (%v): %s; /save it elsewhere", e.Err, kept)
 }
 
 // keep writes the conversation into the history when it changed since it
@@ -221,7 +251,7 @@ func textOnly(cp *checkpoints.Checkpoint) error {
 		}
 	}
 	st.Unfed = append(slices.Clone(cp.Tokens), st.Unfed...)
-	st.Spans = nil // the cache holds no media rows now
+	// Spans keep their positions: they are the same tokens, now all unfed.
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return err

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,5 +267,117 @@ func TestLoadKeepsConversationInHistory(t *testing.T) {
 	}
 	if fmt.Sprint(titles) != "[Saved one. On screen. Saved one.]" {
 		t.Fatalf("history holds %v", titles)
+	}
+}
+
+// failingHistory is a history whose writes fail with err while it is set,
+// as a full disk (ENOSPC), a read-only one or a folder orchard may not
+// write to make them fail.
+type failingHistory struct {
+	*checkpoints.Store
+	err atomic.Pointer[error]
+}
+
+func (f *failingHistory) Save(cp *checkpoints.Checkpoint) error {
+	if err := f.err.Load(); err != nil {
+		return fmt.Errorf("checkpoint %q: %w", cp.Meta.Name, &fs.PathError{Op: "write", Path: "history/" + cp.Meta.Name + "/cache.bin", Err: *err})
+	}
+	return f.Store.Save(cp)
+}
+
+func (f *failingHistory) fail(err error) { f.err.Store(&err) }
+
+// TestReplacingRefusedWhenNotKept: with the disk full, /new, a load, a fork
+// and resuming another conversation refuse in one sentence, and the
+// conversation stays in the session, cache and all: nothing is replaced
+// that the history could not keep first. Once the disk has room, /new
+// keeps it and clears.
+func TestReplacingRefusedWhenNotKept(t *testing.T) {
+	store, err := checkpoints.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, hstore := historyEngine(t, "r1", Settings{MaxTokens: 6}, HistoryPolicy{KeepKV: 4, KVBudget: 1 << 30})
+	hist := &failingHistory{Store: hstore}
+	e.UseHistory(hist, HistoryPolicy{KeepKV: 4, KVBudget: 1 << 30})
+	e.UseStore(store, 0)
+	sendWait(t, e, "A saved conversation.")
+	e.SaveCheckpoint("saved")
+	until(t, e, func(c Checkpoints) bool { return c.Op == "save" })
+	e.Clear()
+	kept := until(t, e, func(h History) bool { return h.Op == "kept" })
+	until(t, e, anyOf[Cleared])
+	sendWait(t, e, "The conversation on screen.")
+	msgs, committed := e.Messages(), e.sess.Committed()
+
+	hist.fail(syscall.ENOSPC)
+	for _, tc := range []struct {
+		op string
+		do func()
+	}{
+		{"clear", e.Clear},
+		{"load", func() { e.LoadCheckpoint("saved") }},
+		{"fork", func() { e.ForkCheckpoint("saved") }},
+		{"resume", func() { e.ResumeHistory(kept.ID) }},
+	} {
+		tc.do()
+		var failed Failed
+		collect(t, e, func(ev Event) bool {
+			switch x := ev.(type) {
+			case Cleared:
+				t.Fatalf("%s: the conversation was replaced: %+v", tc.op, x.Messages)
+			case Failed:
+				if x.Op == "history" {
+					return false // the reader's list may fail on its own
+				}
+				failed = x
+				return true
+			}
+			return false
+		})
+		var nk *NotKeptError
+		if failed.Op != tc.op || !errors.As(failed.Err, &nk) || !errors.Is(failed.Err, syscall.ENOSPC) ||
+			failed.Err.Error() != "the disk is full: the conversation was kept on screen; free space or /save elsewhere" {
+			t.Fatalf("%s: Failed{%s, %v}", tc.op, failed.Op, failed.Err)
+		}
+		e.Mark(1)
+		until(t, e, func(Marker) bool { return true })
+		if got := e.Messages(); fmt.Sprint(got) != fmt.Sprint(msgs) || fmt.Sprint(e.sess.Committed()) != fmt.Sprint(committed) {
+			t.Fatalf("%s: the session holds %+v (%d tokens), want %+v (%d tokens)", tc.op, got, len(e.sess.Committed()), msgs, len(committed))
+		}
+	}
+
+	hist.err.Store(nil)
+	e.Clear()
+	until(t, e, func(h History) bool { return h.Op == "kept" })
+	if cl := until(t, e, anyOf[Cleared]); len(cl.Messages) != 0 {
+		t.Fatalf("cleared to %+v", cl.Messages)
+	}
+	infos, err := hstore.List()
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("the history holds %d conversations (%v), want 2", len(infos), err)
+	}
+}
+
+// TestNotKeptSentence: each cause is named as a person would, with what
+// to do; the conversation is always said to be still there.
+func TestNotKeptSentence(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{syscall.ENOSPC, "the disk is full: the conversation was kept on screen; free space or /save elsewhere"},
+		{syscall.EDQUOT, "the disk quota is used up: the conversation was kept on screen; free space or /save elsewhere"},
+		{syscall.EROFS, "the history folder is on a read-only disk: the conversation was kept on screen; make it writable or /save elsewhere"},
+		{syscall.EACCES, "orchard may not write to the history folder (permission denied): the conversation was kept on screen; fix its permissions or /save elsewhere"},
+		{errors.New("checksum mismatch"), "the history could not keep it (history: checksum mismatch): the conversation was kept on screen; /save it elsewhere"},
+	} {
+		err := &NotKeptError{Err: fmt.Errorf("history: %w", &fs.PathError{Op: "write", Path: "x", Err: tc.err})}
+		if _, plain := tc.err.(syscall.Errno); !plain {
+			err = &NotKeptError{Err: fmt.Errorf("history: %w", tc.err)}
+		}
+		if got := err.Error(); got != tc.want {
+			t.Errorf("%v:\n got %s\nwant %s", tc.err, got, tc.want)
+		}
 	}
 }

@@ -139,8 +139,7 @@ const thumbSide = 256
 
 // Encoders turns image and audio files into soft rows with a bundle's
 // encoder models (vision_fp16, audio_fp16), loaded on first use and kept.
-// The vision encoder runs on the chain's compute units, the audio encoder
-// on the CPU and GPU, as the published runtime places them (§1.4, §2.6).
+// Both run on the CPU and GPU unless placed otherwise (encoderunits.go).
 type Encoders struct {
 	b      *bundle.Bundle
 	rt     coreml.Runtime
@@ -163,15 +162,17 @@ type Encoders struct {
 	stats   MediaStats
 }
 
-// NewEncoders prepares the encoders of b, if it has any; units are the
-// chain's.
+// NewEncoders prepares the encoders of b, if it has any; units places the
+// vision encoder (DefaultUnits: DefaultVisionUnits), the audio encoder
+// runs on DefaultAudioUnits (SetUnits places both).
 func NewEncoders(b *bundle.Bundle, rt coreml.Runtime, units coreml.ComputeUnits) *Encoders {
-	e := &Encoders{b: b, rt: rt, units: units, hidden: b.Geometry.Hidden, opts: media.DefaultOptions()}
+	u := EncoderUnits{Vision: units}.resolve()
+	e := &Encoders{b: b, rt: rt, units: u.Vision, hidden: b.Geometry.Hidden, opts: media.DefaultOptions()}
 	if c, ok := b.Encoder(bundle.VisionEncoder); ok {
-		e.vision = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: units})
+		e.vision = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: u.Vision})
 	}
 	if c, ok := b.Encoder(bundle.AudioEncoder); ok {
-		e.audio = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: coreml.CPUAndGPU})
+		e.audio = coreml.NewLazy(rt, c.Path, coreml.LoadOptions{ComputeUnits: u.Audio})
 	}
 	return e
 }
@@ -648,39 +649,54 @@ func layout(msgs []Message) []spanRef {
 	return refs
 }
 
-// placeSpans finds where each attachment span of msgs sits in the prompt
-// ids: the runs of placeholder tokens, in order.
-func (s *Session) placeSpans(msgs []Message, ids []int) ([]spanRef, error) {
-	refs := layout(msgs)
-	if len(refs) == 0 {
-		return nil, nil
+// place gives each span of layout its start (where the template put its
+// first placeholder) and checks it against ids: the kind's opening token,
+// Rows placeholders, its closing token. Positions come from the layout
+// (tokenizer.Template.EncodeSpans) or from the record of an earlier turn
+// (tailState.Spans), never from looking for placeholder ids: a reply may
+// hold one as the model's own token, and it stays that.
+func (s *Session) place(layout []spanRef, ids, starts []int) ([]spanRef, error) {
+	if len(starts) != len(layout) {
+		return nil, fmt.Errorf("the prompt lays out %d media spans for %d attachment spans", len(starts), len(layout))
 	}
-	ph := map[int]bool{}
-	for _, k := range []tokenizer.MediaKind{tokenizer.MediaImage, tokenizer.MediaAudio} {
-		if mt, err := s.tok.MediaTokens(k); err == nil {
-			ph[mt.Placeholder] = true
+	refs := slices.Clone(layout)
+	for i := range refs {
+		refs[i].Start = starts[i]
+		if !s.holdsSpan(ids, refs[i]) {
+			return nil, fmt.Errorf("the prompt's media span %d (%d tokens at %d) is not where the template put it", i, refs[i].Rows, refs[i].Start)
 		}
-	}
-	i := 0
-	for p := 0; p < len(ids); {
-		if !ph[ids[p]] {
-			p++
-			continue
-		}
-		run := p
-		for run < len(ids) && ids[run] == ids[p] {
-			run++
-		}
-		if i >= len(refs) || refs[i].Rows != run-p {
-			return nil, fmt.Errorf("the prompt's media spans do not match the attachments (span %d at %d holds %d tokens)", i, p, run-p)
-		}
-		refs[i].Start = p
-		i, p = i+1, run
-	}
-	if i != len(refs) {
-		return nil, fmt.Errorf("the prompt holds %d of %d media spans", i, len(refs))
 	}
 	return refs, nil
+}
+
+// holdsSpan reports whether ids hold a media span at r: an opening token,
+// r.Rows placeholders of its kind, the closing token.
+func (s *Session) holdsSpan(ids []int, r spanRef) bool {
+	if r.Start < 1 || r.Rows <= 0 || r.Start+r.Rows >= len(ids) {
+		return false
+	}
+	for _, k := range []tokenizer.MediaKind{tokenizer.MediaImage, tokenizer.MediaAudio} {
+		mt, err := s.tok.MediaTokens(k)
+		if err != nil || ids[r.Start] != mt.Placeholder {
+			continue
+		}
+		if ids[r.Start-1] != mt.Open || ids[r.Start+r.Rows] != mt.Close {
+			return false
+		}
+		for _, id := range ids[r.Start : r.Start+r.Rows] {
+			if id != mt.Placeholder {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// spansIn are the spans that begin within the first n ids (a span whose
+// prefill was cut short included: the cache holds part of its rows).
+func spansIn(spans []spanRef, n int) []spanRef {
+	return slices.DeleteFunc(slices.Clone(spans), func(r spanRef) bool { return r.Start >= n })
 }
 
 // softSpans gathers the rows of the placed spans that reach past from (the

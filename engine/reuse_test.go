@@ -174,10 +174,11 @@ func TestContextPolicy(t *testing.T) {
 			notice = n.Text
 		}
 	})
-	if err != nil || !strings.Contains(notice, "dropped") {
+	if err != nil || !strings.Contains(notice, "the model no longer sees the 2 oldest messages") {
 		t.Fatalf("policy drop-oldest: %v, notice %q", err, notice)
 	}
-	if m := drop.Messages(); len(m) != 2 || drop.Settings().System != "Be brief." {
-		t.Fatalf("after dropping: %d messages, system %q", len(m), drop.Settings().System)
+	// The model no longer sees the first turn; the conversation keeps it.
+	if m := drop.Messages(); len(m) != 4 || drop.window != 2 || drop.Settings().System != "Be brief." {
+		t.Fatalf("after dropping: %d messages, window at %d, system %q", len(m), drop.window, drop.Settings().System)
 	}
 }

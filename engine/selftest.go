@@ -37,6 +37,10 @@ type SelfTestOptions struct {
 	Progress func(string)
 	// OnGate, when set, receives each verdict as soon as it is known.
 	OnGate func(Gate)
+	// OnCopies, when set, receives what the runtime really copied across
+	// the seam per decoded token during the reference replies, from its
+	// own meter (not called when the runtime keeps none).
+	OnCopies func(bytesPerToken float64)
 }
 
 // SelfTest runs the gates a user runs on their Mac to trust a bundle and
@@ -82,6 +86,8 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		}
 		ids = append(ids, x)
 	}
+	var copied int64 // seam copies while decoding, and the decode steps
+	var decoded int
 	greedy := func(c Chain, prompt []int, n int) ([]int, error) {
 		if err := c.Reset(); err != nil {
 			return nil, err
@@ -91,11 +97,15 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 			return nil, err
 		}
 		out := []int{next}
+		m0, metered := SeamCopies(c)
 		for len(out) < n && c.Position() < c.Capabilities().Context {
 			if next, err = c.Decode(next); err != nil {
 				return nil, err
 			}
 			out = append(out, next)
+		}
+		if m1, _ := SeamCopies(c); metered {
+			copied, decoded = copied+m1-m0, decoded+len(out)-1
 		}
 		return out, nil
 	}
@@ -121,6 +131,9 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		if ref[i], err = greedy(base, p, steps); err != nil {
 			return nil, err
 		}
+	}
+	if o.OnCopies != nil && decoded > 0 {
+		o.OnCopies(float64(copied) / float64(decoded))
 	}
 
 	add("speculation on == off", func() (string, error) {

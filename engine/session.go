@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -26,7 +27,12 @@ type Session struct {
 	set   Settings
 	caps  Capabilities
 
+	// msgs is the whole conversation, the record: no context policy ever
+	// takes a message out of it. The model sees msgs[window:] — the
+	// context policy moves window on when the turns before it no longer
+	// fit — and the cache holds what that renders.
 	msgs      []Message
+	window    int
 	committed []int // tokens the cache holds (== chain.Position())
 	pending   int   // first token not fed to the chain, −1 when none
 	// Continuation: after a clean turn the cache holds the prompt plus the
@@ -73,11 +79,16 @@ type Session struct {
 	Media *Encoders
 	// encoded holds every attached file's soft rows (by sha256), for as
 	// long as the conversation may need to prefill them again; spans are
-	// the media spans the cache holds now, by position.
+	// the media spans of the session's tokens (committed, then unfed), by
+	// position, as the turns that laid them out placed them. The rows of
+	// those below len(committed) are in the cache.
 	encoded map[string][][]uint16
 	spans   []spanRef
 
 	cancel atomic.Bool
+	// closing is set when the engine closes: a reply it cuts short is
+	// interrupted, not stopped by the user.
+	closing atomic.Bool
 	// cancelHook, when set (by the Engine, per turn), also stops the turn:
 	// it reads the engine's cancel counter, so a cancel issued as the turn
 	// starts is never lost to the flag's reset.
@@ -140,12 +151,36 @@ func (s *Session) SetSettings(n Settings) error {
 	if err != nil {
 		return err
 	}
+	if n.System != s.set.System || n.Thinking != s.set.Thinking {
+		if err := s.checkSystemFits(n); err != nil {
+			return err
+		}
+	}
 	if s.Drafter != nil {
 		if _, ok := s.Drafter.(PromptLookup); ok {
 			s.Drafter = PromptLookup{MinN: n.NGramMin, MaxN: n.NGramMax}
 		}
 	}
 	s.set = n
+	return nil
+}
+
+// checkSystemFits refuses a system prompt that leaves no room in the
+// context: with an empty message it would already fill it, so every turn
+// would fail.
+func (s *Session) checkSystemFits(n Settings) error {
+	if n.System == "" {
+		return nil
+	}
+	c := tokenizer.Conversation{System: n.System, Thinking: n.Thinking, Messages: []tokenizer.Message{{Role: tokenizer.RoleUser}}}
+	ids, err := s.tmpl.Encode(c)
+	if err != nil {
+		return &SettingError{Setting: "system prompt", Value: fmt.Sprintf("of %s bytes", thousands(len(n.System))), Reason: err.Error()}
+	}
+	if ctx := s.caps.Context; ctx > 0 && len(ids) >= ctx {
+		return &SettingError{Setting: "system prompt", Value: fmt.Sprintf("of %s tokens", thousands(len(ids))),
+			Reason: fmt.Sprintf("the context holds %s, so no message would fit after it; shorten it", thousands(ctx))}
+	}
 	return nil
 }
 
@@ -186,7 +221,7 @@ func (s *Session) stopRequested() bool {
 
 // Clear forgets the conversation and the cache.
 func (s *Session) Clear() error {
-	s.msgs, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, nil, -1, false, nil, nil
+	s.msgs, s.window, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, 0, nil, -1, false, nil, nil
 	s.base, s.versions, s.historyID = nil, nil, ""
 	s.gen++
 	s.spans, s.encoded = nil, nil

@@ -36,6 +36,15 @@ func (e *SettingError) Unwrap() error {
 	return ErrSettingInvalid
 }
 
+// MaxNGram is the longest n-gram prompt lookup matches (pld.go).
+const MaxNGram = 8
+
+// MaxSystemBytes bounds a system prompt before anything tokenises it: a
+// MiB is some 250k tokens of prose, about the largest context orchard
+// opens (bundle.MaxContext). Whether a shorter one fits the bundle's
+// context is the session's to say (SetSettings: it has the tokenizer).
+const MaxSystemBytes = 1 << 20
+
 // CheckSettings validates next against what the bundle described by info
 // can do, given the settings cur now in force, and returns next with its
 // defaults filled in. It is the one place settings are judged: the session
@@ -82,6 +91,13 @@ func CheckSettings(info ModelInfo, cur, next Settings) (Settings, error) {
 		return invalid("min-p", g(sm.MinP), "want a number from 0 to 1")
 	case sm.RepetitionPenalty < 0:
 		return invalid("repetition penalty", g(sm.RepetitionPenalty), "want 1 (none) or another positive number")
+	case n.NGramMin < 0 || n.NGramMin > MaxNGram:
+		return invalid("ngram min", strconv.Itoa(n.NGramMin), fmt.Sprintf("want 1…%d tokens (0: the default, 2)", MaxNGram))
+	case n.NGramMax < 0 || n.NGramMax > MaxNGram:
+		return invalid("ngram max", strconv.Itoa(n.NGramMax), fmt.Sprintf("want ngram min…%d tokens: prompt lookup matches at most %d", MaxNGram, MaxNGram))
+	case len(n.System) > MaxSystemBytes:
+		return invalid("system prompt", fmt.Sprintf("of %s bytes", thousands(len(n.System))),
+			fmt.Sprintf("orchard takes at most %d MiB, about the largest context it opens; shorten it", MaxSystemBytes>>20))
 	}
 	if n.DraftLen == 0 {
 		n.DraftLen = 4

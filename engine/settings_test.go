@@ -42,6 +42,13 @@ func TestCheckSettings(t *testing.T) {
 		{"negative temperature", logits, with(func(s *Settings) { s.Sampling.Temperature = -1 }), ErrSettingInvalid, "temperature -1"},
 		{"top-p above 1", logits, with(func(s *Settings) { s.Sampling.TopP = 2 }), ErrSettingInvalid, "top-p 2"},
 		{"negative max tokens", r1, with(func(s *Settings) { s.MaxTokens = -1 }), ErrSettingInvalid, "max tokens -1"},
+		{"ngram max 100", r1, with(func(s *Settings) { s.NGramMax = 100 }), ErrSettingInvalid, "ngram max 100: want ngram min…8"},
+		{"ngram max 8", r1, with(func(s *Settings) { s.NGramMax = 8 }), nil, ""},
+		{"ngram min 9", r1, with(func(s *Settings) { s.NGramMin = 9 }), ErrSettingInvalid, "ngram min 9: want 1…8"},
+		{"negative ngram min", r1, with(func(s *Settings) { s.NGramMin = -1 }), ErrSettingInvalid, "ngram min -1"},
+		{"ngram min 8 alone", r1, with(func(s *Settings) { s.NGramMin, s.NGramMax = 8, 0 }), nil, ""},
+		{"20 MB system prompt", r1, with(func(s *Settings) { s.System = strings.Repeat("x", 20<<20) }), ErrSettingInvalid, "system prompt of 20,971,520 bytes: orchard takes at most 1 MiB"},
+		{"1 MiB system prompt", r1, with(func(s *Settings) { s.System = strings.Repeat("x", MaxSystemBytes) }), nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := CheckSettings(tc.info, def, tc.next)
@@ -71,5 +78,41 @@ func TestCheckSettings(t *testing.T) {
 	before := s.Settings()
 	if err := s.SetSettings(with(func(s *Settings) { s.Sampling.TopK = 40 })); !errors.Is(err, ErrSettingUnsupported) || s.Settings() != before {
 		t.Fatalf("session: %v, settings %+v", err, s.Settings())
+	}
+}
+
+// TestSystemPromptMustFit: a session refuses a system prompt that fills
+// its context on its own (every turn would fail), in a sentence, and
+// keeps the settings it had; one that leaves room is taken.
+func TestSystemPromptMustFit(t *testing.T) {
+	s := newSession(t, tinyBundle(t, "r1"), Settings{}) // a 128-token context
+	before := s.Settings()
+	for _, tc := range []struct {
+		system string
+		want   string // "" accepted
+	}{
+		{"Be brief.", ""},
+		{strings.Repeat("word ", 20), ""},
+		{strings.Repeat("word ", 400), "the context holds 128, so no message would fit after it; shorten it"},
+	} {
+		next := before
+		next.System = tc.system
+		err := s.SetSettings(next)
+		if tc.want == "" {
+			if err != nil || s.Settings().System != tc.system {
+				t.Fatalf("%d bytes: %v", len(tc.system), err)
+			}
+			if _, err := s.PromptIDs("hi"); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var se *SettingError
+		if !errors.As(err, &se) || !errors.Is(err, ErrSettingInvalid) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "system prompt of ") {
+			t.Fatalf("%d bytes: err = %v, want %q", len(tc.system), err, tc.want)
+		}
+		if s.Settings().System == tc.system {
+			t.Fatal("the refused system prompt is in force")
+		}
 	}
 }

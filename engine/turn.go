@@ -14,6 +14,8 @@ import (
 // turn is the bookkeeping of one Send.
 type turn struct {
 	start, decodeStart time.Time
+	copied0            int64 // the seam's copy meter when decoding started (seamMetered)
+	seamMetered        bool
 	firstEmit          time.Time
 	lastEmit           time.Time
 	prompt             []int
@@ -28,10 +30,11 @@ type turn struct {
 	stream             *tokenizer.Stream
 	emit               func(Event)
 	finish             string
-	lastFed            bool    // the last emitted token is in the cache (verify rounds)
-	raw                bool    // the prompt was fed as given, without the template
-	op                 string  // the Op of a Failed event
-	cont               bool    // the reply continues the model's message the prompt ends with
+	lastFed            bool   // the last emitted token is in the cache (verify rounds)
+	op                 string // the Op of a Failed event
+	cont               bool   // the reply continues the model's message the prompt ends with
+	raw                bool   // the prompt was fed as given, without the template
+	undo               *undoPoint
 	one                [1]int  // a single emitted token, without allocating
 	deltas             []Delta // the slab the next Delta events come from
 }
@@ -84,8 +87,8 @@ type turnReq struct {
 
 func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.cancel.Store(false)
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, cont: r.cont, raw: r.raw != nil, undo: s.undoPoint()}
 	s.turn++
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, cont: r.cont, raw: r.raw != nil}
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
 	var msg Message
 	if r.msg != nil {
@@ -95,30 +98,24 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		if len(r.files) > 0 {
 			var err error
 			if atts, err = s.attach(r.files, emit); err != nil {
-				emit(Failed{Op: r.op, Err: err})
-				return err
+				return s.fail(t, err)
 			}
 		}
 		msg = userMessage(r.text, atts)
 	}
 	msgs := append(slices.Clone(s.msgs), msg)
-	ids, dropped, err := r.raw, 0, s.rawFits(r.raw)
+	p, err := prompt{ids: r.raw}, s.rawFits(r.raw)
 	if r.raw == nil {
-		ids, dropped, err = s.promptIDs(&msgs, r.from, r.cont)
+		p, err = s.promptIDs(msgs, r.from, r.cont)
 	}
 	if err != nil {
-		emit(Failed{Op: r.op, Err: err})
-		return err
+		return s.fail(t, err)
 	}
-	refs, err := s.placeSpans(msgs, ids)
-	if err != nil {
-		emit(Failed{Op: r.op, Err: err})
-		return err
-	}
-	t.prompt, t.dropped = ids, dropped
+	ids, refs := p.ids, p.spans
+	t.prompt, t.dropped = ids, p.dropped
 	s.lastPrompt = ids
-	if dropped > 0 {
-		emit(Notice{Text: fmt.Sprintf("dropped the %d oldest turns to fit the %d-token context; the conversation is prefilled again", dropped, s.caps.Context)})
+	if p.dropped > 0 {
+		emit(Notice{Text: fmt.Sprintf("the model no longer sees the %d oldest messages, which did not fit the %d-token context (they stay in the conversation); the rest is prefilled again", p.dropped, s.caps.Context)})
 	} else if left := s.caps.Context - len(ids); left < s.caps.Context/8 {
 		// Say so before the context runs out, not after.
 		emit(Notice{Text: fmt.Sprintf("the context is nearly full: %d of %d tokens left for replies; /clear starts over, or set the context policy to drop-oldest", left, s.caps.Context)})
@@ -141,8 +138,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	// the others (a loaded checkpoint's images need not be encoded again).
 	soft, err := s.softSpans(msgs, refs, keep)
 	if err != nil {
-		emit(Failed{Op: r.op, Err: err})
-		return err
+		return s.fail(t, err)
 	}
 	switch {
 	case rewind:
@@ -158,8 +154,8 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	}
 	s.committed, s.pending, s.contOK, s.unfed = ids[:lcp:lcp], -1, false, nil
 	t.reused = lcp
-	s.msgs = msgs
-	s.began(r.from, len(msgs)-1, dropped)
+	s.msgs, s.window = msgs, p.window
+	s.began(r.from, len(msgs)-1)
 	s.chain.SetSoft(soft)
 	s.spans = refs
 	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Versions: s.versionCount(len(msgs)),
@@ -181,6 +177,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		return nil
 	}
 	t.decodeStart = s.now()
+	t.copied0, t.seamMetered = SeamCopies(s.chain)
 	if err := s.decode(t, next); err != nil {
 		if errors.Is(err, ErrCancelled) {
 			return s.cancelled(t)
@@ -190,66 +187,113 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	return s.finished(t)
 }
 
-// promptIDs builds the prompt's ids and applies the context policy. It may
-// drop the oldest turns from *msgs.
-func (s *Session) promptIDs(msgs *[]Message, from tailState, cont bool) (ids []int, dropped int, err error) {
-	// Continuation reuses the reply's generated ids as they are (re-tokenized
-	// text can differ from them); otherwise the conversation is rendered and
-	// encoded afresh and the longest common prefix is reused.
+// prompt is what a turn feeds: its ids, the media spans in them, and the
+// first message the model sees (window; the context policy may move it on
+// by dropped messages, which stay in the conversation).
+type prompt struct {
+	ids             []int
+	spans           []spanRef
+	window, dropped int
+}
+
+// promptIDs builds the prompt of msgs (the new message last) from the
+// window from starts at, places its media spans and applies the context
+// policy: "drop-oldest" moves the window past the oldest turns the
+// context cannot hold. The conversation itself never loses a message.
+// With cont the prompt ends inside the last message, the model's, which
+// the reply continues.
+func (s *Session) promptIDs(msgs []Message, from tailState, cont bool) (prompt, error) {
 	ctx := s.caps.Context
-	conv := s.conversation(*msgs)
-	conv.Continue = cont
-	if from.ContOK && !cont {
-		full, err := s.tmpl.Render(conv)
-		if err != nil {
-			return nil, 0, err
-		}
-		if strings.HasPrefix(full, from.PrevPrompt) { // history and system prompt unchanged
-			rest, ok, err := s.tmpl.EncodeAfterReply(conv)
-			if err != nil {
-				return nil, 0, err
-			}
-			if ok {
-				ids = append(slices.Clone(from.IDs), rest...)
-			}
-		}
+	p := prompt{window: min(max(from.Window, 0), len(msgs)-1)}
+	var err error
+	if p.ids, p.spans, err = s.encode(msgs[p.window:], from, cont); err != nil {
+		return prompt{}, err
 	}
-	if ids == nil {
-		var err error
-		if ids, err = s.tmpl.Encode(conv); err != nil {
-			return nil, 0, err
-		}
-	}
-	if len(ids) < ctx {
-		return ids, 0, nil
+	if len(p.ids) < ctx {
+		return p, nil
 	}
 	if s.set.ContextPolicy != ContextDropOldest {
-		return nil, 0, &ContextFullError{Tokens: len(ids), Context: ctx}
+		return prompt{}, &ContextFullError{Tokens: len(p.ids), Context: ctx}
 	}
-	// Drop the oldest turns (never the system prompt, never the new
+	// Move past the oldest turns (never the system prompt, never the new
 	// message) until the prompt leaves a quarter of the context to reply.
 	room := ctx - ctx/4
-	m := *msgs
-	for len(ids) > room && len(m) > 1 {
-		cut := 1
+	for len(p.ids) > room && len(msgs)-p.window > 1 {
+		m, cut := msgs[p.window:], 1
 		if len(m) > 2 && m[0].Role == "user" && m[1].Role == "model" {
 			cut = 2
 		}
-		m, dropped = m[cut:], dropped+cut
-		for len(m) > 1 && m[0].Role == "system" { // a system turn goes with the turns it followed
-			m, dropped = m[1:], dropped+1
+		p.window, p.dropped = p.window+cut, p.dropped+cut
+		for len(msgs)-p.window > 1 && msgs[p.window].Role == "system" { // a system turn goes with the turns it followed
+			p.window, p.dropped = p.window+1, p.dropped+1
 		}
-		c := s.conversation(m)
-		c.Continue = cont
-		if ids, err = s.tmpl.Encode(c); err != nil {
-			return nil, 0, err
+		if p.ids, p.spans, err = s.encode(msgs[p.window:], noTail, cont); err != nil {
+			return prompt{}, err
 		}
 	}
-	if len(ids) >= ctx {
-		return nil, 0, &ContextFullError{Tokens: len(ids), Context: ctx, Alone: true}
+	if len(p.ids) >= ctx {
+		return prompt{}, &ContextFullError{Tokens: len(p.ids), Context: ctx, Alone: true}
 	}
-	*msgs = m
-	return ids, dropped, nil
+	return p, nil
+}
+
+// encode renders msgs as a turn's prompt, with its media spans placed.
+// A turn that continues from a clean one reuses the reply's generated ids
+// as they are (re-tokenized text can differ from them) and appends what
+// the conversation renders after the reply; otherwise the conversation is
+// encoded afresh and the turn reuses the longest common prefix.
+func (s *Session) encode(msgs []Message, from tailState, cont bool) ([]int, []spanRef, error) {
+	conv := s.conversation(msgs)
+	conv.Continue = cont
+	spans := layout(msgs)
+	if from.ContOK && !cont {
+		ids, refs, ok, err := s.continued(conv, spans, from)
+		if err != nil || ok {
+			return ids, refs, err
+		}
+	}
+	ids, starts, err := s.tmpl.EncodeSpans(conv)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs, err := s.place(spans, ids, starts)
+	return ids, refs, err
+}
+
+// continued is the prompt continuing from's ids, when the conversation
+// still renders with from's prompt first (history and system prompt
+// unchanged) and from records where each media span of its ids sits (a
+// checkpoint from before orchard recorded them does not: the turn then
+// encodes afresh).
+func (s *Session) continued(conv tokenizer.Conversation, spans []spanRef, from tailState) ([]int, []spanRef, bool, error) {
+	full, err := s.tmpl.Render(conv)
+	if err != nil || !strings.HasPrefix(full, from.PrevPrompt) {
+		return nil, nil, false, err
+	}
+	rest, after, ok, err := s.tmpl.EncodeAfterReplySpans(conv)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	had := len(spans) - len(after) // the spans in from's ids
+	if had < 0 || had != len(from.Spans) {
+		return nil, nil, false, nil
+	}
+	starts := make([]int, 0, len(spans))
+	for i, r := range from.Spans {
+		if r.SHA256 != spans[i].SHA256 || r.Span != spans[i].Span || r.Rows != spans[i].Rows {
+			return nil, nil, false, nil
+		}
+		starts = append(starts, r.Start)
+	}
+	for _, at := range after {
+		starts = append(starts, len(from.IDs)+at)
+	}
+	ids := append(slices.Clone(from.IDs), rest...)
+	refs, err := s.place(spans, ids, starts)
+	if err != nil {
+		return nil, nil, false, nil // a record that does not fit: encode afresh
+	}
+	return ids, refs, true, nil
 }
 
 // prefill feeds tokens in slices of the widest prefill call, reporting
@@ -360,13 +404,13 @@ func (s *Session) decode(t *turn, next int) error {
 			s.pending, t.finish = next, "cap"
 			return nil
 		}
-		t0 := s.now()
+		t0, cold := s.now(), coldCalls(s.chain)
 		n, err := s.chain.Decode(next)
 		if err != nil {
 			s.pending = next
 			return err
 		}
-		s.policy.observeDecode(s.now().Sub(t0).Seconds())
+		s.policy.observeDecode(s.now().Sub(t0).Seconds(), coldCalls(s.chain) != cold)
 		s.committed = append(s.committed, next)
 		next = s.choose(n)
 	}
@@ -389,7 +433,7 @@ func (s *Session) speculate() bool {
 func (s *Session) verifyRound(t *turn, next int, draft, feed []int) (int, error) {
 	base := s.chain.Position()
 	feed = append(append(feed[:0], next), draft...)
-	t0 := s.now()
+	t0, cold := s.now(), coldCalls(s.chain)
 	targets, err := s.chain.Verify(feed)
 	if err != nil {
 		return 0, err
@@ -415,7 +459,7 @@ func (s *Session) verifyRound(t *turn, next int, draft, feed []int) (int, error)
 	if err := s.chain.Rewind(base + keep); err != nil {
 		return 0, err
 	}
-	s.policy.observeVerify(dt, keep)
+	s.policy.observeVerify(dt, keep, coldCalls(s.chain) != cold)
 	t.spec.Rounds++
 	t.spec.Drafted += len(feed)
 	t.spec.Accepted += acc
@@ -504,33 +548,55 @@ func (s *Session) finished(t *turn) error {
 	reply := s.endTurn(t)
 	m := s.metrics(t)
 	s.record(m)
+	s.keepFigures(m)
 	t.emit(Finished{Reply: reply, Metrics: m})
 	return nil
 }
 
-// cancelled closes a turn stopped by the user; the partial reply is kept.
+// cancelled closes a turn stopped by the user (or cut short by the
+// engine closing); the partial reply is kept, with its figures.
 func (s *Session) cancelled(t *turn) error {
 	t.finish = "cancelled"
 	reply := s.endTurn(t)
 	if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
 		s.msgs[n-1].Interrupted = true
+		s.msgs[n-1].Stopped = !s.closing.Load()
 	}
 	m := s.metrics(t)
 	s.record(m)
+	s.keepFigures(m)
 	t.emit(Cancelled{Partial: reply, Metrics: m})
 	return ErrCancelled
 }
 
-// fail closes a turn whose chain call failed. The cache may hold part of
-// the prompt; the conversation keeps the user message so nothing typed is
-// lost, and the next turn re-derives what to reuse from the tokens.
+// keepFigures gives the reply just added its turn's figures.
+func (s *Session) keepFigures(m TurnMetrics) {
+	if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
+		s.msgs[n-1].Metrics = figuresOf(m)
+	}
+}
+
+// figuresOf is what a reply keeps of its turn's metrics: all but the
+// per-token list and the memory sample (what a checkpoint stores).
+func figuresOf(m TurnMetrics) *TurnMetrics {
+	m.PerTokenMillis, m.Memory = nil, Memory{}
+	sp := m.Spec
+	m.Spec = SpecStats{Enabled: sp.Enabled, State: sp.State, Rounds: sp.Rounds, Drafted: sp.Drafted, Accepted: sp.Accepted,
+		FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate, MeanAccepted: sp.MeanAccepted}
+	return &m
+}
+
+// fail closes a turn that failed, for whatever reason and at whatever
+// point: the conversation is put back exactly as it was before the turn
+// (the front end gives the message back to the user), and so is what the
+// next turn continues — the cache keeps what it still holds of it, and
+// the rest waits in unfed, so the next turn's output is the same as if
+// this one had never been tried.
 func (s *Session) fail(t *turn, err error) error {
 	t.finish = "error"
-	if len(t.gen) > 0 {
-		s.endTurn(t)
+	if rerr := s.rollback(t.undo); rerr != nil {
+		err = errors.Join(err, rerr)
 	}
-	s.contOK = false
-	s.resync()
 	op := t.op
 	if op == "" {
 		op = "send"
@@ -539,13 +605,40 @@ func (s *Session) fail(t *turn, err error) error {
 	return err
 }
 
-// resync makes committed match the chain after an error mid-call.
-func (s *Session) resync() {
+// undoPoint is what a failed turn puts back.
+type undoPoint struct {
+	msgs       []Message
+	tail       tailState
+	base       *tailState
+	baseAt     int
+	versions   map[int]*versionSet
+	gen        uint64
+	turn       int
+	lastPrompt []int
+}
+
+func (s *Session) undoPoint() *undoPoint {
+	return &undoPoint{msgs: slices.Clone(s.msgs), tail: s.tail(), base: s.base, baseAt: s.baseAt, versions: s.versions,
+		gen: s.gen, turn: s.turn, lastPrompt: s.lastPrompt}
+}
+
+// rollback puts the session back at u. The chain keeps the longest prefix
+// of u's tokens it still holds (a failed call may have moved it).
+func (s *Session) rollback(u *undoPoint) error {
 	if p := s.chain.Position(); p < len(s.committed) {
-		s.committed = s.committed[:p]
+		s.committed = s.committed[:p] // the failed call fed less than recorded
 	} else if p > len(s.committed) {
-		s.chain.Rewind(len(s.committed))
+		if err := s.chain.Rewind(len(s.committed)); err != nil {
+			s.committed = nil
+			if rerr := s.chain.Reset(); rerr != nil {
+				return rerr
+			}
+		}
 	}
+	s.msgs, s.base, s.baseAt, s.versions, s.gen, s.turn, s.lastPrompt = u.msgs, u.base, u.baseAt, u.versions, u.gen, u.turn, u.lastPrompt
+	s.sampler = nil // its stream belongs to the turn that failed
+	_, err := s.applyTail(u.tail)
+	return err
 }
 
 // endTurn appends the model's reply and records what the next turn may
@@ -561,8 +654,13 @@ func (s *Session) endTurn(t *turn) string {
 		t.reply = append(t.reply, t.stream.Flush()...)
 	}
 	reply := string(t.reply)
-	prompt := s.msgs
+	seen := s.msgs[s.window:] // what the turn's prompt rendered
 	s.contOK, s.unfed = false, nil
+	if t.finish == "cap" && s.pending >= 0 {
+		// Emitted, not fed: Continue feeds it first rather than emit it
+		// again, whether or not the next turn continues the history.
+		s.unfed = []int{s.pending}
+	}
 	if t.cont {
 		// The reply goes on from the message the prompt ended in; the
 		// next turn re-encodes it and reuses the common prefix.
@@ -573,7 +671,7 @@ func (s *Session) endTurn(t *turn) string {
 	if t.raw {
 		return reply // no conversation to continue: the next prompt is encoded afresh
 	}
-	rendered, err := s.tmpl.Render(s.conversation(prompt))
+	rendered, err := s.tmpl.Render(s.conversation(seen))
 	if err != nil || len(s.committed) < len(t.prompt) || !slices.Equal(s.committed[:len(t.prompt)], t.prompt) {
 		return reply
 	}
@@ -583,9 +681,6 @@ func (s *Session) endTurn(t *turn) string {
 		return reply
 	}
 	s.contOK, s.prevPrompt = true, rendered
-	if t.finish == "cap" && s.pending >= 0 {
-		s.unfed = []int{s.pending}
-	}
 	return reply
 }
 
@@ -600,6 +695,9 @@ func (s *Session) metrics(t *turn) TurnMetrics {
 	}
 	if !t.firstEmit.IsZero() {
 		m.TTFTSeconds = t.firstEmit.Sub(t.start).Seconds()
+	}
+	if n, ok := SeamCopies(s.chain); ok && t.seamMetered && len(t.gen) > 0 {
+		m.SeamMetered, m.SeamCopiedBytesPerToken = true, float64(n-t.copied0)/float64(len(t.gen))
 	}
 	if !t.decodeStart.IsZero() {
 		if el := end.Sub(t.decodeStart).Seconds(); el > 0 {
@@ -655,8 +753,8 @@ func (s *Session) Continue(emit func(Event)) error {
 		return err
 	}
 	s.cancel.Store(false)
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: "continue", undo: s.undoPoint()}
 	s.turn++
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false)}
 	// The last reply's unfinished character continues in this one.
 	for _, id := range s.streamPending {
 		t.reply = append(t.reply, t.stream.Push(id)...)
@@ -682,6 +780,7 @@ func (s *Session) Continue(emit func(Event)) error {
 	}
 	s.pending, s.unfed, s.contOK = -1, nil, false
 	t.decodeStart = s.now()
+	t.copied0, t.seamMetered = SeamCopies(s.chain)
 	if err := s.decode(t, next); err != nil {
 		if errors.Is(err, ErrCancelled) {
 			return s.cancelled(t)

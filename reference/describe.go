@@ -7,9 +7,18 @@ import (
 )
 
 // Describe returns the description of one function of a twin without
-// loading weights: the contract a chunk of that geometry declares. It lets
-// tests check shapes at full E2B/E4B size.
+// loading weights: the contract a chunk of that geometry declares, in the
+// twin's form (declare.go). It lets tests check shapes at full E2B/E4B size.
 func Describe(t *Twin, function string) (coreml.Description, error) {
+	d, err := describeKernel(t, function)
+	if err != nil {
+		return d, err
+	}
+	return declare(t, d).desc, nil
+}
+
+// describeKernel is the description the kernels compute with.
+func describeKernel(t *Twin, function string) (coreml.Description, error) {
 	fn, ok := t.Functions[function]
 	if !ok {
 		return coreml.Description{}, fmt.Errorf("no function %q", function)

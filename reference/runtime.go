@@ -62,20 +62,20 @@ func (r *Runtime) Load(path string, o coreml.LoadOptions) (coreml.Model, error) 
 	}
 	if t.Kind == KindVision || t.Kind == KindAudio {
 		if r.null {
-			return newModel(r, newNullKernel(encoderDescription(t.Kind, *t.Encoder))), nil
+			return newModel(r, newNullKernel(encoderDescription(t.Kind, *t.Encoder)), t), nil
 		}
 		k, err := newEncoder(t)
 		if err != nil {
 			return nil, fmt.Errorf("reference model %s: %w", path, err)
 		}
-		return newModel(r, k), nil
+		return newModel(r, k, t), nil
 	}
 	if r.null {
-		d, err := Describe(t, name)
+		d, err := describeKernel(t, name)
 		if err != nil {
 			return nil, fmt.Errorf("reference model %s: %w", path, err)
 		}
-		return newModel(r, newNullKernel(d)), nil
+		return newModel(r, newNullKernel(d), t), nil
 	}
 	m, err := r.model(path, t)
 	if err != nil {
@@ -97,7 +97,7 @@ func (r *Runtime) Load(path string, o coreml.LoadOptions) (coreml.Model, error) 
 	if err != nil {
 		return nil, err
 	}
-	return newModel(r, k), nil
+	return newModel(r, k, t), nil
 }
 
 // ErrNoFunction marks a function the model does not have; the engine

@@ -1,7 +1,6 @@
 package reference
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,7 +48,7 @@ func TestScriptErrorsNameTheFile(t *testing.T) {
 // TestScriptCompile: replies must come back byte for byte through the
 // bundle's tokenizer and must not end the turn themselves.
 func TestScriptCompile(t *testing.T) {
-	tok := synthTokenizer(t, nil)
+	tok := synthTokenizer(t)
 	ok, err := ParseScript([]byte(`{"replies":[{"match":"x","reply":"Grüße 🍎 <|channel>thought<channel|>\nok"},{"match":"y","reply":""}]}`), "s.json")
 	if err != nil {
 		t.Fatal(err)
@@ -76,39 +75,22 @@ func TestScriptCompile(t *testing.T) {
 	}
 }
 
-// synthTokenizer is the tiny bundles' tokenizer; rename maps token texts
-// to new ones (tool-result markers the synthetic tokenizer lacks).
-func synthTokenizer(t *testing.T, rename map[string]string) *tokenizer.Tokenizer {
+// synthTokenizer is the tiny bundles' tokenizer (it carries the
+// tool-call and tool-result markers as the real one does).
+func synthTokenizer(t *testing.T) *tokenizer.Tokenizer {
 	t.Helper()
 	data, err := tokenizer.SynthesizeJSON(512)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rename) > 0 {
-		var doc map[string]any
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range doc["added_tokens"].([]any) {
-			m := a.(map[string]any)
-			if n, ok := rename[m["content"].(string)]; ok {
-				m["content"] = n
-			}
-		}
-		vocab := doc["model"].(map[string]any)["vocab"].(map[string]any)
-		for from, to := range rename {
-			if id, ok := vocab[from]; ok {
-				delete(vocab, from)
-				vocab[to] = id
-			}
-		}
-		if data, err = json.Marshal(doc); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tok, err := tokenizer.Parse(data)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, m := range []string{toolResponseOpen, toolResponseClose} {
+		if _, ok := tok.TokenID(m); !ok {
+			t.Fatalf("the synthetic tokenizer has no %s", m)
+		}
 	}
 	return tok
 }
@@ -118,7 +100,7 @@ func synthTokenizer(t *testing.T, rename map[string]string) *tokenizer.Tokenizer
 // header not yet complete, a turn that leaves the script, positions past
 // what is current.
 func TestScriptReading(t *testing.T) {
-	tok := synthTokenizer(t, map[string]string{"<|think|>": toolResponseOpen, "<mask>": toolResponseClose})
+	tok := synthTokenizer(t)
 	sc, err := ParseScript([]byte(`{"replies":[
 		{"match":"^<\\|tool_response>response:weather","reply":"It is sunny."},
 		{"match":"(?i)weather","reply":"<|tool_call>call:weather{}<tool_call|>"},

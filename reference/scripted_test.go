@@ -31,7 +31,7 @@ func (f *fakeModel) Predict(_ coreml.Features, st coreml.State, _ *coreml.Output
 // cache and a logits head. The inner models here allocate nothing either,
 // so the count is the wrapper's own.
 func TestScriptedAllocatesNothingPerToken(t *testing.T) {
-	tok := synthTokenizer(t, nil)
+	tok := synthTokenizer(t)
 	sc, err := ParseScript([]byte(`{"replies":[{"match":"^hello$","reply":"one two three, one two three, one two three."}]}`), "a.json")
 	if err != nil {
 		t.Fatal(err)

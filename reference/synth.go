@@ -16,7 +16,7 @@ import (
 // SynthVersion changes whenever Synthesize writes different weights or
 // files for the same options, so caches of synthetic bundles (the demo)
 // can tell a stale bundle from a current one.
-const SynthVersion = 4
+const SynthVersion = 6
 
 // SynthOptions selects what `orchard bundle synth` writes.
 type SynthOptions struct {
@@ -57,6 +57,19 @@ type Form struct {
 	R1UnnamedWidths bool
 	// R1MissingWidth adds a width to corellm.prefill.N that no chunk has.
 	R1MissingWidth int
+	// R1ExtraWidth gives the chunks an offset function prefill<N> that
+	// corellm.prefill.N does not list.
+	R1ExtraWidth int
+
+	// How the chunks and heads declare themselves (Twin, declare.go):
+	// AllShapeless declares no output shape at all; F32Inputs declares the
+	// host-fed inputs fp32 (coremltools' default input type); LogitsOutput
+	// names cardbud's logits output; Backings makes every model decline
+	// (BackingsDecline) or refuse (BackingsRefuse) output backings.
+	AllShapeless bool
+	F32Inputs    bool
+	LogitsOutput string
+	Backings     string
 }
 
 // metadata.json forms.
@@ -256,6 +269,13 @@ func (s *synth) twin(name string, t Twin, model []string) error {
 		return err
 	}
 	t.Format, t.Geometry, t.Weights = TwinFormat, s.g, "model.safetensors"
+	if t.Encoder == nil {
+		f := s.o.Form
+		t.AllShapeless, t.F32Inputs, t.Backings = f.AllShapeless, f.F32Inputs, f.Backings
+		if t.Logits {
+			t.LogitsName = f.LogitsOutput
+		}
+	}
 	if !s.o.NoWeights && t.Encoder == nil {
 		meta := map[string]string{"format": "pt", "orchard": TwinFormat}
 		if err := WriteWeights(filepath.Join(dir, t.Weights), &s.g, s.w, t.Layers[0], t.Layers[1], model, meta); err != nil {

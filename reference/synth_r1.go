@@ -31,6 +31,9 @@ func (s *synth) r1() error {
 		}
 		fns[name] = Function{Role: role, N: n}
 	}
+	if n := s.o.Form.R1ExtraWidth; n > 1 {
+		fns[fmt.Sprintf("prefill%d", n)] = Function{Role: RoleOffset, N: n}
+	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("chunk_%d_%d_pal6", b[0], b[1])
 		chunks = append(chunks, name)

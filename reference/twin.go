@@ -54,7 +54,20 @@ type Twin struct {
 	StateRank4      bool                `json:"state_rank4,omitempty"` // v2 states are [1, NKV, CTX, hd]
 	Encoder         *EncoderSpec        `json:"encoder,omitempty"`     // vision and audio encoder twins
 	Weights         string              `json:"weights"`
+
+	// How the model declares itself and treats backings: the forms of a
+	// real compiled model the engine must take (Form, declare.go).
+	AllShapeless bool   `json:"all_shapeless,omitempty"` // no output declares a shape
+	F32Inputs    bool   `json:"f32_inputs,omitempty"`    // host-fed inputs are declared fp32
+	LogitsName   string `json:"logits_name,omitempty"`   // chunk_3's logits output is named so
+	Backings     string `json:"backings,omitempty"`      // BackingsDecline or BackingsRefuse
 }
+
+// How a twin treats output backings (Twin.Backings).
+const (
+	BackingsDecline = "decline" // writes its own buffers, as Core ML may: the host copies
+	BackingsRefuse  = "refuse"  // fails a prediction that offers one, as Core ML may
+)
 
 // TwinFile is the contract file name inside a chunk folder.
 const TwinFile = "reference.json"

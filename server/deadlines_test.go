@@ -56,7 +56,7 @@ func (c *rawConn) closedWithin(d time.Duration) bool {
 	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
 
-const healthReq = "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"
+const healthReq = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 // TestIdleConnectionClosed: a keep-alive connection left idle is closed
 // after the idle timeout.
@@ -82,7 +82,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 func TestSlowBody(t *testing.T) {
 	ts := startServer(t, serverOpts{body: 300 * time.Millisecond})
 	c := dial(t, ts)
-	c.send(t, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\"")
+	c.send(t, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\"")
 	resp, body := c.response(t)
 	if resp.StatusCode != http.StatusRequestTimeout || !resp.Close || !strings.Contains(body, "stopped arriving") {
 		t.Fatalf("stalled body: %d close %v %s", resp.StatusCode, resp.Close, body)
@@ -93,7 +93,7 @@ func TestSlowBody(t *testing.T) {
 
 	full := `{"model": "orchard", "max_tokens": 2, "messages": [{"role": "user", "content": "slowly, piece by piece"}]}`
 	c = dial(t, ts)
-	c.send(t, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(full))+"\r\n\r\n")
+	c.send(t, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(full))+"\r\n\r\n")
 	t0 := time.Now()
 	for i := 0; i < len(full); i += 6 {
 		c.send(t, full[i:min(i+6, len(full))])
@@ -185,7 +185,7 @@ func TestConnectionCap(t *testing.T) {
 	// Two connections busy sending a body that stalls.
 	for range 2 {
 		c := dial(t, ts)
-		c.send(t, "POST /orchard/v1/checkpoints HTTP/1.1\r\nHost: localhost\r\nContent-Length: 50\r\n\r\n{")
+		c.send(t, "POST /orchard/v1/checkpoints HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 50\r\n\r\n{")
 	}
 	for ts.conns.count() < 2 {
 		time.Sleep(10 * time.Millisecond)
@@ -204,7 +204,7 @@ func TestConnectionCap(t *testing.T) {
 func TestAuthFailureCloses(t *testing.T) {
 	ts := startServer(t, serverOpts{key: "k"})
 	c := dial(t, ts)
-	c.send(t, "GET /v1/models HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	c.send(t, "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	if resp, _ := c.response(t); resp.StatusCode != 401 || !resp.Close {
 		t.Fatalf("%d, close %v", resp.StatusCode, resp.Close)
 	}

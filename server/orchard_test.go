@@ -12,7 +12,7 @@ import (
 	"github.com/orchard-llm/orchard/engine"
 )
 
-// call sends a request to the test server and returns the status and the
+// callCommand sends a request to the test server and returns the status and the
 // error object of the answer, if it is one.
 func callCommand(t *testing.T, ts *testServer, method, path, body string) (int, apiErrorDetail) {
 	t.Helper()

@@ -15,6 +15,9 @@ type wireMessage struct {
 	Role        string `json:"role"`
 	Content     string `json:"content"`
 	Interrupted bool   `json:"interrupted,omitempty"` // a reply cut short
+	Stopped     bool   `json:"stopped,omitempty"`     // by the user
+	// Metrics are a reply's turn figures, as the finished event had them.
+	Metrics *engine.TurnMetrics `json:"metrics,omitempty"`
 	// Attachments are a user message's pictures and clips as encoded:
 	// name, size, sha256, pixels or seconds, soft tokens, thumbnail.
 	Attachments []engine.Attachment `json:"attachments,omitempty"`
@@ -147,7 +150,8 @@ type wireEvent struct {
 func toWireMessages(ms []engine.Message) *[]wireMessage {
 	out := make([]wireMessage, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments, Version: m.Version, Versions: m.Versions})
+		out = append(out, wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Stopped: m.Stopped, Metrics: m.Metrics,
+			Attachments: m.Attachments, Version: m.Version, Versions: m.Versions})
 	}
 	return &out
 }
@@ -158,7 +162,8 @@ func fromWireMessages(ms *[]wireMessage) []engine.Message {
 	}
 	out := make([]engine.Message, 0, len(*ms))
 	for _, m := range *ms {
-		out = append(out, engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Attachments: m.Attachments, Version: m.Version, Versions: m.Versions})
+		out = append(out, engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Stopped: m.Stopped, Metrics: m.Metrics,
+			Attachments: m.Attachments, Version: m.Version, Versions: m.Versions})
 	}
 	return out
 }

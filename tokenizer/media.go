@@ -71,7 +71,7 @@ func (tp *Template) mediaSpan(m Media) (string, error) {
 // a media turn (multimodal doc §3.2, §3.4): images first, right before the
 // text with no newline between, then the text, then audio spans right
 // after it (the instruction precedes the clip).
-func (tp *Template) userTurn(m Message, markup, text func(string)) error {
+func (tp *Template) userTurn(m Message, media, text func(string)) error {
 	for _, md := range m.Media {
 		if md.Kind != MediaImage {
 			continue
@@ -80,7 +80,7 @@ func (tp *Template) userTurn(m Message, markup, text func(string)) error {
 		if err != nil {
 			return err
 		}
-		markup(span)
+		media(span)
 	}
 	text(m.Content)
 	for _, md := range m.Media {
@@ -91,7 +91,7 @@ func (tp *Template) userTurn(m Message, markup, text func(string)) error {
 		if err != nil {
 			return err
 		}
-		markup(span)
+		media(span)
 	}
 	return nil
 }

@@ -70,6 +70,51 @@ func TestMediaLayout(t *testing.T) {
 	}
 }
 
+// TestMediaSpanPositions: EncodeSpans says where the layout put each
+// span's placeholders, in prompt order, whatever the text and replies
+// spell; EncodeAfterReplySpans those of the turns after the last reply,
+// counted from its ids.
+func TestMediaSpanPositions(t *testing.T) {
+	tok := synthTokenizer(t, 4096)
+	tmpl, err := NewTemplate(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _ := tok.MediaTokens(MediaImage)
+	aud, _ := tok.MediaTokens(MediaAudio)
+	c := Conversation{System: "Look closely.", Messages: []Message{
+		{Role: RoleUser, Content: "Compare <|image|> these.", Media: []Media{{MediaAudio, 2}, {MediaImage, 3}, {MediaImage, 1}}},
+		{Role: RoleModel, Content: "The first <|image|><|image|> is a cat."},
+		{Role: RoleUser, Content: "And this?", Media: []Media{{MediaImage, 2}}},
+	}}
+	ids, spans, err := tmpl.EncodeSpans(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ ph, rows int }{{img.Placeholder, 3}, {img.Placeholder, 1}, {aud.Placeholder, 2}, {img.Placeholder, 2}}
+	if len(spans) != len(want) {
+		t.Fatalf("%d spans, want %d", len(spans), len(want))
+	}
+	open := map[int]int{img.Placeholder: img.Open, aud.Placeholder: aud.Open}
+	shut := map[int]int{img.Placeholder: img.Close, aud.Placeholder: aud.Close}
+	for i, w := range want {
+		at := spans[i]
+		if ids[at-1] != open[w.ph] || ids[at+w.rows] != shut[w.ph] || !slices.Equal(ids[at:at+w.rows], slices.Repeat([]int{w.ph}, w.rows)) {
+			t.Errorf("span %d at %d: %v", i, at, ids[at-1:at+w.rows+1])
+		}
+	}
+	if plain, _ := tmpl.Encode(c); !slices.Equal(plain, ids) {
+		t.Error("EncodeSpans' ids differ from Encode's")
+	}
+	rest, after, ok, err := tmpl.EncodeAfterReplySpans(c)
+	if err != nil || !ok || len(after) != 1 {
+		t.Fatalf("after the reply: %v %v %v", after, ok, err)
+	}
+	if off := len(ids) - len(rest); off+after[0] != spans[3] {
+		t.Errorf("the last span is at %d after the reply, %d in the prompt", after[0], spans[3])
+	}
+}
+
 func TestMediaRefusals(t *testing.T) {
 	tok := synthTokenizer(t, 4096)
 	tmpl, _ := NewTemplate(tok)

@@ -77,6 +77,33 @@ func synthMedia(vocabSize int) []struct {
 	return out
 }
 
+// synthToolSpellings are Gemma 4's function-calling tokens (package tools
+// looks them up by name), special like the real ones.
+var synthToolSpellings = []string{"<|tool>", "<tool|>", "<|tool_call>", "<tool_call|>", "<|tool_response>", "<tool_response|>", `<|"|>`}
+
+// synthTools places the tool tokens just below the lowest media token.
+// The real tokenizer has them at 46–52; here they take ids a vocabulary
+// leaves unused (or, in the smallest ones, its last merges), so that
+// adding them moved no other token: every synthetic bundle written before
+// reads text as it did.
+func synthTools(vocabSize int) []struct {
+	id      int
+	content string
+} {
+	low := vocabSize
+	for _, m := range synthMedia(vocabSize) {
+		low = min(low, m.id)
+	}
+	out := make([]struct {
+		id      int
+		content string
+	}, len(synthToolSpellings))
+	for i, s := range synthToolSpellings {
+		out[i].id, out[i].content = low-len(synthToolSpellings)+i, s
+	}
+	return out
+}
+
 // SynthesizeJSON builds a small Gemma-4-like tokenizer.json with exactly
 // vocabSize entries. The result depends only on vocabSize: it has Gemma's
 // control tokens at Gemma's ids, "\n" at 107, the 256 byte-fallback tokens,
@@ -91,7 +118,7 @@ func SynthesizeJSON(vocabSize int) ([]byte, error) {
 	for _, s := range synthSpecials {
 		v.set(s.id, s.content)
 	}
-	for _, m := range synthMedia(vocabSize) {
+	for _, m := range append(synthMedia(vocabSize), synthTools(vocabSize)...) {
 		v.set(m.id, m.content)
 	}
 	for b := 0; b < 256; b++ {
@@ -359,7 +386,7 @@ func encodeSynth(v *synthVocab, merges [][2]string, unused []int) ([]byte, error
 	for _, s := range synthSpecials {
 		addedTokens = append(addedTokens, added{ID: s.id, Content: s.content, Special: s.special})
 	}
-	for _, m := range synthMedia(len(v.pieces)) {
+	for _, m := range append(synthMedia(len(v.pieces)), synthTools(len(v.pieces))...) {
 		addedTokens = append(addedTokens, added{ID: m.id, Content: m.content, Special: true})
 	}
 	for _, id := range unused {

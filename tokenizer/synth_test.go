@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +57,9 @@ func TestSynthesizeJSON(t *testing.T) {
 			"<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3, "<mask>": 4,
 			"<|turn>": 105, "<turn|>": 106, "\n": 107,
 			"<|think|>": synthThinkID, "<|channel>": synthChannelID, "<channel|>": synthChannelEndID,
+		}
+		for _, tl := range synthTools(n) {
+			want[tl.content] = tl.id
 		}
 		for s, id := range want {
 			got, ok := tok.TokenID(s)
@@ -139,6 +143,36 @@ func TestSynthCorpusHasNoControlText(t *testing.T) {
 		ids := tok.EncodeLiteral(s)
 		if len(ids) < 2 && strings.HasPrefix(s, "<0x") {
 			t.Errorf("EncodeLiteral(%q) = %v: plain text became a byte token", s, ids)
+		}
+	}
+}
+
+// TestSynthToolMarkup: a synthetic tokenizer reads Gemma 4's tool markup
+// as the real one does, each marker one special id, and user text that
+// spells the markers stays text.
+func TestSynthToolMarkup(t *testing.T) {
+	tok := synthTokenizer(t, MinSynthVocab)
+	const call = `<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_response>`
+	ids := tok.Encode(call)
+	var specials []int
+	for _, id := range ids {
+		if tok.IsSpecial(id) {
+			specials = append(specials, id)
+		}
+	}
+	id := map[string]int{}
+	for _, tl := range synthTools(MinSynthVocab) {
+		id[tl.content] = tl.id
+	}
+	if want := []int{id["<|tool_call>"], id[`<|"|>`], id[`<|"|>`], id["<tool_call|>"], id["<|tool_response>"]}; !slices.Equal(specials, want) {
+		t.Errorf("special ids of %q = %v, want %v (all ids %v)", call, specials, want, ids)
+	}
+	if got := tok.Decode(ids, false); got != call {
+		t.Errorf("Decode(Encode(call)) = %q", got)
+	}
+	for _, id := range tok.EncodeLiteral(call) {
+		if tok.IsSpecial(id) {
+			t.Fatalf("EncodeLiteral(%q) holds the special id %d", call, id)
 		}
 	}
 }

@@ -137,6 +137,7 @@ type segment struct {
 	text    string
 	literal bool
 	reply   bool // the content of a model message
+	media   bool // a media span: opening token, placeholders, closing token
 }
 
 // Render returns the prompt text, ending with the generation prompt.
@@ -156,11 +157,21 @@ func (tp *Template) Render(c Conversation) (string, error) {
 // that special-token spellings inside message text are encoded as plain
 // text rather than as control tokens.
 func (tp *Template) Encode(c Conversation) ([]int, error) {
+	ids, _, err := tp.EncodeSpans(c)
+	return ids, err
+}
+
+// EncodeSpans is Encode, and where the template put each media span: the
+// position of its first placeholder, in prompt order (each message's
+// images, then its clips). The positions come from the layout, never from
+// looking for placeholder ids, which a reply may hold as its own tokens.
+func (tp *Template) EncodeSpans(c Conversation) (ids, spans []int, err error) {
 	segs, err := tp.segments(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return tp.tok.encodeSegments(segs), nil
+	ids, spans = tp.tok.encodeSegments(segs)
+	return ids, spans, nil
 }
 
 func (tp *Template) segments(c Conversation) ([]segment, error) {
@@ -199,6 +210,7 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 	markup := func(s string) { segs = append(segs, segment{text: s}) }
 	text := func(s string) { segs = append(segs, segment{text: s, literal: true}) }
 	reply := func(s string) { segs = append(segs, segment{text: s, literal: true, reply: true}) }
+	media := func(s string) { segs = append(segs, segment{text: s, media: true}) }
 
 	if tp.bos != "" && (tp.manifest == nil || !strings.HasPrefix(tp.manifest.PromptPrefix, tp.bos)) {
 		markup(tp.bos)
@@ -230,7 +242,7 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 				text(strings.TrimSpace(content))
 			default:
 				m.Content = strings.TrimSpace(content)
-				if err := tp.userTurn(m, markup, text); err != nil {
+				if err := tp.userTurn(m, media, text); err != nil {
 					return nil, err
 				}
 			}
@@ -278,7 +290,7 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 		}
 		markup(p.PromptPrefix)
 		m.Content = content
-		if err := tp.userTurn(m, markup, text); err != nil {
+		if err := tp.userTurn(m, media, text); err != nil {
 			return nil, err
 		}
 		if i == len(msgs)-1 && c.Thinking && p.PromptSuffixThinking != "" {
@@ -342,8 +354,9 @@ func StripThoughts(s string) string {
 // encodeSegments encodes rendered segments as Encode would encode their
 // concatenation, except that literal segments match no special tokens.
 // Text between added tokens is joined across segment boundaries first, so
-// that BPE sees the same words as for the whole string.
-func (t *Tokenizer) encodeSegments(segs []segment) []int {
+// that BPE sees the same words as for the whole string. spans are where
+// the media segments' placeholders begin (after their opening token).
+func (t *Tokenizer) encodeSegments(segs []segment) (ids, spans []int) {
 	sc := t.scratches.Get().(*encodeScratch)
 	defer t.scratches.Put(sc)
 	var (
@@ -360,6 +373,10 @@ func (t *Tokenizer) encodeSegments(segs []segment) []int {
 		}
 	}
 	for _, s := range segs {
+		if s.media {
+			flush()
+			spans = append(spans, len(out)+1)
+		}
 		pieces = t.added.split(t.added.raw, s.text, s.literal, pieces[:0])
 		for _, p := range pieces {
 			if p.id >= 0 {
@@ -372,7 +389,7 @@ func (t *Tokenizer) encodeSegments(segs []segment) []int {
 		}
 	}
 	flush()
-	return out
+	return out, spans
 }
 
 // EncodeAfterReply returns the ids of everything the conversation renders
@@ -382,14 +399,23 @@ func (t *Tokenizer) encodeSegments(segs []segment) []int {
 // than re-tokenized from text (which can differ, and would cost a
 // re-prefill). ok is false when the conversation has no model message.
 func (tp *Template) EncodeAfterReply(c Conversation) (ids []int, ok bool, err error) {
+	ids, _, ok, err = tp.EncodeAfterReplySpans(c)
+	return ids, ok, err
+}
+
+// EncodeAfterReplySpans is EncodeAfterReply, and where the media spans of
+// those ids begin (as EncodeSpans): the spans of the messages after the
+// last reply.
+func (tp *Template) EncodeAfterReplySpans(c Conversation) (ids, spans []int, ok bool, err error) {
 	segs, err := tp.segments(c)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	for i := len(segs) - 1; i >= 0; i-- {
 		if segs[i].reply {
-			return tp.tok.encodeSegments(segs[i+1:]), true, nil
+			ids, spans = tp.tok.encodeSegments(segs[i+1:])
+			return ids, spans, true, nil
 		}
 	}
-	return nil, false, nil
+	return nil, nil, false, nil
 }

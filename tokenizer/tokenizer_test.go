@@ -42,7 +42,7 @@ func TestTokenLookups(t *testing.T) {
 		t.Errorf("Decode with out-of-range ids = %q", got)
 	}
 	added := tok.AddedTokens()
-	if len(added) != len(synthSpecials)+len(gemmaMedia) || added[0].Content != "<pad>" || added[len(synthSpecials)-1].ID != 107 || added[len(added)-1].Content != "<audio|>" {
+	if len(added) != len(synthSpecials)+len(gemmaMedia)+len(synthToolSpellings) || added[0].Content != "<pad>" || added[len(synthSpecials)-1].ID != 107 || added[len(added)-1].Content != "<audio|>" {
 		t.Errorf("AddedTokens = %+v", added)
 	}
 }

@@ -111,7 +111,8 @@ func (c *conversation) Replace(msgs []engine.Message) {
 		} else if k, ok := c.kept[keptKey(role, em.Content)]; ok {
 			m = k
 		} else {
-			m = &chatMsg{role: role, text: em.Content, interrupted: em.Interrupted, attachments: em.Attachments}
+			m = &chatMsg{role: role, text: em.Content, interrupted: em.Interrupted, cancelled: em.Stopped, metrics: em.Metrics,
+				attachments: em.Attachments}
 		}
 		m.version, m.versions = em.Version, em.Versions
 		c.msgs = append(c.msgs, m)
@@ -134,7 +135,7 @@ func (c *conversation) SetMessages(msgs []engine.Message) {
 	clear(c.kept)
 	for _, m := range msgs {
 		c.msgs = append(c.msgs, &chatMsg{role: roleOf(m.Role), text: m.Content, interrupted: m.Interrupted,
-			version: m.Version, versions: m.Versions, attachments: m.Attachments})
+			cancelled: m.Stopped, metrics: m.Metrics, version: m.Version, versions: m.Versions, attachments: m.Attachments})
 	}
 	c.fromBottom = 0
 	c.changes++
@@ -635,6 +636,8 @@ func (c *conversation) footer(m *chatMsg) string {
 	s := c.st.Footer.Render(strings.Join(f, " · "))
 	if m.cancelled {
 		s = c.st.Cancelled.Render("cancelled") + c.st.Footer.Render(" · ") + s
+	} else if m.interrupted {
+		s = c.st.Cancelled.Render("interrupted") + c.st.Footer.Render(" · ") + s
 	}
 	return s
 }

@@ -286,6 +286,11 @@ func (s *stats) speedRows() []row {
 
 	used, limit := s.context()
 	rows = append(rows, row{"context", contextBar(st, used, limit, 10) + " " + st.Value.Render(commas(used)+" / "+commas(limit))})
+	if s.last != nil && s.last.SeamMetered {
+		// What the runtime really copied across the seam per token, from
+		// its own meter: 0 B when Core ML writes every cache in place.
+		rows = append(rows, row{"copied", st.Value.Render(humanBytes(uint64(s.last.SeamCopiedBytesPerToken))) + st.Dim.Render(" a token, host↔Core ML")})
+	}
 	return rows
 }
 

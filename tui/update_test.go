@@ -43,6 +43,7 @@ func TestStreamingEventsUpdateTranscriptAndStats(t *testing.T) {
 	met := engine.TurnMetrics{PromptTokens: 100, ReusedTokens: 60, GeneratedTokens: 3, FinishReason: "eos",
 		TTFTSeconds: 0.25, PrefillTokPerSec: 160, DecodeTokPerSec: 23.96, PerTokenMillis: []float64{50, 40, 41},
 		PerTokenMinMs: 40, PerTokenMedianMs: 41, PerTokenMaxMs: 50, ContextUsed: 103, ContextLimit: 2048,
+		SeamMetered: true, SeamCopiedBytesPerToken: 4096,
 		Spec:   engine.SpecStats{Enabled: true, State: engine.SpecAdaptive, Rounds: 2, Drafted: 4, Accepted: 2, AcceptanceRate: 0.5, MeanAccepted: 2},
 		Memory: engine.Memory{FootprintBytes: 300 << 20, FootprintPeakBytes: 320 << 20, ModelBytes: 2 << 30, ModelPeakBytes: 2 << 30, AvailableBytes: 8 << 30, AvailableLowBytes: 7 << 30}}
 	send(m, engine.Finished{Reply: "Hello apple orchard", Metrics: met})
@@ -55,7 +56,7 @@ func TestStreamingEventsUpdateTranscriptAndStats(t *testing.T) {
 	}
 	m.Update(press("ctrl+t"))
 	got = plain(m)
-	for _, want := range []string{"100 in, 60 reused, 3 out", "50% turn · 50% session", "2.00 turn", "300 MiB · peak 320 MiB", "2.0 GiB · peak 2.0 GiB", "8.0 GiB · low 7.0 GiB", "0.25 s", "160 tok/s", "40/41/50 ms"} {
+	for _, want := range []string{"100 in, 60 reused, 3 out", "50% turn · 50% session", "2.00 turn", "300 MiB · peak 320 MiB", "2.0 GiB · peak 2.0 GiB", "8.0 GiB · low 7.0 GiB", "0.25 s", "160 tok/s", "40/41/50 ms", "4 KiB a token"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stats panel lacks %q:\n%s", want, got)
 		}
