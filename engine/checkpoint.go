@@ -181,6 +181,7 @@ func toFigures(m *TurnMetrics) *checkpoints.Figures {
 		PrefillTokPerSec: m.PrefillTokPerSec, DecodeTokPerSec: m.DecodeTokPerSec, PerTokenMinMs: m.PerTokenMinMs,
 		PerTokenMedianMs: m.PerTokenMedianMs, PerTokenMaxMs: m.PerTokenMaxMs, PerTokenMeanMs: m.PerTokenMeanMs,
 		ContextUsed: m.ContextUsed, ContextLimit: m.ContextLimit, DroppedTurns: m.DroppedTurns,
+		SeamCopiedBytesPerToken: m.SeamCopiedBytesPerToken, SeamMetered: m.SeamMetered,
 		Spec: checkpoints.SpecFigures{Enabled: sp.Enabled, State: string(sp.State), Rounds: sp.Rounds, Drafted: sp.Drafted,
 			Accepted: sp.Accepted, FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate,
 			MeanAccepted: sp.MeanAccepted}}
@@ -197,6 +198,7 @@ func fromFigures(f *checkpoints.Figures) *TurnMetrics {
 		PrefillTokPerSec: f.PrefillTokPerSec, DecodeTokPerSec: f.DecodeTokPerSec, PerTokenMinMs: f.PerTokenMinMs,
 		PerTokenMedianMs: f.PerTokenMedianMs, PerTokenMaxMs: f.PerTokenMaxMs, PerTokenMeanMs: f.PerTokenMeanMs,
 		ContextUsed: f.ContextUsed, ContextLimit: f.ContextLimit, DroppedTurns: f.DroppedTurns,
+		SeamCopiedBytesPerToken: f.SeamCopiedBytesPerToken, SeamMetered: f.SeamMetered,
 		Spec: SpecStats{Enabled: sp.Enabled, State: SpecState(sp.State), Rounds: sp.Rounds, Drafted: sp.Drafted,
 			Accepted: sp.Accepted, FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate,
 			MeanAccepted: sp.MeanAccepted}}
