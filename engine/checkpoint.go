@@ -278,7 +278,7 @@ func (e *Engine) Autosave() {
 			e.emit(Failed{Op: "autosave", Err: err})
 			return
 		}
-		e.emit(Checkpoints{Op: "autosave", Name: checkpoints.Autosave})
+		e.emitList("autosave", checkpoints.Autosave)
 	})
 }
 

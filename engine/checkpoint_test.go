@@ -96,6 +96,12 @@ func TestEngineCheckpointCommands(t *testing.T) {
 	collect(t, e, isEnd)
 	e.SaveCheckpoint("a")
 	wait("save")
+	// The autosave reports the list too (the panel shows it; an empty
+	// list would empty the panel).
+	e.Autosave()
+	if ev, ok := wait("autosave").(Checkpoints); !ok || fmt.Sprint(names(ev.List)) != fmt.Sprint([]string{checkpoints.Autosave, "a", "empty-ok"}) {
+		t.Fatalf("autosave: %#v", ev)
+	}
 	e.Clear()
 	collect(t, e, func(ev Event) bool { _, ok := ev.(Cleared); return ok })
 	e.LoadCheckpoint("a")
@@ -111,7 +117,7 @@ func TestEngineCheckpointCommands(t *testing.T) {
 		t.Fatalf("after load: %d messages (events %d)", len(restored), len(evs))
 	}
 	e.RenameCheckpoint("a", "b")
-	if ev := wait("rename").(Checkpoints); len(ev.List) != 2 {
+	if ev := wait("rename").(Checkpoints); fmt.Sprint(names(ev.List)) != fmt.Sprint([]string{checkpoints.Autosave, "b", "empty-ok"}) {
 		t.Fatalf("after rename: %+v", ev.List)
 	}
 	e.LoadCheckpoint("nope")
@@ -144,7 +150,7 @@ func TestEngineCheckpointCommands(t *testing.T) {
 		t.Fatal("a refused load changed the conversation")
 	}
 	e.DeleteCheckpoint("b")
-	if ev := wait("delete").(Checkpoints); len(ev.List) != 1 {
+	if ev := wait("delete").(Checkpoints); len(ev.List) != 2 {
 		t.Fatalf("after delete: %+v", ev.List)
 	}
 }
@@ -218,4 +224,13 @@ func TestContinueFromCoreLLMDirectory(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("continued %v, uninterrupted %v", got, want)
 	}
+}
+
+// names are the names of a checkpoint list, in its order.
+func names(l []CheckpointInfo) []string {
+	out := make([]string, len(l))
+	for i, c := range l {
+		out[i] = c.Name
+	}
+	return out
 }

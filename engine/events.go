@@ -90,9 +90,10 @@ type Notice struct {
 type SettingsChanged struct{ Settings Settings }
 
 // Checkpoints reports the result of a checkpoint operation and the list
-// after it.
+// after it (every operation's, the autosave's too: a panel takes the list
+// as it comes).
 type Checkpoints struct {
-	Op   string // save, load, delete, rename, fork, list
+	Op   string // save, load, delete, rename, fork, list, autosave
 	Name string
 	List []CheckpointInfo
 }

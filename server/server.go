@@ -374,12 +374,6 @@ func (s *Server) publishChat(ev engine.Event) {
 	if !ok {
 		return
 	}
-	if c, ok := ev.(engine.Checkpoints); ok && c.Op == "autosave" {
-		// The server autosaves after every turn; the event carries no
-		// list, and a screen would take it for an empty one. (A failed
-		// autosave still goes out, as a failed event.)
-		return
-	}
 	if turnOver(ev) {
 		// The screens may start the next turn as soon as they see this
 		// one end (ctrl+g right after a reply): it is over for them.

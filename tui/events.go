@@ -58,7 +58,11 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			if e.Op == "save" {
 				m.unsaved = false
 			}
-			m.ckpts.SetList(e.List, e.Name)
+			focus := e.Name
+			if e.Op == "autosave" {
+				focus = "" // it comes on its own: the cursor stays where the user left it
+			}
+			m.ckpts.SetList(e.List, focus)
 			if t := checkpointText(e); t != "" {
 				cmds = append(cmds, m.infoToast(t))
 			}
