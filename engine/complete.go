@@ -79,12 +79,12 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 	}
 	e.cmds <- func() {
 		if job.cancelled.Load() {
-			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return
 		}
 		req, rows, err := e.sess.requestMedia(req, job.cancelled.Load, sink)
 		if errors.Is(err, ErrCancelled) {
-			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return
 		}
 		var ids []int

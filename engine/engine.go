@@ -227,7 +227,7 @@ func (e *Engine) startTurn(op string, run func(emit func(Event))) {
 	e.do(op, func() {
 		cancelled := func() bool { return seq <= e.cancelTo.Load() }
 		if cancelled() {
-			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return
 		}
 		e.sess.cancelHook = cancelled

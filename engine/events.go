@@ -67,10 +67,14 @@ type Finished struct {
 }
 
 // Cancelled: the turn was stopped; the partial reply is kept in the
-// conversation and the cache matches the committed tokens.
+// conversation and the cache matches the committed tokens. Unstarted: it
+// was cancelled while it waited its turn, before Started — nothing of it
+// is in the conversation (a front end gives the message back, as after
+// a refused send).
 type Cancelled struct {
-	Partial string
-	Metrics TurnMetrics
+	Partial   string
+	Metrics   TurnMetrics
+	Unstarted bool
 }
 
 // Failed: the turn or command could not run; the conversation is as it

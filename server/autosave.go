@@ -35,6 +35,9 @@ func newAutosaver(every time.Duration) autosaver {
 
 // noteChat marks what a chat event changed (the pump calls it).
 func (a *autosaver) noteChat(ev engine.Event) {
+	if c, ok := ev.(engine.Cancelled); ok && c.Unstarted {
+		return // nothing of it is in the conversation
+	}
 	switch ev.(type) {
 	case engine.Finished, engine.Cancelled:
 		a.dirty.Store(true)

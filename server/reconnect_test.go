@@ -164,6 +164,13 @@ func (o *screenOutput) Write(p []byte) (int, error) {
 	return o.b.Write(p)
 }
 
+// since is what was written after from.
+func (o *screenOutput) since(from int) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()[from:]
+}
+
 // waitFor waits until everything wanted was written since from; it
 // returns where the output ends then.
 func (o *screenOutput) waitFor(t *testing.T, from int, want ...string) int {
@@ -190,6 +197,30 @@ func (o *screenOutput) waitFor(t *testing.T, from int, want ...string) int {
 	}
 }
 
+// runScreen runs the chat screen over c, 120×30 without colours, until
+// the test ends; it returns where to write its keys and what it writes.
+func runScreen(t *testing.T, c *Client) (io.Writer, *screenOutput) {
+	t.Helper()
+	in, keys := io.Pipe()
+	out := &screenOutput{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- tui.Run(ctx, c, tui.Options{Input: in, Output: out, Width: 120, Height: 30, NoColor: true, AutosaveEvery: -1,
+			Env: []string{"HOME=" + t.TempDir(), "TERM=xterm-256color"}, NoNativeClipboard: true, NoMouse: true})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the screen did not end")
+		}
+		keys.Close()
+	})
+	return keys, out
+}
+
 // TestAttachedScreenReconnects runs the chat screen itself over a client
 // while its server is shut down and started again on the same socket:
 // the screen says the server went away, refuses a command with a
@@ -207,23 +238,7 @@ func TestAttachedScreenReconnects(t *testing.T) {
 	c.SetSettings(set)
 	until(t, c, func(ev engine.Event) bool { _, ok := ev.(engine.SettingsChanged); return ok })
 
-	in, keys := io.Pipe()
-	defer keys.Close()
-	out := &screenOutput{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- tui.Run(ctx, c, tui.Options{Input: in, Output: out, Width: 120, Height: 30, NoColor: true, AutosaveEvery: -1,
-			Env: []string{"HOME=" + t.TempDir(), "TERM=xterm-256color"}, NoNativeClipboard: true, NoMouse: true})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the screen did not end")
-		}
-	}()
+	keys, out := runScreen(t, c)
 	at := out.waitFor(t, 0, "Type a message")
 	io.WriteString(keys, "hello\r")
 	at = out.waitFor(t, at, "tokens ·")

@@ -551,7 +551,8 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 func (s *Server) unstarted() engine.Cancelled {
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
-	return engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled", ContextUsed: s.chatCtx, ContextLimit: s.info.Context}}
+	return engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled", ContextUsed: s.chatCtx, ContextLimit: s.info.Context},
+		Unstarted: true}
 }
 
 // chatTurnOver frees the chat for the next message as soon as the

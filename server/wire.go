@@ -121,6 +121,8 @@ type wireEvent struct {
 	// finished, cancelled
 	Reply   *string             `json:"reply,omitempty"`
 	Metrics *engine.TurnMetrics `json:"metrics,omitempty"`
+	// cancelled: while it waited in line; nothing of it is in the conversation
+	Unstarted bool `json:"unstarted,omitempty"`
 	// failed
 	Op    string `json:"op,omitempty"`
 	Error string `json:"error,omitempty"`
@@ -260,7 +262,7 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 		return wireEvent{Type: "finished", Reply: &e.Reply, Metrics: &m}, true
 	case engine.Cancelled:
 		m := e.Metrics
-		return wireEvent{Type: "cancelled", Reply: &e.Partial, Metrics: &m}, true
+		return wireEvent{Type: "cancelled", Reply: &e.Partial, Metrics: &m, Unstarted: e.Unstarted}, true
 	case engine.Failed:
 		msg := "failed"
 		if e.Err != nil {
@@ -309,7 +311,7 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 		if w.Type == "finished" {
 			return engine.Finished{Reply: reply, Metrics: m}, true
 		}
-		return engine.Cancelled{Partial: reply, Metrics: m}, true
+		return engine.Cancelled{Partial: reply, Metrics: m, Unstarted: w.Unstarted}, true
 	case "failed":
 		return engine.Failed{Op: w.Op, Err: errors.New(w.Error)}, true
 	case "notice":
