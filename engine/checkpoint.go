@@ -313,7 +313,7 @@ func (e *Engine) load(op, name string) {
 		}
 		e.archivedGen = e.sess.gen
 		e.refresh()
-		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: e.sess.contextUsed(), Settings: e.sess.Settings()})
+		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: e.sess.contextUsed(), Settings: e.sess.Settings(), Window: e.sess.Window()})
 		e.refreshHistory()
 		return nil
 	})

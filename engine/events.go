@@ -16,6 +16,9 @@ type Started struct {
 	Versions int
 	// Attachments are the user message's files as encoded (chips).
 	Attachments []Attachment
+	// Window is the index of the first message the model sees in this
+	// turn (Session.Window): the context policy may have moved it on.
+	Window int
 }
 
 // PrefillProgress reports prompt tokens fed so far.
@@ -110,6 +113,7 @@ type Cleared struct {
 	Messages    []Message // the conversation now shown (empty after /clear)
 	ContextUsed int       // positions the cache now holds (a loaded conversation's)
 	Settings    Settings  // the settings in force now
+	Window      int       // the first message of Messages the model sees (Session.Window)
 }
 
 // Branched: the conversation took another path without a turn of its
@@ -121,6 +125,7 @@ type Branched struct {
 	Op          string // regenerate, edit, version
 	Messages    []Message
 	ContextUsed int // tokens of the conversation in the cache (or waiting to be fed back)
+	Window      int // the first message of Messages the model sees (Session.Window)
 }
 
 // History reports the conversation history. Op "list" carries the

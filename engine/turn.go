@@ -159,7 +159,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.chain.SetSoft(soft)
 	s.spans = refs
 	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Versions: s.versionCount(len(msgs)),
-		Attachments: msgs[len(msgs)-1].Attachments})
+		Attachments: msgs[len(msgs)-1].Attachments, Window: s.window})
 
 	next, err := s.prefill(t, ids[lcp:])
 	if err != nil {
@@ -763,7 +763,7 @@ func (s *Session) Continue(emit func(Event)) error {
 	t.prompt = slices.Clone(s.committed)
 	t.reused = len(t.prompt)
 	s.lastPrompt = t.prompt
-	emit(Started{Turn: len(s.msgs), PromptTokens: len(t.prompt), ReusedTokens: t.reused})
+	emit(Started{Turn: len(s.msgs), PromptTokens: len(t.prompt), ReusedTokens: t.reused, Window: s.window})
 	next := s.pending
 	// A reply cut at its cap left its last token emitted but not fed; a
 	// conversation brought back without its cache (the history) or on

@@ -20,6 +20,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Started:
 			m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
 			m.stats.Started(e)
+			m.conv.TurnWindow(e.Window)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
 				cmds = append(cmds, m.pics.send(e.Attachments))
@@ -72,6 +73,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			}
 		case engine.Branched:
 			m.conv.Replace(e.Messages)
+			m.conv.SetWindow(e.Window)
 			m.stats.SetContext(e.ContextUsed)
 			m.changed = true
 		case engine.History:
@@ -82,6 +84,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			cmds = append(cmds, m.onConnection(e))
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
+			m.conv.SetWindow(e.Window)
 			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
 			m.stats.Cleared(e.ContextUsed)
 			if e.Settings != (engine.Settings{}) {
@@ -146,9 +149,7 @@ func (m *Model) onUnstarted() tea.Cmd {
 // the files ("" for none).
 func (m *Model) takeBack(op string, err error) string {
 	m.stats.Failed()
-	if last := m.conv.last(); last != nil && last.streaming {
-		m.conv.msgs = m.conv.msgs[:len(m.conv.msgs)-1]
-	}
+	m.conv.DropTurn()
 	var kept string
 	switch op {
 	case "edit":

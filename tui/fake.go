@@ -127,6 +127,9 @@ func (f *FakeEngine) Messages() []engine.Message {
 	return f.messagesLocked()
 }
 
+// Window is 0: the fake never moves the model's view on.
+func (f *FakeEngine) Window() int { return 0 }
+
 // Send streams a reply on a goroutine.
 func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 	rec := "Send " + text

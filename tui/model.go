@@ -192,6 +192,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.pics = newPictures(env, false)
 	m.conv.pics = m.pics
 	m.conv.SetMessages(eng.Messages())
+	m.conv.SetWindow(eng.Window())
 	m.input = newInput(st, keys)
 	m.stats = stats{st: st, info: m.info, settings: m.settings}
 	m.status = statusBar{st: st}
