@@ -170,7 +170,7 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	return nil
 }
 
-// toFigures is the checkpoint form of a reply's figures (figuresOf).
+// toFigures is the checkpoint form of a reply's figures (TurnMetrics.Kept).
 func toFigures(m *TurnMetrics) *checkpoints.Figures {
 	if m == nil {
 		return nil

@@ -245,6 +245,17 @@ type TurnMetrics struct {
 	Memory                  Memory    `json:"memory"`
 }
 
+// Kept is what a reply keeps of its turn's metrics (Message.Metrics): all
+// but the per-token list and the memory sample (what a checkpoint
+// stores).
+func (m TurnMetrics) Kept() *TurnMetrics {
+	m.PerTokenMillis, m.Memory = nil, Memory{}
+	sp := m.Spec
+	m.Spec = SpecStats{Enabled: sp.Enabled, State: sp.State, Rounds: sp.Rounds, Drafted: sp.Drafted, Accepted: sp.Accepted,
+		FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate, MeanAccepted: sp.MeanAccepted}
+	return &m
+}
+
 // SpecStats are the speculation figures under both published definitions.
 type SpecStats struct {
 	Enabled        bool      `json:"specEnabled"`

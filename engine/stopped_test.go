@@ -48,11 +48,11 @@ func TestStoppedReplyKeepsItsFigures(t *testing.T) {
 			if len(msgs) != 4 {
 				t.Fatalf("%s: %d messages", from, len(msgs))
 			}
-			if m := msgs[1]; m.Stopped || m.Interrupted || m.Metrics == nil || !reflect.DeepEqual(*m.Metrics, *figuresOf(done)) {
-				t.Fatalf("%s: the finished reply %+v, figures %+v, want %+v", from, m, m.Metrics, figuresOf(done))
+			if m := msgs[1]; m.Stopped || m.Interrupted || m.Metrics == nil || !reflect.DeepEqual(*m.Metrics, *done.Kept()) {
+				t.Fatalf("%s: the finished reply %+v, figures %+v, want %+v", from, m, m.Metrics, done.Kept())
 			}
-			if m := msgs[3]; !m.Stopped || !m.Interrupted || m.Metrics == nil || !reflect.DeepEqual(*m.Metrics, *figuresOf(stopped.Metrics)) {
-				t.Fatalf("%s: the stopped reply %+v, figures %+v, want %+v", from, m, m.Metrics, figuresOf(stopped.Metrics))
+			if m := msgs[3]; !m.Stopped || !m.Interrupted || m.Metrics == nil || !reflect.DeepEqual(*m.Metrics, *stopped.Metrics.Kept()) {
+				t.Fatalf("%s: the stopped reply %+v, figures %+v, want %+v", from, m, m.Metrics, stopped.Metrics.Kept())
 			}
 		}
 		check("the session", e.Messages())

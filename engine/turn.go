@@ -572,18 +572,8 @@ func (s *Session) cancelled(t *turn) error {
 // keepFigures gives the reply just added its turn's figures.
 func (s *Session) keepFigures(m TurnMetrics) {
 	if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
-		s.msgs[n-1].Metrics = figuresOf(m)
+		s.msgs[n-1].Metrics = m.Kept()
 	}
-}
-
-// figuresOf is what a reply keeps of its turn's metrics: all but the
-// per-token list and the memory sample (what a checkpoint stores).
-func figuresOf(m TurnMetrics) *TurnMetrics {
-	m.PerTokenMillis, m.Memory = nil, Memory{}
-	sp := m.Spec
-	m.Spec = SpecStats{Enabled: sp.Enabled, State: sp.State, Rounds: sp.Rounds, Drafted: sp.Drafted, Accepted: sp.Accepted,
-		FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate, MeanAccepted: sp.MeanAccepted}
-	return &m
 }
 
 // fail closes a turn that failed, for whatever reason and at whatever
