@@ -163,7 +163,7 @@ func (s *Session) requestMedia(req Request, cancelled func() bool, sink func(Eve
 			if cancelled() {
 				return req, nil, ErrCancelled
 			}
-			enc, err := s.Media.encodeFile(f, func() {
+			enc, err := s.encodeMedia(f, func() {
 				sink(Notice{Text: fmt.Sprintf("encoding %s (%s)…", f.label(), f.Kind)})
 			})
 			var fe *FileError
