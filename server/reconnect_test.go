@@ -5,11 +5,11 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/syncbuf"
 	"github.com/orchard-llm/orchard/tui"
 )
 
@@ -153,23 +153,10 @@ func TestRetryWait(t *testing.T) {
 }
 
 // screenOutput is what a chat screen wrote, safe to read while it runs.
-type screenOutput struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (o *screenOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
+type screenOutput struct{ syncbuf.Buffer }
 
 // since is what was written after from.
-func (o *screenOutput) since(from int) string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()[from:]
-}
+func (o *screenOutput) since(from int) string { return o.String()[from:] }
 
 // waitFor waits until everything wanted was written since from; it
 // returns where the output ends then.
@@ -177,9 +164,7 @@ func (o *screenOutput) waitFor(t *testing.T, from int, want ...string) int {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		o.mu.Lock()
-		s := o.b.String()
-		o.mu.Unlock()
+		s := o.String()
 		missing := ""
 		for _, w := range want {
 			if !strings.Contains(s[from:], w) {
