@@ -3,8 +3,6 @@ package engine
 import (
 	"reflect"
 	"testing"
-
-	"github.com/orchard-llm/orchard/checkpoints"
 )
 
 // TestStoppedReplyKeepsItsFigures: a reply stopped with esc stays
@@ -17,10 +15,7 @@ func TestStoppedReplyKeepsItsFigures(t *testing.T) {
 	for _, keep := range []int{1, 0} {
 		set := Settings{MaxTokens: 16, Speculation: SpecModeOn, DraftLen: 4}
 		e, hist := historyEngine(t, "r1", set, HistoryPolicy{KeepKV: keep, KVBudget: 1 << 30})
-		store, err := checkpoints.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
+		store := tempStore(t)
 		e.UseStore(store, 0)
 		_, done := sendWait(t, e, "Repeat: plums, pears, plums, pears, plums, pears.")
 		e.Send("Tell me everything about plums and pears, plums and pears.")

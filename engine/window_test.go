@@ -71,10 +71,7 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 			want, _ := reply(t, u, last)
 
 			e, hist := historyEngine(t, fam, set, HistoryPolicy{KeepKV: keep, KVBudget: 1 << 30})
-			store, err := checkpoints.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			store := tempStore(t)
 			e.UseStore(store, 0)
 			dropped := 0
 			for _, x := range texts {
@@ -178,10 +175,7 @@ func TestVersionsSurviveDropOldest(t *testing.T) {
 func TestWindowInEvents(t *testing.T) {
 	set := Settings{MaxTokens: 10, ContextPolicy: ContextDropOldest, Speculation: SpecModeOff}
 	e, _ := historyEngine(t, "r1", set, HistoryPolicy{KeepKV: 0, KVBudget: 1 << 30})
-	store, err := checkpoints.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := tempStore(t)
 	e.UseStore(store, 0)
 	var started Started
 	dropped := 0
