@@ -135,7 +135,7 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "  note:", n)
 	}
 	for _, f := range r.files {
-		if err := m.sess.Media.Can(f.Kind); err != nil {
+		if err := m.sess.CanAttach(f.Kind); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
 			return exitUsage
 		}

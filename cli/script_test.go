@@ -1,18 +1,14 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 const cliScript = `{"replies":[
@@ -111,27 +107,9 @@ func TestBundleSynthScript(t *testing.T) {
 // with the scripted reply.
 func TestServeScript(t *testing.T) {
 	serveEnv(t)
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main([]string{"serve", "--demo", "--family", "r1", "--script", writeScript(t, cliScript), "--listen", "127.0.0.1:0", "--socket", "none"},
-			strings.NewReader(""), &bytes.Buffer{}, &stderr)
-	}()
-	addr := regexp.MustCompile(`listening on  http://(127\.0\.0\.1:\d+)`)
-	var m []string
-	for deadline := time.Now().Add(60 * time.Second); m == nil; time.Sleep(20 * time.Millisecond) {
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d: %s", code, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no banner: %s", stderr.String())
-		}
-		m = addr.FindStringSubmatch(stderr.String())
-	}
+	srv := serveHere(t, "--demo", "--family", "r1", "--script", writeScript(t, cliScript), "--listen", "127.0.0.1:0", "--socket", "none")
 	body := `{"model":"synthetic-r1-tiny-seed1","messages":[{"role":"user","content":"hello?"}]}`
-	req, _ := http.NewRequestWithContext(context.Background(), "POST", "http://"+m[1]+"/v1/chat/completions", strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(context.Background(), "POST", "http://"+srv.addr+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -151,13 +129,5 @@ func TestServeScript(t *testing.T) {
 	if err != nil || len(res.Choices) != 1 || res.Choices[0].Message.Content != "Hello from the script." || res.Choices[0].FinishReason != "stop" {
 		t.Errorf("reply %d %s (%v)", resp.StatusCode, raw, err)
 	}
-	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve did not stop on SIGTERM")
-	}
+	srv.stop(t)
 }

@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/internal/syncbuf"
 )
 
 // TestServeProcessHelper is not a test: run by serveProcess in a child
@@ -34,7 +33,7 @@ func TestServeProcessHelper(t *testing.T) {
 type serveProc struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 }
 
 // serveProcess starts `orchard serve ARGS` in a child process (with the
@@ -43,22 +42,16 @@ func serveProcess(t *testing.T, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeProcessHelper$")
 	cmd.Env = append(os.Environ(), "ORCHARD_SERVE_ARGS="+strings.Join(args, "\n"))
-	p := &serveProc{cmd: cmd, stderr: &syncBuffer{}}
+	p := &serveProc{cmd: cmd, stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.kill(syscall.SIGKILL) })
-	addr := regexp.MustCompile(`listening on  http://(127\.0\.0\.1:\d+)`)
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
-			p.addr = m[1]
-			return p
-		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			t.Fatalf("no banner: %s", p.stderr.String())
-		}
-	}
+	p.addr = waitBanner(t, p.stderr, 90*time.Second, func() (int, bool) {
+		return p.cmd.ProcessState.ExitCode(), p.cmd.ProcessState != nil
+	})
+	return p
 }
 
 // kill sends sig and waits for the process to end; it returns the exit
@@ -152,25 +145,10 @@ func TestServeSpillFolders(t *testing.T) {
 	}
 
 	// Server b, in this process, on the same data folder.
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(append([]string{"serve"}, args...), strings.NewReader(""), &bytes.Buffer{}, &stderr)
-	}()
-	addr := regexp.MustCompile(`listening on  http://(127\.0\.0\.1:\d+)`)
-	var m []string
-	for deadline := time.Now().Add(60 * time.Second); m == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("b: no banner: %s", stderr.String())
-		}
-		m = addr.FindStringSubmatch(stderr.String())
-	}
-	complete(t, m[1], "b's own")
-	complete(t, m[1], "and b's second")
-	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
-	if code := <-done; code != 0 {
-		t.Fatalf("b: exit %d: %s", code, stderr.String())
-	}
+	b := serveHere(t, args...)
+	complete(t, b.addr, "b's own")
+	complete(t, b.addr, "and b's second")
+	b.stop(t)
 	for _, f := range aFiles {
 		if _, err := os.Stat(f); err != nil {
 			t.Fatalf("b's start or exit removed a's spilled cache %s", f)

@@ -8,30 +8,74 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/orchard-llm/orchard/internal/syncbuf"
 	"github.com/orchard-llm/orchard/server"
 )
 
-// syncBuffer is a bytes.Buffer safe to read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// bannerAddr finds the TCP address in the banner of orchard serve.
+var bannerAddr = regexp.MustCompile(`listening on  http://(127\.0\.0\.1:\d+)`)
+
+// waitBanner waits up to limit for the banner of orchard serve on stderr
+// and returns its TCP address; exited says whether serve ended meanwhile
+// (and with what code).
+func waitBanner(t *testing.T, stderr *syncbuf.Buffer, limit time.Duration, exited func() (int, bool)) string {
+	t.Helper()
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		if m := bannerAddr.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+		if code, ok := exited(); ok {
+			t.Fatalf("serve exited %d: %s", code, stderr.String())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner: %s", stderr.String())
+		}
+	}
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+// servingHere is orchard serve run by Main in this process.
+type servingHere struct {
+	addr   string // its TCP address
+	stderr *syncbuf.Buffer
+	done   chan int
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// serveHere runs `orchard serve ARGS` in this process and waits for its
+// banner.
+func serveHere(t *testing.T, args ...string) *servingHere {
+	t.Helper()
+	s := &servingHere{stderr: &syncbuf.Buffer{}, done: make(chan int, 1)}
+	go func() {
+		s.done <- Main(append([]string{"serve"}, args...), strings.NewReader(""), &bytes.Buffer{}, s.stderr)
+	}()
+	s.addr = waitBanner(t, s.stderr, 60*time.Second, func() (int, bool) {
+		select {
+		case code := <-s.done:
+			return code, true
+		default:
+			return 0, false
+		}
+	})
+	return s
+}
+
+// stop sends this process SIGTERM, which serve catches, and fails the
+// test unless serve exits 0 within a minute.
+func (s *servingHere) stop(t *testing.T) {
+	t.Helper()
+	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
+	select {
+	case code := <-s.done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, s.stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
 }
 
 func serveEnv(t *testing.T) string {
@@ -73,34 +117,15 @@ func TestServeRefusals(t *testing.T) {
 func TestServe(t *testing.T) {
 	home := serveEnv(t)
 	sock := filepath.Join(home, "s.sock")
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main([]string{"serve", "--demo", "--listen", "127.0.0.1:0", "--socket", sock, "--api-key", "k", "--max-media-size", "3MiB",
-			"--origins", "http://localhost:3000", "--aliases", "gpt-4o-mini"}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
-	}()
-	addr := regexp.MustCompile(`listening on  http://(127\.0\.0\.1:\d+)`)
-	deadline := time.Now().Add(60 * time.Second)
-	var m []string
-	for m == nil {
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d: %s", code, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no banner: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-		m = addr.FindStringSubmatch(stderr.String())
-	}
-	banner := stderr.String()
+	srv := serveHere(t, "--demo", "--listen", "127.0.0.1:0", "--socket", sock, "--api-key", "k", "--max-media-size", "3MiB",
+		"--origins", "http://localhost:3000", "--aliases", "gpt-4o-mini")
+	banner := srv.stderr.String()
 	for _, want := range []string{"ssh -L", "curl http://127.0.0.1:", "Authorization: Bearer", "orchard --attach"} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("the banner lacks %q:\n%s", want, banner)
 		}
 	}
-	h, err := server.Probe(context.Background(), m[1], "k")
+	h, err := server.Probe(context.Background(), srv.addr, "k")
 	if err != nil || h.Status != "ok" || h.BundleID == "" {
 		t.Fatalf("TCP: %+v %v", h, err)
 	}
@@ -108,13 +133,13 @@ func TestServe(t *testing.T) {
 		t.Fatalf("socket: %v", err)
 	}
 	// Without the key /health says only that the server is up.
-	if h, err := server.Probe(context.Background(), m[1], ""); err != nil || h.Status != "ok" || h.BundleID != "" || h.BundleDir != "" {
+	if h, err := server.Probe(context.Background(), srv.addr, ""); err != nil || h.Status != "ok" || h.BundleID != "" || h.BundleDir != "" {
 		t.Fatalf("TCP health without the key: %+v %v", h, err)
 	}
 	// The guard, the aliases and the version reach the server.
 	do := func(method, path, host string, hdr map[string]string, body string) *http.Response {
 		t.Helper()
-		req, _ := http.NewRequest(method, "http://"+m[1]+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, "http://"+srv.addr+path, strings.NewReader(body))
 		if host != "" {
 			req.Host = host
 		}
@@ -142,7 +167,7 @@ func TestServe(t *testing.T) {
 	var health struct {
 		Version string `json:"version"`
 	}
-	if resp, err := http.Get("http://" + m[1] + "/health"); err == nil {
+	if resp, err := http.Get("http://" + srv.addr + "/health"); err == nil {
 		json.NewDecoder(resp.Body).Decode(&health)
 		resp.Body.Close()
 	}
@@ -150,7 +175,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("health version %q, want %q", health.Version, moduleVersion())
 	}
 	// server.max_media_size reaches the server: attached screens read it.
-	req, _ := http.NewRequest("GET", "http://"+m[1]+"/orchard/v1/session", nil)
+	req, _ := http.NewRequest("GET", "http://"+srv.addr+"/orchard/v1/session", nil)
 	req.Header.Set("Authorization", "Bearer k")
 	var session struct {
 		Info struct {
@@ -173,15 +198,7 @@ func TestServe(t *testing.T) {
 	if session.Settings.MaxTokens != demoReplyTokens {
 		t.Errorf("the demo chat's max_tokens is %d, want %d", session.Settings.MaxTokens, demoReplyTokens)
 	}
-	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve did not stop on SIGTERM")
-	}
+	srv.stop(t)
 	if _, err := server.Probe(context.Background(), "unix:"+sock, ""); err == nil {
 		t.Fatal("the socket still answers")
 	}

@@ -242,7 +242,7 @@ func (s *Session) Regenerate(emit func(Event)) error {
 	}
 	s.msgs = s.msgs[:u]
 	s.gen++
-	emit(Branched{Op: "regenerate", Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed()})
+	emit(Branched{Op: "regenerate", Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed(), Window: s.window})
 	err := s.send(turnReq{msg: &msg, from: from, op: "regenerate"}, emit)
 	if err != nil && !errors.Is(err, ErrCancelled) && !s.replied(u) {
 		// Nothing came of it: the conversation is as it was.
@@ -254,7 +254,7 @@ func (s *Session) Regenerate(emit func(Event)) error {
 				return errors.Join(err, derr)
 			}
 		}
-		emit(Branched{Op: "regenerate", Messages: s.Messages(), ContextUsed: s.contextUsed()})
+		emit(Branched{Op: "regenerate", Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
 	}
 	return err
 }
@@ -274,13 +274,13 @@ func (s *Session) Edit(text string, emit func(Event)) error {
 	msg := Message{Role: "user", Content: text, Attachments: s.msgs[u].Attachments}
 	prev := s.newVersion(u)
 	s.gen++
-	emit(Branched{Op: "edit", Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed()})
+	emit(Branched{Op: "edit", Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed(), Window: s.window})
 	err := s.send(turnReq{msg: &msg, from: from, op: "edit"}, emit)
 	if err != nil && !errors.Is(err, ErrCancelled) && !s.replied(u) {
 		if derr := s.dropVersion(u, prev); derr != nil {
 			return errors.Join(err, derr)
 		}
-		emit(Branched{Op: "edit", Messages: s.Messages(), ContextUsed: s.contextUsed()})
+		emit(Branched{Op: "edit", Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
 	}
 	return err
 }
@@ -319,7 +319,7 @@ func (s *Session) SelectVersion(index, version int, emit func(Event)) error {
 			emit(Notice{Text: "the cache could not go back that far (its sliding window has moved on); the next message prefills the conversation again"})
 		}
 	}
-	emit(Branched{Op: "version", Messages: s.Messages(), ContextUsed: s.contextUsed()})
+	emit(Branched{Op: "version", Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
 	return nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/orchard-llm/orchard/checkpoints"
 )
 
 // turnOf runs one turn through do (Send, Regenerate, Edit) and returns
@@ -235,22 +233,13 @@ func TestEditRefusedKeepsConversation(t *testing.T) {
 // equals the one before it.
 func TestVersionsSurviveCheckpoint(t *testing.T) {
 	b := tinyBundle(t, "v2")
-	store, err := checkpoints.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := tempStore(t)
 	a := newSession(t, b, Settings{MaxTokens: 8})
 	a.stops = nil
 	reply(t, a, "One.")
 	reply(t, a, "Two.")
 	turnOf(t, func(emit func(Event)) error { return a.Edit("Two, edited.", emit) })
-	cp, err := a.Checkpoint("v", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Save(cp); err != nil {
-		t.Fatal(err)
-	}
+	saveTo(t, store, a, "v")
 	want, _ := turnOf(t, a.Regenerate)
 	loaded, err := store.Load("v", b.Identity)
 	if err != nil {

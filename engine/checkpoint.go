@@ -170,7 +170,7 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	return nil
 }
 
-// toFigures is the checkpoint form of a reply's figures (figuresOf).
+// toFigures is the checkpoint form of a reply's figures (TurnMetrics.Kept).
 func toFigures(m *TurnMetrics) *checkpoints.Figures {
 	if m == nil {
 		return nil
@@ -278,7 +278,7 @@ func (e *Engine) Autosave() {
 			e.emit(Failed{Op: "autosave", Err: err})
 			return
 		}
-		e.emit(Checkpoints{Op: "autosave", Name: checkpoints.Autosave})
+		e.emitList("autosave", checkpoints.Autosave)
 	})
 }
 
@@ -313,7 +313,7 @@ func (e *Engine) load(op, name string) {
 		}
 		e.archivedGen = e.sess.gen
 		e.refresh()
-		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: e.sess.contextUsed(), Settings: e.sess.Settings()})
+		e.emit(Cleared{Messages: e.sess.Messages(), ContextUsed: e.sess.contextUsed(), Settings: e.sess.Settings(), Window: e.sess.Window()})
 		e.refreshHistory()
 		return nil
 	})

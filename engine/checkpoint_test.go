@@ -20,20 +20,11 @@ func TestCheckpointContinuesLikeUninterrupted(t *testing.T) {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
 			b := tinyBundle(t, fam)
-			store, err := checkpoints.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			store := tempStore(t)
 			a := newSession(t, b, Settings{MaxTokens: 12, System: "Be terse."})
 			a.stops = nil
 			reply(t, a, "First question, long enough to pass the window.")
-			cp, err := a.Checkpoint("mid", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := store.Save(cp); err != nil {
-				t.Fatal(err)
-			}
+			saveTo(t, store, a, "mid")
 			want1, _ := reply(t, a, "Second.")
 			want2, _ := reply(t, a, "Third.")
 
@@ -96,6 +87,12 @@ func TestEngineCheckpointCommands(t *testing.T) {
 	collect(t, e, isEnd)
 	e.SaveCheckpoint("a")
 	wait("save")
+	// The autosave reports the list too (the panel shows it; an empty
+	// list would empty the panel).
+	e.Autosave()
+	if ev, ok := wait("autosave").(Checkpoints); !ok || fmt.Sprint(names(ev.List)) != fmt.Sprint([]string{checkpoints.Autosave, "a", "empty-ok"}) {
+		t.Fatalf("autosave: %#v", ev)
+	}
 	e.Clear()
 	collect(t, e, func(ev Event) bool { _, ok := ev.(Cleared); return ok })
 	e.LoadCheckpoint("a")
@@ -111,7 +108,7 @@ func TestEngineCheckpointCommands(t *testing.T) {
 		t.Fatalf("after load: %d messages (events %d)", len(restored), len(evs))
 	}
 	e.RenameCheckpoint("a", "b")
-	if ev := wait("rename").(Checkpoints); len(ev.List) != 2 {
+	if ev := wait("rename").(Checkpoints); fmt.Sprint(names(ev.List)) != fmt.Sprint([]string{checkpoints.Autosave, "b", "empty-ok"}) {
 		t.Fatalf("after rename: %+v", ev.List)
 	}
 	e.LoadCheckpoint("nope")
@@ -144,20 +141,17 @@ func TestEngineCheckpointCommands(t *testing.T) {
 		t.Fatal("a refused load changed the conversation")
 	}
 	e.DeleteCheckpoint("b")
-	if ev := wait("delete").(Checkpoints); len(ev.List) != 1 {
+	if ev := wait("delete").(Checkpoints); len(ev.List) != 2 {
 		t.Fatalf("after delete: %+v", ev.List)
 	}
 }
 
 // TestForeignCheckpointRefused names both bundles.
 func TestForeignCheckpointRefused(t *testing.T) {
-	store, _ := checkpoints.Open(t.TempDir())
+	store := tempStore(t)
 	r1 := newSession(t, tinyBundle(t, "r1"), Settings{MaxTokens: 3})
 	reply(t, r1, "x")
-	cp, _ := r1.Checkpoint("r1chat", 0)
-	if err := store.Save(cp); err != nil {
-		t.Fatal(err)
-	}
+	saveTo(t, store, r1, "r1chat")
 	s3 := newSession(t, tinyBundle(t, "stateful3"), Settings{})
 	e := Start(s3, ModelInfo{})
 	defer e.Close()
@@ -218,4 +212,35 @@ func TestContinueFromCoreLLMDirectory(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("continued %v, uninterrupted %v", got, want)
 	}
+}
+
+// tempStore is a checkpoint store in a folder of the test's own.
+func tempStore(t *testing.T) *checkpoints.Store {
+	t.Helper()
+	store, err := checkpoints.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// saveTo saves s's conversation in store as checkpoint name.
+func saveTo(t *testing.T, store *checkpoints.Store, s *Session, name string) {
+	t.Helper()
+	cp, err := s.Checkpoint(name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Save(cp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// names are the names of a checkpoint list, in its order.
+func names(l []CheckpointInfo) []string {
+	out := make([]string, len(l))
+	for i, c := range l {
+		out[i] = c.Name
+	}
+	return out
 }

@@ -79,12 +79,12 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 	}
 	e.cmds <- func() {
 		if job.cancelled.Load() {
-			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return
 		}
 		req, rows, err := e.sess.requestMedia(req, job.cancelled.Load, sink)
 		if errors.Is(err, ErrCancelled) {
-			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return
 		}
 		var ids []int
@@ -163,7 +163,7 @@ func (s *Session) requestMedia(req Request, cancelled func() bool, sink func(Eve
 			if cancelled() {
 				return req, nil, ErrCancelled
 			}
-			enc, err := s.Media.encodeFile(f, func() {
+			enc, err := s.encodeMedia(f, func() {
 				sink(Notice{Text: fmt.Sprintf("encoding %s (%s)…", f.label(), f.Kind)})
 			})
 			var fe *FileError

@@ -6,17 +6,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/orchard-llm/orchard/bundle"
-	"github.com/orchard-llm/orchard/checkpoints"
 )
 
 // TestLoadReportsTheRestoredSettings: a checkpoint restores its settings,
 // and the Cleared event of the load carries them, so a front end shows the
 // settings in force rather than the ones it had.
 func TestLoadReportsTheRestoredSettings(t *testing.T) {
-	store, err := checkpoints.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := tempStore(t)
 	saved := Settings{MaxTokens: 4, Speculation: SpecModeOff, DraftLen: 2, Thinking: true, System: "Be terse."}
 	s := newSession(t, tinyBundle(t, "r1"), saved)
 	e := Start(s, ModelInfo{})

@@ -384,12 +384,13 @@ func (cs *conversations) toHome(s *Session) error {
 	return nil
 }
 
-// view returns the chat's conversation and settings wherever they are.
-func (cs *conversations) view(s *Session) ([]Message, Settings) {
+// view returns the chat's conversation, its window and settings wherever
+// they are.
+func (cs *conversations) view(s *Session) ([]Message, int, Settings) {
 	if cs.foreign {
-		return withVersions(cs.home.msgs, cs.home.versions), cs.home.set
+		return withVersions(cs.home.msgs, cs.home.versions), cs.home.window, cs.home.set
 	}
-	return s.Messages(), s.Settings()
+	return s.Messages(), s.Window(), s.Settings()
 }
 
 func (cs *conversations) statsCopy() ConversationStats {

@@ -26,9 +26,10 @@ type Engine struct {
 	queue []Event
 	kick  chan struct{}
 
-	mu   sync.Mutex // guards the copies the UI reads
-	msgs []Message
-	set  Settings
+	mu     sync.Mutex // guards the copies the UI reads
+	msgs   []Message
+	window int
+	set    Settings
 
 	cmdMu  sync.Mutex // guards sending on cmds and closed
 	closed bool
@@ -61,7 +62,7 @@ var ErrClosed = errors.New("the engine is closed")
 func Start(sess *Session, info ModelInfo) *Engine {
 	info.Thinking = sess.CanThink()
 	e := &Engine{sess: sess, info: info, cmds: make(chan func(), 64), out: make(chan Event),
-		done: make(chan struct{}), kick: make(chan struct{}, 1), msgs: sess.Messages(), set: sess.Settings()}
+		done: make(chan struct{}), kick: make(chan struct{}, 1), msgs: sess.Messages(), window: sess.Window(), set: sess.Settings()}
 	e.loopWG.Add(1)
 	go e.loop()
 	go e.forward()
@@ -80,9 +81,9 @@ func (e *Engine) loop() {
 // refresh updates the copies other goroutines read: the chat's
 // conversation, also while a request's is in the session.
 func (e *Engine) refresh() {
-	msgs, set := e.convs.view(e.sess)
+	msgs, window, set := e.convs.view(e.sess)
 	e.mu.Lock()
-	e.msgs, e.set = msgs, set
+	e.msgs, e.window, e.set = msgs, window, set
 	e.mu.Unlock()
 	id := e.sess.historyID
 	if e.convs.foreign {
@@ -190,6 +191,14 @@ func (e *Engine) Messages() []Message {
 	return slices.Clone(e.msgs)
 }
 
+// Window is the first of Messages the model sees (Session.Window), as of
+// the same command.
+func (e *Engine) Window() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.window
+}
+
 // Send starts a turn; media are files to attach to the message (encoded
 // on the engine goroutine, before the prefill).
 func (e *Engine) Send(text string, media ...MediaFile) {
@@ -227,7 +236,7 @@ func (e *Engine) startTurn(op string, run func(emit func(Event))) {
 	e.do(op, func() {
 		cancelled := func() bool { return seq <= e.cancelTo.Load() }
 		if cancelled() {
-			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}})
+			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return
 		}
 		e.sess.cancelHook = cancelled

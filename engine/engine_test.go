@@ -105,6 +105,40 @@ func TestEngineCancelBeforeStart(t *testing.T) {
 	}
 }
 
+// TestCancelledUnstarted: a turn cancelled while it waits in line says
+// it never started (the front end gives the message back), and the
+// conversation holds nothing of it.
+func TestCancelledUnstarted(t *testing.T) {
+	s := newSession(t, tinyBundle(t, "r1"), Settings{MaxTokens: 4})
+	e := Start(s, ModelInfo{})
+	defer e.Close()
+	hold := make(chan struct{})
+	e.do("hold", func() { <-hold }) // the loop is busy: the send waits
+	for _, turn := range []func(){func() { e.Send("one") }, e.Regenerate, func() { e.Edit("two") }} {
+		turn()
+		e.Cancel()
+	}
+	close(hold)
+	for range 3 {
+		evs := collect(t, e, isEnd)
+		c, ok := evs[len(evs)-1].(Cancelled)
+		if !ok || !c.Unstarted || c.Partial != "" || len(evs) != 1 {
+			t.Fatalf("a turn cancelled in line: %#v", evs)
+		}
+	}
+	if msgs := e.Messages(); len(msgs) != 0 {
+		t.Fatalf("the conversation after cancels in line: %+v", msgs)
+	}
+	// A turn stopped once started did start.
+	e.Send("three")
+	collect(t, e, func(ev Event) bool { _, ok := ev.(*Delta); return ok })
+	e.Cancel()
+	evs := collect(t, e, isEnd)
+	if c, ok := evs[len(evs)-1].(Cancelled); ok && c.Unstarted {
+		t.Fatalf("a started turn said it never started: %#v", c)
+	}
+}
+
 func TestEngineClose(t *testing.T) {
 	s := newSession(t, tinyBundle(t, "stateful3"), Settings{})
 	e := Start(s, ModelInfo{})

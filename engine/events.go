@@ -16,6 +16,9 @@ type Started struct {
 	Versions int
 	// Attachments are the user message's files as encoded (chips).
 	Attachments []Attachment
+	// Window is the index of the first message the model sees in this
+	// turn (Session.Window): the context policy may have moved it on.
+	Window int
 }
 
 // PrefillProgress reports prompt tokens fed so far.
@@ -67,10 +70,14 @@ type Finished struct {
 }
 
 // Cancelled: the turn was stopped; the partial reply is kept in the
-// conversation and the cache matches the committed tokens.
+// conversation and the cache matches the committed tokens. Unstarted: it
+// was cancelled while it waited its turn, before Started — nothing of it
+// is in the conversation (a front end gives the message back, as after
+// a refused send).
 type Cancelled struct {
-	Partial string
-	Metrics TurnMetrics
+	Partial   string
+	Metrics   TurnMetrics
+	Unstarted bool
 }
 
 // Failed: the turn or command could not run; the conversation is as it
@@ -90,9 +97,10 @@ type Notice struct {
 type SettingsChanged struct{ Settings Settings }
 
 // Checkpoints reports the result of a checkpoint operation and the list
-// after it.
+// after it (every operation's, the autosave's too: a panel takes the list
+// as it comes).
 type Checkpoints struct {
-	Op   string // save, load, delete, rename, fork, list
+	Op   string // save, load, delete, rename, fork, list, autosave
 	Name string
 	List []CheckpointInfo
 }
@@ -105,6 +113,7 @@ type Cleared struct {
 	Messages    []Message // the conversation now shown (empty after /clear)
 	ContextUsed int       // positions the cache now holds (a loaded conversation's)
 	Settings    Settings  // the settings in force now
+	Window      int       // the first message of Messages the model sees (Session.Window)
 }
 
 // Branched: the conversation took another path without a turn of its
@@ -116,6 +125,7 @@ type Branched struct {
 	Op          string // regenerate, edit, version
 	Messages    []Message
 	ContextUsed int // tokens of the conversation in the cache (or waiting to be fed back)
+	Window      int // the first message of Messages the model sees (Session.Window)
 }
 
 // History reports the conversation history. Op "list" carries the
@@ -233,6 +243,17 @@ type TurnMetrics struct {
 	SeamMetered             bool      `json:"seamMetered"`
 	Spec                    SpecStats `json:"spec"`
 	Memory                  Memory    `json:"memory"`
+}
+
+// Kept is what a reply keeps of its turn's metrics (Message.Metrics): all
+// but the per-token list and the memory sample (what a checkpoint
+// stores).
+func (m TurnMetrics) Kept() *TurnMetrics {
+	m.PerTokenMillis, m.Memory = nil, Memory{}
+	sp := m.Spec
+	m.Spec = SpecStats{Enabled: sp.Enabled, State: sp.State, Rounds: sp.Rounds, Drafted: sp.Drafted, Accepted: sp.Accepted,
+		FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate, MeanAccepted: sp.MeanAccepted}
+	return &m
 }
 
 // SpecStats are the speculation figures under both published definitions.

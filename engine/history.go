@@ -128,7 +128,7 @@ func (e *Engine) resume(id string) error {
 	}
 	s.historyID, e.archivedGen = id, s.gen
 	e.refresh()
-	e.emit(Cleared{Messages: s.Messages(), ContextUsed: s.contextUsed(), Settings: s.Settings()})
+	e.emit(Cleared{Messages: s.Messages(), ContextUsed: s.contextUsed(), Settings: s.Settings(), Window: s.Window()})
 	if len(cp.Tokens) == 0 && len(s.unfed) > 0 {
 		e.emit(Notice{Text: fmt.Sprintf("its cache was not kept (history.keep_kv, history.kv_budget): the next message feeds its %s tokens again", thousands(len(s.unfed)))})
 	}

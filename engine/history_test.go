@@ -16,10 +16,7 @@ import (
 // historyEngine starts an engine with a history in a fresh folder.
 func historyEngine(t *testing.T, fam string, set Settings, p HistoryPolicy) (*Engine, *checkpoints.Store) {
 	t.Helper()
-	store, err := checkpoints.Open(t.TempDir()) // before the engine: removed after it closed
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := tempStore(t) // before the engine: removed after it closed
 	s := newSession(t, tinyBundle(t, fam), set)
 	s.stops = nil
 	e := Start(s, ModelInfo{})
@@ -241,10 +238,7 @@ func TestHistorySearchAndDelete(t *testing.T) {
 // conversation of the history.
 func TestLoadKeepsConversationInHistory(t *testing.T) {
 	e, store := historyEngine(t, "r1", Settings{MaxTokens: 4}, HistoryPolicy{KeepKV: 4, KVBudget: 1 << 30})
-	ck, err := checkpoints.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ck := tempStore(t)
 	t.Cleanup(func() { e.Close() }) // before the folder goes
 	e.UseStore(ck, 0)
 	sendWait(t, e, "Saved one.")
@@ -293,10 +287,7 @@ func (f *failingHistory) fail(err error) { f.err.Store(&err) }
 // that the history could not keep first. Once the disk has room, /new
 // keeps it and clears.
 func TestReplacingRefusedWhenNotKept(t *testing.T) {
-	store, err := checkpoints.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := tempStore(t)
 	e, hstore := historyEngine(t, "r1", Settings{MaxTokens: 6}, HistoryPolicy{KeepKV: 4, KVBudget: 1 << 30})
 	hist := &failingHistory{Store: hstore}
 	e.UseHistory(hist, HistoryPolicy{KeepKV: 4, KVBudget: 1 << 30})

@@ -190,39 +190,77 @@ func (e *Encoders) Kinds() []string {
 }
 
 // Can says whether the bundle takes a kind of media, and if not, why, in a
-// sentence naming the missing file.
+// sentence naming what is missing (NoEncoder).
 func (e *Encoders) Can(kind string) error {
-	var dir string
+	var fam, dir string
 	if e != nil {
-		dir = e.b.Dir
+		fam, dir = string(e.b.Family), e.b.Dir
 	}
 	switch kind {
 	case MediaImage:
 		if e == nil || e.vision == nil {
-			return NoEncoder(kind, dir)
+			return NoEncoder(kind, fam, dir)
 		}
 	case MediaAudio:
 		if e == nil || e.audio == nil {
-			return NoEncoder(kind, dir)
+			return NoEncoder(kind, fam, dir)
 		}
 	default:
-		return NoEncoder(kind, dir)
+		return NoEncoder(kind, fam, dir)
 	}
 	return nil
 }
 
-// NoEncoder is the refusal of a kind of media by the bundle in dir, which
-// has no encoder for it: a sentence naming the missing file, wrapping
-// ErrNoEncoder (front ends that know the bundle's Media refuse early with
-// it).
-func NoEncoder(kind, dir string) error {
+// NoEncoder is the refusal of a kind of media by the bundle of a family in
+// dir ("" names none), which has no encoder for it: a sentence naming
+// what is missing, wrapping ErrNoEncoder (front ends that know the
+// bundle's Media refuse early with it). An okayuji bundle (r1, v2) lacks
+// the encoder's file next to its manifest; the stateful3 family ships no
+// encoders at all, and orchard looks for none in it.
+func NoEncoder(kind, family, dir string) error {
+	var noun, needs, encoder, file, takers string
 	switch kind {
 	case MediaImage:
-		return fmt.Errorf("images need %s.mlmodelc next to the bundle's manifest, and %s has none: %w", bundle.VisionEncoder, dir, ErrNoEncoder)
+		noun, needs, encoder, file = "images", "images need", "an image encoder", bundle.VisionEncoder+".mlmodelc"
+		takers = "the okayuji r1 and v2 bundles, which ship " + file
 	case MediaAudio:
-		return fmt.Errorf("audio needs %s.mlmodelc next to the bundle's manifest, and %s has none (only the E2B bundle ships one): %w", bundle.AudioEncoder, dir, ErrNoEncoder)
+		noun, needs, encoder, file = "audio", "audio needs", "an audio encoder", bundle.AudioEncoder+".mlmodelc"
+		takers = "the okayuji E2B bundle (r1), which ships " + file
+	default:
+		return fmt.Errorf("unknown media kind %q (want image or audio)", kind)
 	}
-	return fmt.Errorf("unknown media kind %q (want image or audio)", kind)
+	it := "this bundle"
+	if dir != "" {
+		it = dir
+	}
+	switch bundle.Family(family) {
+	case bundle.Stateful3, bundle.Stateful3Logits:
+		return fmt.Errorf("%s %s, and %s bundles ship none (%s is one): orchard takes %s with %s: %w",
+			needs, encoder, family, it, noun, takers, ErrNoEncoder)
+	}
+	why := ""
+	if kind == MediaAudio {
+		why = " (only the E2B bundle ships one)"
+	}
+	return fmt.Errorf("%s %s next to the bundle's manifest, and %s has none%s: %w", needs, file, it, why, ErrNoEncoder)
+}
+
+// CanAttach says whether the session's bundle takes a kind of media, and
+// if not, why (NoEncoder) — also when it has no encoders at all.
+func (s *Session) CanAttach(kind string) error {
+	if s.Media == nil {
+		return NoEncoder(kind, string(s.b.Family), s.b.Dir)
+	}
+	return s.Media.Can(kind)
+}
+
+// encodeMedia is Encoders.encodeFile, refusing a kind the bundle has no
+// encoder for by name when it has none at all.
+func (s *Session) encodeMedia(f MediaFile, starting func()) (*Encoded, error) {
+	if s.Media == nil {
+		return nil, s.CanAttach(f.Kind)
+	}
+	return s.Media.encodeFile(f, starting)
 }
 
 // Close releases the loaded encoders.
@@ -800,7 +838,7 @@ func (s *Session) attach(files []MediaFile, emit func(Event)) ([]Attachment, err
 		enc := f.enc
 		if enc == nil {
 			var err error
-			enc, err = s.Media.encodeFile(f, func() {
+			enc, err = s.encodeMedia(f, func() {
 				emit(Notice{Text: fmt.Sprintf("encoding %s (%s)…", filepath.Base(f.label()), f.Kind)})
 			})
 			if err != nil {

@@ -267,18 +267,44 @@ func TestMediaPrefix(t *testing.T) {
 }
 
 // TestMediaRefusals: a bundle without an encoder refuses the kind naming
-// the missing file; an encoder whose rows are not the model's width is
-// refused before it runs.
+// what is missing — the file next to an okayuji bundle's manifest, or,
+// for the stateful3 family, which ships no encoders, the bundles that
+// take it — and the bundle, whether or not the session has encoders; an
+// encoder whose rows are not the model's width is refused before it runs.
 func TestMediaRefusals(t *testing.T) {
-	if err := NewEncoders(tinyBundle(t, "stateful3"), reference.New(), coreml.CPUAndGPU).Can(MediaImage); !errors.Is(err, ErrNoEncoder) || !strings.Contains(err.Error(), "vision_fp16.mlmodelc") {
-		t.Errorf("stateful3 image: %v", err)
-	}
-	if err := NewEncoders(tinyBundle(t, "v2"), reference.New(), coreml.CPUAndGPU).Can(MediaAudio); !errors.Is(err, ErrNoEncoder) || !strings.Contains(err.Error(), "audio_fp16.mlmodelc") {
-		t.Errorf("v2 audio: %v", err)
-	}
-	s := newSession(t, tinyBundle(t, "stateful3"), Settings{MaxTokens: 4, Speculation: SpecModeOff})
-	if err := s.Send("x", func(Event) {}, MediaFile{Kind: MediaImage, Path: "/nonexistent.png"}); !errors.Is(err, ErrNoEncoder) {
-		t.Errorf("a session without encoders: %v", err)
+	s3 := tinyBundle(t, "stateful3")
+	for _, tc := range []struct {
+		name string
+		fam  string
+		kind string
+		want []string
+	}{
+		{"stateful3 image", "stateful3", MediaImage, []string{"stateful3 bundles ship none", s3.Dir, "okayuji r1 and v2 bundles", "vision_fp16.mlmodelc"}},
+		{"stateful3 audio", "stateful3", MediaAudio, []string{"stateful3 bundles ship none", s3.Dir, "audio_fp16.mlmodelc"}},
+		{"v2 audio", "v2", MediaAudio, []string{"audio_fp16.mlmodelc next to the bundle's manifest", tinyBundle(t, "v2").Dir + " has none"}},
+	} {
+		b := tinyBundle(t, tc.fam)
+		s := newSession(t, b, Settings{MaxTokens: 4, Speculation: SpecModeOff})
+		if tc.fam != "stateful3" {
+			s.Media = NewEncoders(b, reference.New(), coreml.CPUAndGPU)
+		}
+		for _, err := range []error{
+			s.CanAttach(tc.kind),
+			s.Send("x", func(Event) {}, MediaFile{Kind: tc.kind, Path: "/nonexistent.file"}),
+			NewEncoders(b, reference.New(), coreml.CPUAndGPU).Can(tc.kind),
+		} {
+			if !errors.Is(err, ErrNoEncoder) {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: %q lacks %q", tc.name, err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "  ") {
+				t.Errorf("%s: a name left out: %q", tc.name, err)
+			}
+		}
 	}
 
 	src := tinyBundle(t, "r1")

@@ -195,21 +195,12 @@ func TestScriptedCheckpoint(t *testing.T) {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
 			b := tinyBundle(t, fam)
-			store, err := checkpoints.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			store := tempStore(t)
 			rt := scriptedRuntime(t, b, testScript)
 			set := Settings{MaxTokens: 16, System: "Be terse."}
 			a := scriptedSession(t, b, rt, set)
 			replyText(t, a, "hello there")
-			cp, err := a.Checkpoint("mid", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := store.Save(cp); err != nil {
-				t.Fatal(err)
-			}
+			saveTo(t, store, a, "mid")
 			want, _ := replyText(t, a, "Second question")
 			if want != "The second answer." {
 				t.Fatalf("uninterrupted: %q", want)

@@ -194,6 +194,11 @@ func (s *Session) info() ModelInfo {
 // version counts.
 func (s *Session) Messages() []Message { return withVersions(s.msgs, s.versions) }
 
+// Window is the index in Messages of the first message the model sees:
+// the context policy (drop-oldest) moves it on when the turns before it
+// no longer fit; they stay in the conversation.
+func (s *Session) Window() int { return s.window }
+
 // withVersions is a copy of msgs with their version counts.
 func withVersions(msgs []Message, versions map[int]*versionSet) []Message {
 	out := slices.Clone(msgs)

@@ -3,8 +3,6 @@ package engine
 import (
 	"reflect"
 	"testing"
-
-	"github.com/orchard-llm/orchard/checkpoints"
 )
 
 // TestStoppedReplyKeepsItsFigures: a reply stopped with esc stays
@@ -17,10 +15,7 @@ func TestStoppedReplyKeepsItsFigures(t *testing.T) {
 	for _, keep := range []int{1, 0} {
 		set := Settings{MaxTokens: 16, Speculation: SpecModeOn, DraftLen: 4}
 		e, hist := historyEngine(t, "r1", set, HistoryPolicy{KeepKV: keep, KVBudget: 1 << 30})
-		store, err := checkpoints.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
+		store := tempStore(t)
 		e.UseStore(store, 0)
 		_, done := sendWait(t, e, "Repeat: plums, pears, plums, pears, plums, pears.")
 		e.Send("Tell me everything about plums and pears, plums and pears.")
@@ -48,11 +43,11 @@ func TestStoppedReplyKeepsItsFigures(t *testing.T) {
 			if len(msgs) != 4 {
 				t.Fatalf("%s: %d messages", from, len(msgs))
 			}
-			if m := msgs[1]; m.Stopped || m.Interrupted || m.Metrics == nil || !reflect.DeepEqual(*m.Metrics, *figuresOf(done)) {
-				t.Fatalf("%s: the finished reply %+v, figures %+v, want %+v", from, m, m.Metrics, figuresOf(done))
+			if m := msgs[1]; m.Stopped || m.Interrupted || m.Metrics == nil || !reflect.DeepEqual(*m.Metrics, *done.Kept()) {
+				t.Fatalf("%s: the finished reply %+v, figures %+v, want %+v", from, m, m.Metrics, done.Kept())
 			}
-			if m := msgs[3]; !m.Stopped || !m.Interrupted || m.Metrics == nil || !reflect.DeepEqual(*m.Metrics, *figuresOf(stopped.Metrics)) {
-				t.Fatalf("%s: the stopped reply %+v, figures %+v, want %+v", from, m, m.Metrics, figuresOf(stopped.Metrics))
+			if m := msgs[3]; !m.Stopped || !m.Interrupted || m.Metrics == nil || !reflect.DeepEqual(*m.Metrics, *stopped.Metrics.Kept()) {
+				t.Fatalf("%s: the stopped reply %+v, figures %+v, want %+v", from, m, m.Metrics, stopped.Metrics.Kept())
 			}
 		}
 		check("the session", e.Messages())

@@ -159,7 +159,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.chain.SetSoft(soft)
 	s.spans = refs
 	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Versions: s.versionCount(len(msgs)),
-		Attachments: msgs[len(msgs)-1].Attachments})
+		Attachments: msgs[len(msgs)-1].Attachments, Window: s.window})
 
 	next, err := s.prefill(t, ids[lcp:])
 	if err != nil {
@@ -572,18 +572,8 @@ func (s *Session) cancelled(t *turn) error {
 // keepFigures gives the reply just added its turn's figures.
 func (s *Session) keepFigures(m TurnMetrics) {
 	if n := len(s.msgs); n > 0 && s.msgs[n-1].Role == "model" {
-		s.msgs[n-1].Metrics = figuresOf(m)
+		s.msgs[n-1].Metrics = m.Kept()
 	}
-}
-
-// figuresOf is what a reply keeps of its turn's metrics: all but the
-// per-token list and the memory sample (what a checkpoint stores).
-func figuresOf(m TurnMetrics) *TurnMetrics {
-	m.PerTokenMillis, m.Memory = nil, Memory{}
-	sp := m.Spec
-	m.Spec = SpecStats{Enabled: sp.Enabled, State: sp.State, Rounds: sp.Rounds, Drafted: sp.Drafted, Accepted: sp.Accepted,
-		FallbackRounds: sp.FallbackRounds, AcceptanceRate: sp.AcceptanceRate, PLDRate: sp.PLDRate, MeanAccepted: sp.MeanAccepted}
-	return &m
 }
 
 // fail closes a turn that failed, for whatever reason and at whatever
@@ -763,7 +753,7 @@ func (s *Session) Continue(emit func(Event)) error {
 	t.prompt = slices.Clone(s.committed)
 	t.reused = len(t.prompt)
 	s.lastPrompt = t.prompt
-	emit(Started{Turn: len(s.msgs), PromptTokens: len(t.prompt), ReusedTokens: t.reused})
+	emit(Started{Turn: len(s.msgs), PromptTokens: len(t.prompt), ReusedTokens: t.reused, Window: s.window})
 	next := s.pending
 	// A reply cut at its cap left its last token emitted but not fed; a
 	// conversation brought back without its cache (the history) or on

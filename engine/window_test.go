@@ -71,10 +71,7 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 			want, _ := reply(t, u, last)
 
 			e, hist := historyEngine(t, fam, set, HistoryPolicy{KeepKV: keep, KVBudget: 1 << 30})
-			store, err := checkpoints.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			store := tempStore(t)
 			e.UseStore(store, 0)
 			dropped := 0
 			for _, x := range texts {
@@ -168,5 +165,51 @@ func TestVersionsSurviveDropOldest(t *testing.T) {
 	wantNext, _ := reply(t, u, "And then?")
 	if !slices.Equal(got, wantNext) {
 		t.Fatalf("after switching versions %v, uninterrupted %v", got, wantNext)
+	}
+}
+
+// TestWindowInEvents: the events that show a conversation say where the
+// model's view of it starts — a turn's Started, Cleared after a load or
+// a resume, Branched — and Engine.Window agrees, so a front end can mark
+// the line.
+func TestWindowInEvents(t *testing.T) {
+	set := Settings{MaxTokens: 10, ContextPolicy: ContextDropOldest, Speculation: SpecModeOff}
+	e, _ := historyEngine(t, "r1", set, HistoryPolicy{KeepKV: 0, KVBudget: 1 << 30})
+	store := tempStore(t)
+	e.UseStore(store, 0)
+	var started Started
+	dropped := 0
+	for _, x := range orchardQuestions {
+		e.Send(x)
+		for _, ev := range collect(t, e, isEnd) {
+			switch ev := ev.(type) {
+			case Started:
+				started = ev
+			case Finished:
+				dropped += ev.Metrics.DroppedTurns
+			case Failed:
+				t.Fatal(ev.Err)
+			}
+		}
+	}
+	w := e.Window()
+	if w == 0 || started.Window != w || dropped != w {
+		t.Fatalf("window %d, the last Started's %d, %d messages dropped", w, started.Window, dropped)
+	}
+	_, back := keptEverywhere(t, e, "full")
+	for _, from := range back {
+		from.do()
+		if cl := until(t, e, anyOf[Cleared]); cl.Window != w || e.Window() != w {
+			t.Fatalf("%s: Cleared says %d, the engine %d, want %d", from.name, cl.Window, e.Window(), w)
+		}
+	}
+	e.Regenerate()
+	if br := until(t, e, anyOf[Branched]); br.Window != w {
+		t.Fatalf("Branched says %d, want %d", br.Window, w)
+	}
+	collect(t, e, isEnd)
+	e.Clear()
+	if cl := until(t, e, anyOf[Cleared]); cl.Window != 0 || e.Window() != 0 {
+		t.Fatalf("after a clear: Cleared says %d, the engine %d", cl.Window, e.Window())
 	}
 }

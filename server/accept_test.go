@@ -11,13 +11,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/syncbuf"
 )
 
 // call makes one request over TCP (or the unix socket) and returns the
@@ -94,7 +94,7 @@ func completion(t *testing.T, ts *testServer, path, body string) (int, string, s
 // greedy decoding are not named; a value out of range is still refused.
 // server.strict_sampling refuses them as before.
 func TestSamplingOnArgmax(t *testing.T) {
-	var log syncBuffer
+	var log syncbuf.Buffer // the server writes it while the test reads
 	ts := startServer(t, serverOpts{logger: slog.New(slog.NewTextHandler(&log, nil))})
 	set := engine.DefaultSettings()
 	set.MaxTokens = 8
@@ -263,22 +263,4 @@ func TestPrefillAndLateSystem(t *testing.T) {
 	if status, _, msg := completion(t, ts, "/api/chat", `{"model": "orchard", "stream": false, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, {"role": "user", "content": "c"}]}`); status != 400 || !strings.Contains(msg, "tool") {
 		t.Fatalf("ollama, a tool call in the history: HTTP %d %s", status, msg)
 	}
-}
-
-// syncBuffer is a log the server writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

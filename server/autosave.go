@@ -35,6 +35,9 @@ func newAutosaver(every time.Duration) autosaver {
 
 // noteChat marks what a chat event changed (the pump calls it).
 func (a *autosaver) noteChat(ev engine.Event) {
+	if c, ok := ev.(engine.Cancelled); ok && c.Unstarted {
+		return // nothing of it is in the conversation
+	}
 	switch ev.(type) {
 	case engine.Finished, engine.Cancelled:
 		a.dirty.Store(true)
@@ -73,11 +76,13 @@ func (s *Server) autosaveLoop() {
 
 // autosave saves the chat's conversation under the autosave name (and
 // keeps it in the history); a failure is logged, and the next tick tries
-// again.
+// again. (Its event, with the checkpoint list, goes to the screens as
+// any other: their panels take the list. A list that cannot be read
+// after the save does not make the save fail.)
 func (s *Server) autosave() error {
 	s.saver.dirty.Store(false)
 	for _, ev := range s.command(func(e Engine) { e.Autosave() }) {
-		if f, ok := ev.(engine.Failed); ok {
+		if f, ok := ev.(engine.Failed); ok && f.Op != "list" {
 			s.saver.dirty.Store(true)
 			s.log.Warn("autosave", "op", f.Op, "err", f.Err)
 			return f.Err

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/engine"
 )
 
 // savedAutosave waits for the autosave on disk to satisfy ok.
@@ -45,4 +48,31 @@ func TestServerAutosaves(t *testing.T) {
 	savedAutosave(t, ts, "the new system prompt", func(cp *checkpoints.Checkpoint) bool {
 		return strings.Contains(string(cp.Conversation.Settings), "Answer in verse.")
 	})
+}
+
+// TestAutosaveListReachesScreens: the server's autosave after a turn
+// reaches an attached screen with the checkpoint list (the autosave in
+// it), so its checkpoints panel stays full.
+func TestAutosaveListReachesScreens(t *testing.T) {
+	ts := startServer(t, serverOpts{})
+	c, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SaveCheckpoint("kept")
+	until(t, c, func(ev engine.Event) bool { cp, ok := ev.(engine.Checkpoints); return ok && cp.Op == "save" })
+	set := engine.DefaultSettings()
+	set.MaxTokens = 4
+	c.SetSettings(set)
+	c.Send("remember the apples")
+	evs := until(t, c, func(ev engine.Event) bool { cp, ok := ev.(engine.Checkpoints); return ok && cp.Op == "autosave" })
+	cp := evs[len(evs)-1].(engine.Checkpoints)
+	var names []string
+	for _, in := range cp.List {
+		names = append(names, in.Name)
+	}
+	if !slices.Contains(names, checkpoints.Autosave) || !slices.Contains(names, "kept") {
+		t.Fatalf("the autosave's list on the screen: %q", names)
+	}
 }

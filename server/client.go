@@ -46,6 +46,7 @@ type Client struct {
 	mu       sync.Mutex
 	settings engine.Settings
 	msgs     []engine.Message
+	window   int       // the first of msgs the model sees
 	down     error     // why the stream is lost; nil while attached
 	gaveUp   bool      // it will not be attached again (down says why)
 	line     *wireLine // the server's line as last told
@@ -169,13 +170,13 @@ func (c *Client) adopt(first wireEvent, again bool) {
 	}
 	set := first.Settings.settings()
 	c.mu.Lock()
-	c.settings, c.msgs, c.down = set, msgs, nil
+	c.settings, c.msgs, c.window, c.down = set, msgs, first.Window, nil
 	c.line, c.apiGen, c.apiTPS = first.Line, 0, 0
 	line := c.line.event(0, 0)
 	c.mu.Unlock()
 	c.box.push(engine.Connection{Addr: c.addr, Reconnected: again, ContextUsed: first.ContextUsed})
 	if again {
-		c.box.push(engine.Cleared{Messages: slices.Clone(msgs), ContextUsed: first.ContextUsed, Settings: set})
+		c.box.push(engine.Cleared{Messages: slices.Clone(msgs), ContextUsed: first.ContextUsed, Settings: set, Window: first.Window})
 	}
 	c.box.push(line)
 	if cur != nil {
@@ -235,7 +236,10 @@ func (c *Client) read(st *eventStream) error {
 		}
 		c.mu.Lock()
 		if w.Messages != nil {
-			c.msgs = fromWireMessages(w.Messages)
+			c.msgs, c.window = fromWireMessages(w.Messages), w.Window
+		}
+		if w.Type == "started" {
+			c.window = w.Window
 		}
 		if (w.Type == "settings" || w.Type == "cleared") && w.Settings != nil {
 			c.settings = w.Settings.settings()
@@ -248,7 +252,7 @@ func (c *Client) read(st *eventStream) error {
 		}
 		c.mu.Unlock()
 		if shown != nil {
-			c.box.push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: c.Settings()})
+			c.box.push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: c.Settings(), Window: w.Window})
 		}
 		if ev, ok := fromWire(w); ok {
 			c.box.push(ev)
@@ -375,6 +379,14 @@ func (c *Client) Messages() []engine.Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.msgs)
+}
+
+// Window is the first of Messages the model sees, as the server last
+// said.
+func (c *Client) Window() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.window
 }
 
 // Send sends a chat message. Attached files are read here and their bytes

@@ -14,8 +14,9 @@ import (
 var _ tui.Engine = (*Client)(nil)
 
 // until reads a client's events until match. The reports of the line
-// and the connection are left out of what it returns, unless matched:
-// they come between the chat's events at any time.
+// and the connection, and the server's autosaves, are left out of what
+// it returns, unless matched: they come between the chat's events at any
+// time.
 func until(t *testing.T, c *Client, match func(engine.Event) bool) []engine.Event {
 	t.Helper()
 	var evs []engine.Event
@@ -29,9 +30,13 @@ func until(t *testing.T, c *Client, match func(engine.Event) bool) []engine.Even
 			if match(ev) {
 				return append(evs, ev)
 			}
-			switch ev.(type) {
+			switch ev := ev.(type) {
 			case engine.Line, engine.Connection:
 				continue
+			case engine.Checkpoints:
+				if ev.Op == "autosave" {
+					continue
+				}
 			}
 			evs = append(evs, ev)
 		case <-timeout:
@@ -144,7 +149,7 @@ func TestAttach(t *testing.T) {
 
 	// Checkpoints through the client.
 	c.SaveCheckpoint("a")
-	evs = until(t, c, func(ev engine.Event) bool { _, ok := ev.(engine.Checkpoints); return ok })
+	evs = until(t, c, func(ev engine.Event) bool { cp, ok := ev.(engine.Checkpoints); return ok && cp.Op == "save" })
 	cp := evs[len(evs)-1].(engine.Checkpoints)
 	// The list holds "a" and the server's autosave of the turns.
 	if i := slices.IndexFunc(cp.List, func(c engine.CheckpointInfo) bool { return c.Name == "a" }); cp.Op != "save" || len(cp.List) != 2 || i < 0 || !cp.List[i].Compatible {

@@ -32,23 +32,23 @@ func (s *Server) maxMedia() int64 {
 }
 
 // mediaRules is what decides whether a request's files can be taken: the
-// kinds the bundle has encoders for, its folder (named in a refusal) and
-// the size limit.
+// kinds the bundle has encoders for, its family and folder (named in a
+// refusal) and the size limit.
 type mediaRules struct {
-	kinds []string
-	dir   string
-	limit int64
+	kinds       []string
+	family, dir string
+	limit       int64
 }
 
 func (s *Server) mediaRules() mediaRules {
-	return mediaRules{kinds: s.info.Media, dir: s.o.BundleDir, limit: s.maxMedia()}
+	return mediaRules{kinds: s.info.Media, family: s.info.Family, dir: s.o.BundleDir, limit: s.maxMedia()}
 }
 
 // file checks a file of a kind from a request part (param names it) and
 // returns it for the engine, named by param.
 func (mr mediaRules) file(kind, param string, data []byte) (engine.MediaFile, error) {
 	if !slices.Contains(mr.kinds, kind) {
-		return engine.MediaFile{}, bad("unsupported_content", param, engine.NoEncoder(kind, mr.dir).Error())
+		return engine.MediaFile{}, bad("unsupported_content", param, engine.NoEncoder(kind, mr.family, mr.dir).Error())
 	}
 	if len(data) == 0 {
 		return engine.MediaFile{}, bad("invalid_value", param, "the "+kind+" is empty")
@@ -83,7 +83,7 @@ func (mr mediaRules) base64File(kind, param, b64 string) (engine.MediaFile, erro
 // inline takes a file of a kind decoded from a request's JSON.
 func (mr mediaRules) inline(kind, param string, f *inlineFile) (engine.MediaFile, error) {
 	if !slices.Contains(mr.kinds, kind) {
-		return engine.MediaFile{}, bad("unsupported_content", param, engine.NoEncoder(kind, mr.dir).Error())
+		return engine.MediaFile{}, bad("unsupported_content", param, engine.NoEncoder(kind, mr.family, mr.dir).Error())
 	}
 	if f.err != nil {
 		return engine.MediaFile{}, bad("invalid_value", param, fmt.Sprintf("%s: %v", param, f.err))

@@ -92,6 +92,13 @@ func post(t testing.TB, url string, body []byte) (int, string) {
 		t.Fatal(err)
 	}
 	req.GetBody = nil
+	return postJSON(t, req)
+}
+
+// postJSON sends req with a JSON body and returns the answer's status
+// and body.
+func postJSON(t testing.TB, req *http.Request) (int, string) {
+	t.Helper()
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := httpClient.Do(req)
 	if err != nil {
@@ -307,17 +314,11 @@ func TestChunkedBody(t *testing.T) {
 	ts := startServer(t, serverOpts{maxMedia: 1 << 20})
 	send := func(body []byte) (int, string) {
 		req, _ := http.NewRequest("POST", ts.url+"/v1/chat/completions", io.MultiReader(bytes.NewReader(body)))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
+		status, raw := postJSON(t, req)
 		if req.ContentLength != 0 {
 			t.Fatalf("the body was sent with a length")
 		}
-		return resp.StatusCode, string(raw)
+		return status, raw
 	}
 	if st, raw := send(imageRequest(paddedPNG(1<<20), paddedPNG(1<<20))); st != 200 {
 		t.Fatalf("within the limit: %d %.200s", st, raw)

@@ -167,7 +167,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	cur := s.current
 	s.hubMu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"info": s.wireInfo(), "settings": toWireSettings(s.eng.Settings()),
-		"messages": toWireMessages(s.eng.Messages()), "current": cur, "running": running, "waiting": waiting})
+		"messages": toWireMessages(s.eng.Messages()), "window": s.eng.Window(), "current": cur, "running": running, "waiting": waiting})
 }
 
 // sessionSend is POST /orchard/v1/session/messages {"text": "..."}: a

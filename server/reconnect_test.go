@@ -5,11 +5,11 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/syncbuf"
 	"github.com/orchard-llm/orchard/tui"
 )
 
@@ -153,16 +153,10 @@ func TestRetryWait(t *testing.T) {
 }
 
 // screenOutput is what a chat screen wrote, safe to read while it runs.
-type screenOutput struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
+type screenOutput struct{ syncbuf.Buffer }
 
-func (o *screenOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
+// since is what was written after from.
+func (o *screenOutput) since(from int) string { return o.String()[from:] }
 
 // waitFor waits until everything wanted was written since from; it
 // returns where the output ends then.
@@ -170,9 +164,7 @@ func (o *screenOutput) waitFor(t *testing.T, from int, want ...string) int {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		o.mu.Lock()
-		s := o.b.String()
-		o.mu.Unlock()
+		s := o.String()
 		missing := ""
 		for _, w := range want {
 			if !strings.Contains(s[from:], w) {
@@ -188,6 +180,30 @@ func (o *screenOutput) waitFor(t *testing.T, from int, want ...string) int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// runScreen runs the chat screen over c, 120×30 without colours, until
+// the test ends; it returns where to write its keys and what it writes.
+func runScreen(t *testing.T, c *Client) (io.Writer, *screenOutput) {
+	t.Helper()
+	in, keys := io.Pipe()
+	out := &screenOutput{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- tui.Run(ctx, c, tui.Options{Input: in, Output: out, Width: 120, Height: 30, NoColor: true, AutosaveEvery: -1,
+			Env: []string{"HOME=" + t.TempDir(), "TERM=xterm-256color"}, NoNativeClipboard: true, NoMouse: true})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the screen did not end")
+		}
+		keys.Close()
+	})
+	return keys, out
 }
 
 // TestAttachedScreenReconnects runs the chat screen itself over a client
@@ -207,23 +223,7 @@ func TestAttachedScreenReconnects(t *testing.T) {
 	c.SetSettings(set)
 	until(t, c, func(ev engine.Event) bool { _, ok := ev.(engine.SettingsChanged); return ok })
 
-	in, keys := io.Pipe()
-	defer keys.Close()
-	out := &screenOutput{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- tui.Run(ctx, c, tui.Options{Input: in, Output: out, Width: 120, Height: 30, NoColor: true, AutosaveEvery: -1,
-			Env: []string{"HOME=" + t.TempDir(), "TERM=xterm-256color"}, NoNativeClipboard: true, NoMouse: true})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the screen did not end")
-		}
-	}()
+	keys, out := runScreen(t, c)
 	at := out.waitFor(t, 0, "Type a message")
 	io.WriteString(keys, "hello\r")
 	at = out.waitFor(t, at, "tokens ·")

@@ -29,6 +29,7 @@ type Engine interface {
 	Info() engine.ModelInfo
 	Settings() engine.Settings
 	Messages() []engine.Message
+	Window() int // the first of Messages the model sees
 	Send(text string, media ...engine.MediaFile)
 	Cancel()
 	SetSettings(s engine.Settings)
@@ -374,12 +375,6 @@ func (s *Server) publishChat(ev engine.Event) {
 	if !ok {
 		return
 	}
-	if c, ok := ev.(engine.Checkpoints); ok && c.Op == "autosave" {
-		// The server autosaves after every turn; the event carries no
-		// list, and a screen would take it for an empty one. (A failed
-		// autosave still goes out, as a failed event.)
-		return
-	}
 	if turnOver(ev) {
 		// The screens may start the next turn as soon as they see this
 		// one end (ctrl+g right after a reply): it is over for them.
@@ -405,11 +400,11 @@ func (s *Server) publishChat(ev engine.Event) {
 		// The engine refreshes its copy before it sends a turn's end.
 		s.current = nil
 		s.chatCtx = e.Metrics.ContextUsed
-		w.Messages = toWireMessages(s.eng.Messages())
+		w.Messages, w.Window = toWireMessages(s.eng.Messages()), s.eng.Window()
 	case engine.Cancelled:
 		s.current = nil
 		s.chatCtx = e.Metrics.ContextUsed
-		w.Messages = toWireMessages(s.eng.Messages())
+		w.Messages, w.Window = toWireMessages(s.eng.Messages()), s.eng.Window()
 	case engine.Cleared:
 		// The event holds the conversation it starts (none after a
 		// clear); the engine's copy may not be refreshed yet, and once
@@ -421,7 +416,7 @@ func (s *Server) publishChat(ev engine.Event) {
 	case engine.Failed:
 		if e.Op == "send" || e.Op == "regenerate" || e.Op == "edit" {
 			s.current = nil
-			w.Messages = toWireMessages(s.eng.Messages())
+			w.Messages, w.Window = toWireMessages(s.eng.Messages()), s.eng.Window()
 		}
 	}
 	s.broadcastLocked(w)
@@ -464,7 +459,7 @@ func (s *Server) subscribe() *mailbox[wireEvent] {
 		return sub
 	}
 	st := wireEvent{Type: "state", Info: s.wireInfo(), Settings: toWireSettings(s.eng.Settings()),
-		Messages: toWireMessages(s.eng.Messages()), ContextUsed: s.chatCtx, Line: s.line.wire()}
+		Messages: toWireMessages(s.eng.Messages()), Window: s.eng.Window(), ContextUsed: s.chatCtx, Line: s.line.wire()}
 	if s.current != nil {
 		cur := *s.current
 		st.Current = &cur
@@ -557,7 +552,8 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 func (s *Server) unstarted() engine.Cancelled {
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
-	return engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled", ContextUsed: s.chatCtx, ContextLimit: s.info.Context}}
+	return engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled", ContextUsed: s.chatCtx, ContextLimit: s.info.Context},
+		Unstarted: true}
 }
 
 // chatTurnOver frees the chat for the next message as soon as the

@@ -121,6 +121,8 @@ type wireEvent struct {
 	// finished, cancelled
 	Reply   *string             `json:"reply,omitempty"`
 	Metrics *engine.TurnMetrics `json:"metrics,omitempty"`
+	// cancelled: while it waited in line; nothing of it is in the conversation
+	Unstarted bool `json:"unstarted,omitempty"`
 	// failed
 	Op    string `json:"op,omitempty"`
 	Error string `json:"error,omitempty"`
@@ -136,6 +138,8 @@ type wireEvent struct {
 	// cleared, state, and the end of a chat turn: the conversation now
 	Messages    *[]wireMessage `json:"messages,omitempty"`
 	ContextUsed int            `json:"context_used,omitempty"`
+	// with messages, and on started: the first message the model sees
+	Window int `json:"window,omitempty"`
 	// state: the model, and the chat turn in flight if any
 	Info    *wireInfo  `json:"info,omitempty"`
 	Current *wireEvent `json:"current,omitempty"`
@@ -250,7 +254,8 @@ func fromWireHistory(l *[]wireHistory) []engine.HistoryInfo {
 func toWire(ev engine.Event) (wireEvent, bool) {
 	switch e := ev.(type) {
 	case engine.Started:
-		return wireEvent{Type: "started", Turn: e.Turn, PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, Attachments: e.Attachments, Versions: e.Versions}, true
+		return wireEvent{Type: "started", Turn: e.Turn, PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, Attachments: e.Attachments, Versions: e.Versions,
+			Window: e.Window}, true
 	case engine.PrefillProgress:
 		return wireEvent{Type: "prefill", Done: e.Done, Total: e.Total}, true
 	case *engine.Delta:
@@ -260,7 +265,7 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 		return wireEvent{Type: "finished", Reply: &e.Reply, Metrics: &m}, true
 	case engine.Cancelled:
 		m := e.Metrics
-		return wireEvent{Type: "cancelled", Reply: &e.Partial, Metrics: &m}, true
+		return wireEvent{Type: "cancelled", Reply: &e.Partial, Metrics: &m, Unstarted: e.Unstarted}, true
 	case engine.Failed:
 		msg := "failed"
 		if e.Err != nil {
@@ -274,9 +279,10 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 	case engine.Checkpoints:
 		return wireEvent{Type: "checkpoints", Op: e.Op, Name: e.Name, List: toWireList(e.List)}, true
 	case engine.Cleared:
-		return wireEvent{Type: "cleared", Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed, Settings: toWireSettings(e.Settings)}, true
+		return wireEvent{Type: "cleared", Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed, Settings: toWireSettings(e.Settings),
+			Window: e.Window}, true
 	case engine.Branched:
-		return wireEvent{Type: "branched", Op: e.Op, Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed}, true
+		return wireEvent{Type: "branched", Op: e.Op, Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed, Window: e.Window}, true
 	case engine.History:
 		w := wireEvent{Type: "history", Op: e.Op, ID: e.ID, Title: e.Title, Query: e.Query}
 		if e.Op == "list" {
@@ -292,7 +298,8 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 func fromWire(w wireEvent) (engine.Event, bool) {
 	switch w.Type {
 	case "started":
-		return engine.Started{Turn: w.Turn, PromptTokens: w.PromptTokens, ReusedTokens: w.ReusedTokens, Attachments: w.Attachments, Versions: w.Versions}, true
+		return engine.Started{Turn: w.Turn, PromptTokens: w.PromptTokens, ReusedTokens: w.ReusedTokens, Attachments: w.Attachments, Versions: w.Versions,
+			Window: w.Window}, true
 	case "prefill":
 		return engine.PrefillProgress{Done: w.Done, Total: w.Total}, true
 	case "delta":
@@ -309,7 +316,7 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 		if w.Type == "finished" {
 			return engine.Finished{Reply: reply, Metrics: m}, true
 		}
-		return engine.Cancelled{Partial: reply, Metrics: m}, true
+		return engine.Cancelled{Partial: reply, Metrics: m, Unstarted: w.Unstarted}, true
 	case "failed":
 		return engine.Failed{Op: w.Op, Err: errors.New(w.Error)}, true
 	case "notice":
@@ -322,11 +329,11 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 	case "checkpoints":
 		return engine.Checkpoints{Op: w.Op, Name: w.Name, List: fromWireList(w.List)}, true
 	case "branched":
-		return engine.Branched{Op: w.Op, Messages: fromWireMessages(w.Messages), ContextUsed: w.ContextUsed}, true
+		return engine.Branched{Op: w.Op, Messages: fromWireMessages(w.Messages), ContextUsed: w.ContextUsed, Window: w.Window}, true
 	case "history":
 		return engine.History{Op: w.Op, ID: w.ID, Title: w.Title, Query: w.Query, List: fromWireHistory(w.History)}, true
 	case "cleared":
-		c := engine.Cleared{Messages: fromWireMessages(w.Messages), ContextUsed: w.ContextUsed}
+		c := engine.Cleared{Messages: fromWireMessages(w.Messages), ContextUsed: w.ContextUsed, Window: w.Window}
 		if w.Settings != nil {
 			c.Settings = w.Settings.settings()
 		}

@@ -48,7 +48,7 @@ func (m *Model) sendEdit(v string) tea.Cmd {
 	if v == orig {
 		return m.cmdRetry("")
 	}
-	m.pendingSend, m.pendingEdit = v, v
+	m.pendingSend, m.pendingEdit = "edit", v
 	m.refused = ""
 	m.changed, m.unsaved = true, true
 	m.call(func(e Engine) { e.Edit(v) })

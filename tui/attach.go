@@ -46,11 +46,7 @@ func (m *Model) canAttach(kind string) error {
 	if slices.Contains(m.info.Media, kind) {
 		return nil
 	}
-	file := "vision_fp16.mlmodelc"
-	if kind == engine.MediaAudio {
-		file = "audio_fp16.mlmodelc"
-	}
-	return fmt.Errorf("this bundle takes no %s: it has no %s next to its manifest", map[string]string{engine.MediaImage: "images", engine.MediaAudio: "audio"}[kind], file)
+	return engine.NoEncoder(kind, m.info.Family, "")
 }
 
 // expandPath resolves ~ and quotes in a typed or pasted path.

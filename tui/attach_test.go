@@ -112,7 +112,7 @@ func TestAttachments(t *testing.T) {
 	g := testFake(t, FakeOptions{Info: engine.ModelInfo{Name: "text", Family: "stateful3", Context: 128}})
 	n := newTestModel(t, g, 100, 30, Options{})
 	n.runCommand("/image " + pic)
-	if len(n.attached) != 0 || !strings.Contains(n.toast.text, "vision_fp16.mlmodelc") {
+	if len(n.attached) != 0 || !strings.Contains(n.toast.text, "stateful3 bundles ship none") || !strings.Contains(n.toast.text, "vision_fp16.mlmodelc") {
 		t.Errorf("text-only bundle: attached %v, toast %q", n.attached, n.toast.text)
 	}
 }

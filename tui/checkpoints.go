@@ -56,8 +56,14 @@ func (c *checkpoints) SetSize(w, h int) {
 	c.field.SetWidth(max(10, w-30))
 }
 
-// SetList replaces the list, keeping the cursor on focus if given.
+// SetList replaces the list, putting the cursor on focus if given, else
+// keeping it on the checkpoint it was on.
 func (c *checkpoints) SetList(l []engine.CheckpointInfo, focus string) {
+	if focus == "" {
+		if cp, ok := c.selected(); ok {
+			focus = cp.Name
+		}
+	}
 	c.list = l
 	c.listed = true
 	if focus != "" {

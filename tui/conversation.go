@@ -76,6 +76,9 @@ type conversation struct {
 	find    finder
 	changes uint64
 	pics    *pictures // real thumbnails where the terminal draws them
+	// window is the first message the model sees (window.go);
+	// windowBefore, the one before the turn in flight moved it.
+	window, windowBefore int
 }
 
 func newConversation(st *Styles, md *markdown) *conversation {
@@ -381,6 +384,11 @@ func (c *conversation) tail(n int) []string {
 		ls := c.render(c.msgs[i])
 		chunks = append(chunks, ls)
 		got += len(ls)
+		if c.ruleAbove(i) {
+			rule := c.windowRule()
+			chunks = append(chunks, rule)
+			got += len(rule)
+		}
 	}
 	out := make([]string, 0, min(got, n+1))
 	for i := len(chunks) - 1; i >= 0; i-- {
@@ -631,7 +639,8 @@ func (c *conversation) footer(m *chatMsg) string {
 		f = append(f, "context full")
 	}
 	if t.DroppedTurns > 0 {
-		f = append(f, fmt.Sprintf("%d old turns dropped", t.DroppedTurns))
+		// DroppedTurns counts messages, which stay in the conversation.
+		f = append(f, fmt.Sprintf("the model no longer sees %s", plural(t.DroppedTurns, "older message")))
 	}
 	s := c.st.Footer.Render(strings.Join(f, " · "))
 	if m.cancelled {

@@ -20,6 +20,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Started:
 			m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
 			m.stats.Started(e)
+			m.conv.TurnWindow(e.Window)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
 				cmds = append(cmds, m.pics.send(e.Attachments))
@@ -40,6 +41,10 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.conv.FinishReply(e.Reply, e.Metrics, false)
 			m.changed, m.unsaved = true, true
 		case engine.Cancelled:
+			if e.Unstarted {
+				cmds = append(cmds, m.onUnstarted())
+				break
+			}
 			m.pendingSend = ""
 			m.stats.Finished(e.Metrics, true)
 			m.conv.FinishReply(e.Partial, e.Metrics, true)
@@ -58,12 +63,17 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			if e.Op == "save" {
 				m.unsaved = false
 			}
-			m.ckpts.SetList(e.List, e.Name)
+			focus := e.Name
+			if e.Op == "autosave" {
+				focus = "" // it comes on its own: the cursor stays where the user left it
+			}
+			m.ckpts.SetList(e.List, focus)
 			if t := checkpointText(e); t != "" {
 				cmds = append(cmds, m.infoToast(t))
 			}
 		case engine.Branched:
 			m.conv.Replace(e.Messages)
+			m.conv.SetWindow(e.Window)
 			m.stats.SetContext(e.ContextUsed)
 			m.changed = true
 		case engine.History:
@@ -74,6 +84,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			cmds = append(cmds, m.onConnection(e))
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
+			m.conv.SetWindow(e.Window)
 			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
 			m.stats.Cleared(e.ContextUsed)
 			if e.Settings != (engine.Settings{}) {
@@ -98,26 +109,58 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 	switch e.Op {
 	case "regenerate", "edit":
-		// The engine puts the conversation back as it was (Branched); an
-		// edited text goes back into the input, still an edit.
-		m.stats.Failed()
-		if last := m.conv.last(); last != nil && last.streaming {
-			m.conv.msgs = m.conv.msgs[:len(m.conv.msgs)-1]
+		m.takeBack(e.Op, e.Err)
+	case "send":
+		// The files go back in the queue, but one the engine could not
+		// read: enter again sends the message with them.
+		text := failureText(e.Op, e.Err)
+		if kept := m.takeBack(e.Op, e.Err); kept != "" {
+			text = strings.TrimSuffix(text, ".") + "." + kept
 		}
-		if e.Op == "edit" && m.pendingEdit != "" && m.input.Value() == "" {
+		return m.errorToast(text)
+	}
+	return m.errorToast(failureText(e.Op, e.Err))
+}
+
+// onUnstarted takes in a turn cancelled while it waited in line (behind
+// an API request, over a server): nothing of it reached the
+// conversation, so the screen takes it back as after a refused send.
+// Another screen's turn, never shown here, changes nothing.
+func (m *Model) onUnstarted() tea.Cmd {
+	op := m.pendingSend
+	if op == "" {
+		return nil
+	}
+	kept := m.takeBack(op, nil)
+	switch op {
+	case "send":
+		return m.infoToast("Cancelled before it started: the message is back in the input." + kept)
+	case "edit":
+		return m.infoToast("Cancelled before it started: the edit is back in the input.")
+	}
+	return m.infoToast("Cancelled before it started: the conversation is as it was.")
+}
+
+// takeBack undoes on screen a turn (op send, regenerate or edit) the
+// engine refused or never started: the conversation is as it was (for a
+// regenerate or an edit the engine says so with Branched); a message sent
+// goes back into the input, its files back in the queue but one err
+// names; an edit goes back to being edited. It returns what it said of
+// the files ("" for none).
+func (m *Model) takeBack(op string, err error) string {
+	m.stats.Failed()
+	m.conv.DropTurn()
+	var kept string
+	switch op {
+	case "edit":
+		if m.pendingEdit != "" && m.input.Value() == "" {
 			orig := m.lastUserText()
 			m.startEditing()
 			m.editOrig = orig
 			m.input.SetValue(m.pendingEdit)
 			m.refused = m.pendingEdit
 		}
-		m.pendingSend, m.pendingEdit = "", ""
-	}
-	if e.Op == "send" {
-		m.stats.Failed()
-		if last := m.conv.last(); last != nil && last.streaming {
-			m.conv.msgs = m.conv.msgs[:len(m.conv.msgs)-1]
-		}
+	case "send":
 		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
 			if m.sentInput != "" && strings.TrimSpace(m.input.pastes.expand(m.sentInput)) == t {
 				t = m.sentInput // as it was typed: a long paste folded
@@ -125,18 +168,10 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 			m.input.SetValue(t)
 			m.refused = t // esc clears it; it is not kept as a draft
 		}
-		m.sentInput = ""
-		m.pendingSend = ""
-		// The files go back in the queue, but one the engine could not
-		// read: enter again sends the message with them.
-		text := failureText(e.Op, e.Err)
-		if kept := m.keepAttachments(m.sentFiles, e.Err); kept != "" {
-			text = strings.TrimSuffix(text, ".") + "." + kept
-		}
-		m.sentFiles = nil
-		return m.errorToast(text)
+		kept = m.keepAttachments(m.sentFiles, err)
 	}
-	return m.errorToast(failureText(e.Op, e.Err))
+	m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
+	return kept
 }
 
 // onHistory applies a history event: a list for the panel, or what

@@ -127,6 +127,9 @@ func (f *FakeEngine) Messages() []engine.Message {
 	return f.messagesLocked()
 }
 
+// Window is 0: the fake never moves the model's view on.
+func (f *FakeEngine) Window() int { return 0 }
+
 // Send streams a reply on a goroutine.
 func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 	rec := "Send " + text
@@ -393,20 +396,24 @@ func (f *FakeEngine) stream(turn int, reply string, prompt, reused int, set engi
 		}
 		select {
 		case <-cancel:
-			f.endTurn(done.String(), true)
-			f.emit(engine.Cancelled{Partial: done.String(), Metrics: finish("cancelled")})
+			m := finish("cancelled")
+			f.endTurn(done.String(), m, true)
+			f.emit(engine.Cancelled{Partial: done.String(), Metrics: m})
 			return
 		default:
 		}
 	}
-	f.endTurn(done.String(), false)
-	f.emit(engine.Finished{Reply: done.String(), Metrics: finish("eos")})
+	m := finish("eos")
+	f.endTurn(done.String(), m, false)
+	f.emit(engine.Finished{Reply: done.String(), Metrics: m})
 }
 
-func (f *FakeEngine) endTurn(reply string, interrupted bool) {
+// endTurn adds the reply as the engine does: with its turn's figures,
+// and marked stopped when the user stopped it.
+func (f *FakeEngine) endTurn(reply string, m engine.TurnMetrics, stopped bool) {
 	f.mu.Lock()
 	f.changed++
-	f.msgs = append(f.msgs, engine.Message{Role: "model", Content: reply, Interrupted: interrupted})
+	f.msgs = append(f.msgs, engine.Message{Role: "model", Content: reply, Interrupted: stopped, Stopped: stopped, Metrics: m.Kept()})
 	f.cancel = nil
 	f.mu.Unlock()
 }

@@ -88,7 +88,10 @@ func (c *conversation) refind() {
 	f.lines, f.matches = f.lines[:0], f.matches[:0]
 	q := []rune(strings.ToLower(f.query))
 	code := 1
-	for _, m := range c.msgs {
+	for i, m := range c.msgs {
+		if c.ruleAbove(i) {
+			f.lines = append(f.lines, c.windowRule()...)
+		}
 		ls := c.renderAt(m, code)
 		code += len(c.blocksOf(m))
 		base := len(f.lines)

@@ -118,7 +118,7 @@ type Model struct {
 	frameScheduled bool
 	changed        bool               // the conversation changed since the last autosave
 	unsaved        bool               // the conversation changed since it was last saved or loaded by name
-	pendingSend    string             // a sent message the engine has not started yet
+	pendingSend    string             // a turn sent that the engine has not started yet: send, regenerate or edit
 	attached       []engine.MediaFile // files queued for the next message (/image, /audio)
 	checking       []engine.MediaFile // files being checked before they join attached
 	sentFiles      []engine.MediaFile // the files of a message sent, until its turn starts
@@ -192,6 +192,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.pics = newPictures(env, false)
 	m.conv.pics = m.pics
 	m.conv.SetMessages(eng.Messages())
+	m.conv.SetWindow(eng.Window())
 	m.input = newInput(st, keys)
 	m.stats = stats{st: st, info: m.info, settings: m.settings}
 	m.status = statusBar{st: st}
@@ -637,7 +638,7 @@ func (m *Model) submit() tea.Cmd {
 	files := m.attached
 	m.attached, m.sentFiles, m.sentInput = nil, files, v
 	m.conv.AddUser(text, files...)
-	m.pendingSend = orDefault(text, "(attachments)")
+	m.pendingSend = "send"
 	m.refused = ""
 	m.changed, m.unsaved = true, true
 	m.call(func(e Engine) { e.Send(text, files...) })

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -132,4 +133,66 @@ func TestOrdinal(t *testing.T) {
 			t.Errorf("ordinal(%d) = %q, want %q", n, got, want)
 		}
 	}
+}
+
+// TestCancelInLine: a message cancelled while it waits in line (behind an
+// API request) never started: the screen shows the conversation as it is
+// — no reply, not the message — and the message goes back into the input
+// with its files, as after a refused send. A regenerate cancelled so
+// leaves the conversation as it was, an edit goes back to being edited,
+// and another screen's message cancelled in line changes nothing here.
+func TestCancelInLine(t *testing.T) {
+	pic := filepath.Join(t.TempDir(), "pear.png")
+	writeTestPNG(t, pic)
+	m := attachedModel(t)
+	prior := []engine.Message{{Role: "user", Content: "q"}, {Role: "model", Content: "a", Metrics: &engine.TurnMetrics{GeneratedTokens: 1, FinishReason: "eos"}}}
+	unstarted := engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled"}, Unstarted: true}
+	shows := func(what string) {
+		t.Helper()
+		if n := len(m.conv.msgs); n != 2 || m.conv.msgs[1].text != "a" || m.conv.msgs[1].cancelled || m.replying() {
+			t.Fatalf("%s: %d messages on screen, replying %v:\n%s", what, n, m.replying(), plain(m))
+		}
+		if strings.Contains(plain(m), "partial reply is kept") {
+			t.Fatalf("%s: told of a partial reply:\n%s", what, plain(m))
+		}
+	}
+	send(m, engine.Cleared{Messages: prior})
+
+	m.attached = []engine.MediaFile{{Kind: engine.MediaImage, Path: pic}}
+	typeText(m, "are you there?")
+	m.Update(press("enter"))
+	send(m, engine.Line{Busy: "api", Endpoint: "/v1/chat/completions", Waiting: 1, Place: 1})
+	m.Update(press("esc"))
+	send(m, unstarted)
+	shows("a message")
+	if m.input.Value() != "are you there?" || len(m.attached) != 1 || m.attached[0].Path != pic {
+		t.Fatalf("input %q, files %+v", m.input.Value(), m.attached)
+	}
+	if !strings.Contains(m.toast.last, "before it started") || !strings.Contains(m.toast.last, "pear.png") {
+		t.Errorf("toast %q", m.toast.last)
+	}
+
+	m.input.Reset()
+	m.attached = nil
+	m.Update(press("ctrl+g"))
+	m.Update(press("esc"))
+	send(m, unstarted)
+	shows("a regenerate")
+	if m.input.Value() != "" {
+		t.Errorf("a regenerate put %q in the input", m.input.Value())
+	}
+
+	typeText(m, "/edit a better q")
+	m.Update(press("enter"))
+	m.Update(press("esc"))
+	send(m, unstarted)
+	shows("an edit")
+	if m.input.Value() != "a better q" || !m.editing {
+		t.Errorf("after an edit cancelled in line: input %q, editing %v", m.input.Value(), m.editing)
+	}
+
+	m.stopEditing()
+	m.input.Reset()
+	send(m, unstarted) // another screen's
+	shows("another screen's message")
 }

@@ -32,6 +32,7 @@ type Engine interface {
 	Info() engine.ModelInfo
 	Settings() engine.Settings
 	Messages() []engine.Message                  // the conversation now
+	Window() int                                 // the first of Messages the model sees
 	Send(text string, media ...engine.MediaFile) // media: files attached to the message
 	Cancel()
 	SetSettings(s engine.Settings)

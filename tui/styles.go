@@ -40,6 +40,7 @@ type Styles struct {
 	Welcome      lipgloss.Style
 	WelcomeKey   lipgloss.Style
 	ScrollHint   lipgloss.Style
+	WindowRule   lipgloss.Style // "the model no longer sees above this line"
 	Cursor       lipgloss.Style
 	Version      lipgloss.Style // "‹ 2/3 ›" after a message with versions
 	CodeLabel    lipgloss.Style // "code 2 · go · /copy code 2" above a block
@@ -127,6 +128,7 @@ func newStyles(dark, noColor bool) *Styles {
 	s.Welcome = n().Foreground(dim)
 	s.WelcomeKey = n().Foreground(accent).Bold(true)
 	s.ScrollHint = n().Foreground(accent).Reverse(true)
+	s.WindowRule = n().Foreground(dim)
 	s.Cursor = n().Foreground(accent)
 	s.Version = n().Foreground(accent)
 	s.CodeLabel = n().Foreground(dim).Italic(true)
@@ -200,6 +202,7 @@ func (s *Styles) applyNoColor() {
 	s.Welcome = n()
 	s.WelcomeKey = n().Bold(true)
 	s.ScrollHint = n().Reverse(true)
+	s.WindowRule = n()
 	s.Cursor = n().Bold(true)
 	s.Version = n()
 	s.CodeLabel = n().Italic(true)

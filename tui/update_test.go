@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	xansi "github.com/charmbracelet/x/ansi"
@@ -842,6 +843,29 @@ func TestAutosaveWhenChanged(t *testing.T) {
 	drain(m, f)
 	if m.toast.Visible() {
 		t.Fatalf("autosave is announced: %q", m.toast.text)
+	}
+}
+
+// TestAutosaveKeepsThePanel: the autosave's list replaces the panel's
+// (the autosave in it, newest) without taking the cursor from the
+// checkpoint the user is on.
+func TestAutosaveKeepsThePanel(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	send(m, engine.Cleared{Messages: []engine.Message{{Role: "user", Content: "q"}, {Role: "model", Content: "a"}}})
+	info := func(name string, min int) engine.CheckpointInfo {
+		return engine.CheckpointInfo{Name: name, Created: testTime.Add(time.Duration(min) * time.Minute), Compatible: true}
+	}
+	send(m, engine.Checkpoints{Op: "list", List: []engine.CheckpointInfo{info("two", 2), info("one", 1)}})
+	m.Update(press("ctrl+s"))
+	m.Update(press("tab"))
+	m.Update(press("down"))
+	if cp, _ := m.ckpts.selected(); cp.Name != "one" {
+		t.Fatalf("selected %q before the autosave", cp.Name)
+	}
+	send(m, engine.Checkpoints{Op: "autosave", Name: "_autosave", List: []engine.CheckpointInfo{info("_autosave", 3), info("two", 2), info("one", 1)}})
+	if cp, _ := m.ckpts.selected(); len(m.ckpts.list) != 3 || cp.Name != "one" {
+		t.Fatalf("after the autosave: %v, selected %q", m.ckpts.Names(), cp.Name)
 	}
 }
 
