@@ -8,43 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
-
-// synthCache writes one tiny bundle per family per test binary run.
-var synthCache sync.Map
-
-func tinyBundle(t testing.TB, family string) *bundle.Bundle {
-	t.Helper()
-	type entry struct {
-		once sync.Once
-		dir  string
-		err  error
-	}
-	e, _ := synthCache.LoadOrStore(family, &entry{})
-	en := e.(*entry)
-	en.once.Do(func() {
-		dir, err := osMkdirTemp(family)
-		if err != nil {
-			en.err = err
-			return
-		}
-		en.dir, en.err = reference.Synthesize(reference.SynthOptions{Family: family, Preset: "tiny", Seed: 7, Out: dir})
-	})
-	if en.err != nil {
-		t.Fatal(en.err)
-	}
-	b, err := bundle.Open(en.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // prompts mixes lengths: shorter than a block, several blocks, past the
 // sliding window (16 in the tiny preset), past the r1 plain width (32).
@@ -60,8 +30,6 @@ func prompts(vocab int) [][]int {
 	}
 	return out
 }
-
-var families = []string{"r1", "v2", "stateful3", "stateful3-logits"}
 
 func openChain(t testing.TB, b *bundle.Bundle, o Options) Chain {
 	t.Helper()
@@ -116,10 +84,10 @@ func chainGreedy(t testing.TB, c Chain, prompt []int, n int) []int {
 // from the chain equal the full-recompute oracle's, with batched prefill
 // and token by token.
 func TestChainMatchesOracle(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			batched := openChain(t, b, Options{})
 			plain := openChain(t, b, Options{NoBatchedPrefill: true})
 			for i, p := range prompts(b.Geometry.Vocab) {
@@ -138,26 +106,22 @@ func TestChainMatchesOracle(t *testing.T) {
 	}
 }
 
-func osMkdirTemp(name string) (string, error) {
-	return mkdirTemp(filepath.Join("", "orchard-test-"+name+"-"))
-}
-
 func TestUnits(t *testing.T) {
-	r1 := tinyBundle(t, "r1") // manifest: "all"
+	r1 := testbundle.Tiny(t, "r1") // manifest: "all"
 	if u, _ := Units(r1, coreml.DefaultUnits); u != coreml.All {
 		t.Errorf("r1 default: %v, want the manifest's all", u)
 	}
 	if u, _ := Units(r1, coreml.CPUOnly); u != coreml.CPUOnly {
 		t.Errorf("flag ignored: %v", u)
 	}
-	v2 := tinyBundle(t, "v2") // no computeUnits in the manifest
+	v2 := testbundle.Tiny(t, "v2") // no computeUnits in the manifest
 	if u, _ := Units(v2, coreml.DefaultUnits); u != coreml.CPUAndGPU {
 		t.Errorf("v2 default: %v, want cpuAndGPU", u)
 	}
 	if _, err := Units(v2, coreml.CPUAndNeuralEngine); !errors.Is(err, coreml.ErrUnsupportedUnits) {
 		t.Errorf("v2 on the Neural Engine: %v", err)
 	}
-	if u, _ := Units(tinyBundle(t, "stateful3"), coreml.DefaultUnits); u != coreml.CPUAndNeuralEngine {
+	if u, _ := Units(testbundle.Tiny(t, "stateful3"), coreml.DefaultUnits); u != coreml.CPUAndNeuralEngine {
 		t.Errorf("stateful3 default: %v", u)
 	}
 }
@@ -166,7 +130,7 @@ func TestUnits(t *testing.T) {
 // from what the bundle's config implies is refused before its first
 // prediction, naming the tensor.
 func TestContractMismatchNamesTensor(t *testing.T) {
-	src := tinyBundle(t, "r1")
+	src := testbundle.Tiny(t, "r1")
 	root := t.TempDir()
 	if err := os.CopyFS(root, os.DirFS(src.Dir)); err != nil {
 		t.Fatal(err)

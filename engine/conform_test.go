@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
 
@@ -54,8 +55,8 @@ func (m *unitModel) Predict(in coreml.Features, st coreml.State, o *coreml.Outpu
 // when the graphs declare their inputs with an extra leading unit
 // dimension; the driver's tensors are viewed under the declared shapes.
 func TestDeclaredRankDiffers(t *testing.T) {
-	for _, fam := range families {
-		b := tinyBundle(t, fam)
+	for _, fam := range testbundle.Families() {
+		b := testbundle.Tiny(t, fam)
 		c, err := Open(b, unitRuntime{reference.New()}, Options{})
 		if err != nil {
 			t.Fatal(err)

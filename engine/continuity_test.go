@@ -7,6 +7,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestLoadReportsTheRestoredSettings: a checkpoint restores its settings,
@@ -18,7 +19,7 @@ func TestLoadReportsTheRestoredSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	saved := Settings{MaxTokens: 4, Speculation: SpecModeOff, DraftLen: 2, Thinking: true, System: "Be terse."}
-	s := newSession(t, tinyBundle(t, "r1"), saved)
+	s := newSession(t, testbundle.Tiny(t, "r1"), saved)
 	e := Start(s, ModelInfo{})
 	defer e.Close()
 	e.UseStore(store, 0)
@@ -46,7 +47,7 @@ func TestLoadReportsTheRestoredSettings(t *testing.T) {
 // closing when the connection drops) is marked, and the mark survives a
 // checkpoint.
 func TestCancelledReplyIsInterrupted(t *testing.T) {
-	b := tinyBundle(t, "v2")
+	b := testbundle.Tiny(t, "v2")
 	s := newSession(t, b, Settings{MaxTokens: 40})
 	s.stops = nil
 	var n int
@@ -83,7 +84,7 @@ func TestCancelledReplyIsInterrupted(t *testing.T) {
 // the minimum is a real decode time, not 0.
 func TestFirstTokenHasNoLatency(t *testing.T) {
 	for _, fam := range []string{"r1", "v2"} {
-		s := newSession(t, tinyBundle(t, fam), specOn(tinyBundle(t, fam), Settings{MaxTokens: 12}))
+		s := newSession(t, testbundle.Tiny(t, fam), specOn(testbundle.Tiny(t, fam), Settings{MaxTokens: 12}))
 		s.stops, s.now = nil, fakeClock()
 		_, end := reply(t, s, "Copy: a b c a b c a b c.")
 		m := end.(Finished).Metrics
@@ -128,7 +129,7 @@ func (e errUnsupported) Error() string { return string(e) + " is not supported" 
 // continued in a new session, reads exactly as the uninterrupted reply —
 // the character is whole, never two U+FFFD halves.
 func TestContinuationKeepsCharactersWhole(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	tok := newSession(t, b, Settings{}).tok
 	var script []int
 	for _, piece := range []string{"a", "<0xC3>", "<0xA9>", "b", "<0xE2>", "<0x82>", "<0xAC>", "c"} {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
 
@@ -43,7 +44,7 @@ func decodeCopies(t *testing.T, b *bundle.Bundle, n int) ([]int, float64) {
 // token, and the replies stay the same. (Before, the reference executor
 // assumed every offered backing was used, so the meter could not rise.)
 func TestCopyMeterCountsDeclinedBackings(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	want, base := decodeCopies(t, b, 12)
 	cache := 0
 	for l := range b.R1.FirstShared {

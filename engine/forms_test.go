@@ -7,6 +7,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
 
@@ -82,7 +83,7 @@ var formCases = []struct {
 
 // Forms every family can take (issue 20), added to formCases per family.
 func init() {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		for _, f := range []struct {
 			name  string
 			form  reference.Form
@@ -129,8 +130,8 @@ func TestBundleForms(t *testing.T) {
 		return out
 	}
 	want := map[string][][]int{}
-	for _, fam := range families {
-		b := tinyBundle(t, fam)
+	for _, fam := range testbundle.Families() {
+		b := testbundle.Tiny(t, fam)
 		want[fam] = run(t, openChain(t, b, Options{}), b, false)
 	}
 	for _, tt := range formCases {

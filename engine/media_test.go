@@ -11,6 +11,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/internal/testmedia"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -116,7 +117,7 @@ func TestMediaTurnsMatchOracle(t *testing.T) {
 	pic, clip := writePNG(t, dir, 1, 40, 30), writeWAV(t, dir, 0.6, 440)
 	for _, tt := range mediaCases(pic, clip) {
 		t.Run(tt.family+"-"+tt.kind, func(t *testing.T) {
-			b := tinyBundle(t, tt.family)
+			b := testbundle.Tiny(t, tt.family)
 			set := Settings{MaxTokens: 12, Speculation: SpecModeOff}
 			s := mediaSession(t, b, set)
 			got, _ := sendMedia(t, s, tt.text, MediaFile{Kind: tt.kind, Path: tt.path})
@@ -175,7 +176,7 @@ func count(ids []int, id int) int {
 func TestMediaFollowUpAndCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	pic := writePNG(t, dir, 2, 24, 24)
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 8, Speculation: SpecModeOff}
 
 	s := mediaSession(t, b, set)
@@ -270,18 +271,18 @@ func TestMediaPrefix(t *testing.T) {
 // the missing file; an encoder whose rows are not the model's width is
 // refused before it runs.
 func TestMediaRefusals(t *testing.T) {
-	if err := NewEncoders(tinyBundle(t, "stateful3"), reference.New(), coreml.CPUAndGPU).Can(MediaImage); !errors.Is(err, ErrNoEncoder) || !strings.Contains(err.Error(), "vision_fp16.mlmodelc") {
+	if err := NewEncoders(testbundle.Tiny(t, "stateful3"), reference.New(), coreml.CPUAndGPU).Can(MediaImage); !errors.Is(err, ErrNoEncoder) || !strings.Contains(err.Error(), "vision_fp16.mlmodelc") {
 		t.Errorf("stateful3 image: %v", err)
 	}
-	if err := NewEncoders(tinyBundle(t, "v2"), reference.New(), coreml.CPUAndGPU).Can(MediaAudio); !errors.Is(err, ErrNoEncoder) || !strings.Contains(err.Error(), "audio_fp16.mlmodelc") {
+	if err := NewEncoders(testbundle.Tiny(t, "v2"), reference.New(), coreml.CPUAndGPU).Can(MediaAudio); !errors.Is(err, ErrNoEncoder) || !strings.Contains(err.Error(), "audio_fp16.mlmodelc") {
 		t.Errorf("v2 audio: %v", err)
 	}
-	s := newSession(t, tinyBundle(t, "stateful3"), Settings{MaxTokens: 4, Speculation: SpecModeOff})
+	s := newSession(t, testbundle.Tiny(t, "stateful3"), Settings{MaxTokens: 4, Speculation: SpecModeOff})
 	if err := s.Send("x", func(Event) {}, MediaFile{Kind: MediaImage, Path: "/nonexistent.png"}); !errors.Is(err, ErrNoEncoder) {
 		t.Errorf("a session without encoders: %v", err)
 	}
 
-	src := tinyBundle(t, "r1")
+	src := testbundle.Tiny(t, "r1")
 	root := t.TempDir()
 	if err := os.CopyFS(root, os.DirFS(src.Dir)); err != nil {
 		t.Fatal(err)
@@ -303,7 +304,7 @@ func TestMediaRefusals(t *testing.T) {
 // TestMediaLimits: the limits set from the config bound what is read, and
 // a refusal names the setting that raises it; a file within them encodes.
 func TestMediaLimits(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	dir := t.TempDir()
 	pic, clip := writePNG(t, dir, 1, 40, 30), writeWAV(t, dir, 3, 440)
 	for _, c := range []struct {
@@ -343,7 +344,7 @@ func (panicAlloc) Alloc([]int, coreml.DType) *coreml.Tensor { panic("boom") }
 // file with a FileError naming it, and the encoders stay usable: one bad
 // picture posted to orchard serve does not end the process.
 func TestEncodePanicIsAFileError(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	pic := writePNG(t, t.TempDir(), 1, 20, 20)
 	enc := NewEncoders(b, panicAlloc{reference.New()}, coreml.CPUAndGPU)
 	defer enc.Close()

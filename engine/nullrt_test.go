@@ -2,10 +2,9 @@ package engine
 
 import (
 	"os"
-	"sync"
 	"testing"
 
-	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -14,37 +13,6 @@ import (
 // outputs; with it a chain measures only orchard's own work between graph
 // calls and the bytes it makes the host copy across the seam.
 func nullRuntime() *reference.Runtime { return reference.NewNull() }
-
-// shapeBundles are E2B/E4B-geometry bundles without weights, made once.
-var shapeBundles sync.Map
-
-func shapeBundle(tb testing.TB, family, preset string) *bundle.Bundle {
-	tb.Helper()
-	key := family + "/" + preset
-	type entry struct {
-		once sync.Once
-		dir  string
-		err  error
-	}
-	e, _ := shapeBundles.LoadOrStore(key, &entry{})
-	en := e.(*entry)
-	en.once.Do(func() {
-		root, err := mkdirTemp("orchard-shape-")
-		if err != nil {
-			en.err = err
-			return
-		}
-		en.dir, en.err = reference.Synthesize(reference.SynthOptions{Family: family, Preset: preset, Out: root, NoWeights: true})
-	})
-	if en.err != nil {
-		tb.Fatal(en.err)
-	}
-	b, err := bundle.Open(en.dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
 
 var hostCases = []struct{ name, family, preset string }{
 	{"r1-e2b", "r1", "e2b"}, {"v2-e4b", "v2", "e4b"}, {"stateful3-e2b", "stateful3", "e2b"},
@@ -59,7 +27,7 @@ var hostCases = []struct{ name, family, preset string }{
 func BenchmarkHostOverhead(b *testing.B) {
 	for _, c := range hostCases {
 		b.Run(c.name, func(b *testing.B) {
-			bd := shapeBundle(b, c.family, c.preset)
+			bd := testbundle.Shape(b, c.family, c.preset)
 			rt := nullRuntime()
 			ch, err := Open(bd, rt, Options{})
 			if err != nil {
@@ -98,7 +66,7 @@ func TestHostPathAllocatesNothing(t *testing.T) {
 		t.Skip("ORCHARD_SKIP_SHAPE set")
 	}
 	for _, c := range hostCases {
-		bd := shapeBundle(t, c.family, c.preset)
+		bd := testbundle.Shape(t, c.family, c.preset)
 		ch, err := Open(bd, nullRuntime(), Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -124,7 +92,7 @@ func TestHostPathAllocatesNothing(t *testing.T) {
 // inputs, chain plumbing, stop checks, detokenizing, metrics and the
 // event — over the null runtime at E2B geometry, per generated token.
 func BenchmarkSessionPerToken(b *testing.B) {
-	bd := shapeBundle(b, "r1", "e2b")
+	bd := testbundle.Shape(b, "r1", "e2b")
 	tok, err := tokenizer.Load(bd.Tokenizer)
 	if err != nil {
 		b.Fatal(err)
@@ -161,7 +129,7 @@ func TestHostPathCopiesLittle(t *testing.T) {
 		t.Skip("ORCHARD_SKIP_SHAPE set")
 	}
 	for _, c := range hostCases {
-		bd := shapeBundle(t, c.family, c.preset)
+		bd := testbundle.Shape(t, c.family, c.preset)
 		rt := nullRuntime()
 		ch, err := Open(bd, rt, Options{})
 		if err != nil {
@@ -192,7 +160,7 @@ func TestSessionAllocatesNothingPerToken(t *testing.T) {
 	if os.Getenv("ORCHARD_SKIP_SHAPE") != "" {
 		t.Skip("ORCHARD_SKIP_SHAPE set")
 	}
-	bd := shapeBundle(t, "r1", "e2b")
+	bd := testbundle.Shape(t, "r1", "e2b")
 	tok, err := tokenizer.Load(bd.Tokenizer)
 	if err != nil {
 		t.Fatal(err)

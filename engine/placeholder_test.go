@@ -9,6 +9,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -93,7 +94,7 @@ func wrappedSession(t testing.TB, b *bundle.Bundle, set Settings, wrap func(Chai
 // session, after a checkpoint round trip (--continue) and from a history
 // entry kept as text.
 func TestReplyWithPlaceholderContinues(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 6, Speculation: SpecModeOff}
 	pic := writePNG(t, t.TempDir(), 5, 24, 24)
 	file := MediaFile{Kind: MediaImage, Path: pic}
@@ -161,7 +162,7 @@ func TestReplyWithPlaceholderContinues(t *testing.T) {
 // so the next turn's output exactly as they were: the reply to the next
 // message is that of a session that never tried.
 func TestFailedSendChangesNothing(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 6, Speculation: SpecModeOff}
 	pic := writePNG(t, t.TempDir(), 6, 20, 20)
 	setup := func(s *Session) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
 
@@ -64,7 +65,7 @@ func s3Prompt(b *bundle.Bundle, n int) []int {
 // §3.4). Changing the tokens after row t of a batch leaves what chunk_1
 // emits for rows 0…t unchanged.
 func TestS3BatchPastWindowIsCausal(t *testing.T) {
-	b := tinyBundle(t, "stateful3")
+	b := testbundle.Tiny(t, "stateful3")
 	W := b.Geometry.SlidingWindow
 	run := func(prompt []int) map[int][]byte {
 		rt := &callsRuntime{Runtime: reference.New(), hidden: map[int][]byte{}}
@@ -102,7 +103,7 @@ func TestS3BatchPastWindowIsCausal(t *testing.T) {
 // fewer chunk calls per prompt token; below it nothing changes; off (the
 // default) stays token by token past W, exact against the oracle.
 func TestS3BatchPastWindowCalls(t *testing.T) {
-	b := tinyBundle(t, "stateful3")
+	b := testbundle.Tiny(t, "stateful3")
 	prompt := s3Prompt(b, 6*b.Geometry.SlidingWindow)
 	calls := func(o Options, p []int) (int, int) {
 		rt := &callsRuntime{Runtime: reference.New(), hidden: map[int][]byte{}}
@@ -140,7 +141,7 @@ func TestS3BatchPastWindowCalls(t *testing.T) {
 // for a prompt crossing the sliding window, token by token past W (the
 // default, exact) against batched with the causal mask.
 func BenchmarkS3PrefillPastWindow(b *testing.B) {
-	bun := tinyBundle(b, "stateful3")
+	bun := testbundle.Tiny(b, "stateful3")
 	prompt := s3Prompt(bun, bun.Geometry.Context-8)
 	for _, tt := range []struct {
 		name string

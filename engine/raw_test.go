@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -13,7 +14,7 @@ import (
 // raw prompt keeps the template away (no turn markers are added); a
 // prompt that fills the context is refused with the figures.
 func TestCompleteRaw(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(10)
 	s, _ := countingSession(t, b, DefaultSettings())
 	e := Start(s, ModelInfo{})

@@ -3,13 +3,14 @@ package engine
 import (
 	"testing"
 
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
 func TestSelfTestPassesOnEveryFamily(t *testing.T) {
-	for _, fam := range families {
-		b := tinyBundle(t, fam)
+	for _, fam := range testbundle.Families() {
+		b := testbundle.Tiny(t, fam)
 		tok, err := tokenizer.Load(b.Tokenizer)
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +46,7 @@ type brokenRewind struct{ Chain }
 func (brokenRewind) Rewind(int) error { return nil }
 
 func TestSelfTestCatchesABrokenChain(t *testing.T) {
-	b := tinyBundle(t, "v2")
+	b := testbundle.Tiny(t, "v2")
 	tok, _ := tokenizer.Load(b.Tokenizer)
 	open := func(o Options) (Chain, error) {
 		c, err := Open(b, reference.New(), o)

@@ -3,16 +3,18 @@ package engine
 import (
 	"fmt"
 	"testing"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestSnapshotRestoreContinues: restoring a snapshot into a fresh chain
 // continues byte-identically to an uninterrupted run, on every family,
 // including after the sliding window has wrapped.
 func TestSnapshotRestoreContinues(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			for _, p := range [][]int{prompts(b.Geometry.Vocab)[2], prompts(b.Geometry.Vocab)[6]} { // 8 and 41 tokens (W = 16)
 				a := openChain(t, b, Options{})
 				want := chainGreedy(t, a, p, 40)
@@ -50,8 +52,8 @@ func TestSnapshotRestoreContinues(t *testing.T) {
 }
 
 func TestRestoreRefusesForeignState(t *testing.T) {
-	r1 := openChain(t, tinyBundle(t, "r1"), Options{})
-	v2 := openChain(t, tinyBundle(t, "v2"), Options{})
+	r1 := openChain(t, testbundle.Tiny(t, "r1"), Options{})
+	v2 := openChain(t, testbundle.Tiny(t, "v2"), Options{})
 	if _, err := v2.Prefill([]int{2, 9, 10}); err != nil {
 		t.Fatal(err)
 	}

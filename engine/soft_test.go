@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestSoftRowsMatchOracle: with encoder rows standing in for the
@@ -13,10 +14,10 @@ import (
 // input), every family's chain gives the oracle's tokens, batched and token
 // by token, and across two spans.
 func TestSoftRowsMatchOracle(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			H := b.Geometry.Hidden
 			rng := rand.New(rand.NewPCG(3, 4))
 			row := func() []uint16 {

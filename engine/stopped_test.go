@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestStoppedReplyKeepsItsFigures: a reply stopped with esc stays
@@ -71,7 +72,7 @@ func TestStoppedReplyKeepsItsFigures(t *testing.T) {
 		for i := range cp.Conversation.Messages {
 			cp.Conversation.Messages[i].Stopped, cp.Conversation.Messages[i].Figures = false, nil
 		}
-		old := newSession(t, tinyBundle(t, "r1"), set)
+		old := newSession(t, testbundle.Tiny(t, "r1"), set)
 		if err := old.Restore(cp); err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestStoppedReplyKeepsItsFigures(t *testing.T) {
 // closing (the connection dropped, the chat quit) is interrupted, not
 // stopped by the user, and keeps its figures.
 func TestClosingInterruptsWithoutStopping(t *testing.T) {
-	s := newSession(t, tinyBundle(t, "r1"), Settings{MaxTokens: 40})
+	s := newSession(t, testbundle.Tiny(t, "r1"), Settings{MaxTokens: 40})
 	s.stops = nil
 	e := Start(s, ModelInfo{})
 	defer e.Close()

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestVerifyEqualsDecode: verifying the true continuation returns exactly
@@ -14,7 +16,7 @@ func TestVerifyEqualsDecode(t *testing.T) {
 	for _, fam := range []string{"r1", "v2"} {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			c := openChain(t, b, Options{})
 			width := c.Capabilities().MaxVerify()
 			all := prompts(b.Geometry.Vocab)
@@ -72,7 +74,7 @@ func TestVerifyEqualsDecode(t *testing.T) {
 
 // TestVerifyRefused: families without a verify function say so.
 func TestVerifyRefused(t *testing.T) {
-	b := tinyBundle(t, "stateful3")
+	b := testbundle.Tiny(t, "stateful3")
 	c := openChain(t, b, Options{})
 	if _, err := c.Prefill([]int{2, 10, 11}); err != nil {
 		t.Fatal(err)
@@ -88,10 +90,10 @@ func TestVerifyRefused(t *testing.T) {
 // TestRewindRedecode: rewinding and decoding again reproduces the first
 // run, on every family, as far back as the cache allows.
 func TestRewindRedecode(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			W := b.Geometry.SlidingWindow
 			c := openChain(t, b, Options{})
 			for _, p := range [][]int{prompts(b.Geometry.Vocab)[1], prompts(b.Geometry.Vocab)[5]} {
@@ -137,8 +139,8 @@ func TestRewindRedecode(t *testing.T) {
 // TestContextFull: a call past the context fails with ErrContextFull and
 // leaves the position unchanged.
 func TestContextFull(t *testing.T) {
-	for _, fam := range families {
-		b := tinyBundle(t, fam)
+	for _, fam := range testbundle.Families() {
+		b := testbundle.Tiny(t, fam)
 		c := openChain(t, b, Options{})
 		ctx := c.Capabilities().Context
 		long := make([]int, ctx+1)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -67,7 +68,7 @@ func (m *slowFirstModel) Predict(in coreml.Features, st coreml.State, o *coreml.
 // costs 30 s on the session's clock; with good drafts, speculation pays.
 func slowSession(t *testing.T, warm bool) (*Session, *testClock, []WarmStep) {
 	t.Helper()
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	clock := &testClock{t: time.Unix(0, 0)}
 	rt := &slowFirstRuntime{Runtime: reference.New(), clock: clock, cost: 30 * time.Second}
 	c, err := Open(b, rt, Options{})
@@ -146,8 +147,8 @@ func TestWarmBeforeTheFirstWord(t *testing.T) {
 // TestWarmEveryFamily: each family warms its functions and its encoders,
 // then gives the tokens a chain that was never warmed gives.
 func TestWarmEveryFamily(t *testing.T) {
-	for _, fam := range families {
-		b := tinyBundle(t, fam)
+	for _, fam := range testbundle.Families() {
+		b := testbundle.Tiny(t, fam)
 		want := chainGreedy(t, openChain(t, b, Options{}), prompts(b.Geometry.Vocab)[5], 8)
 		rt := reference.New()
 		c, err := Open(b, rt, Options{})
@@ -200,7 +201,7 @@ func (r *unitsRuntime) Load(path string, o coreml.LoadOptions) (coreml.Model, er
 // whatever the chunks use (the seed cards: the vision encoder is 7× faster
 // there than on all, the audio tower overflows on the Neural Engine).
 func TestEncoderUnits(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	rt := &unitsRuntime{Runtime: reference.New(), units: map[string]coreml.ComputeUnits{}}
 	c, err := Open(b, rt, Options{ComputeUnits: coreml.CPUAndNeuralEngine})
 	if err != nil {
