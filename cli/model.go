@@ -12,6 +12,7 @@ import (
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -23,7 +24,7 @@ type loaded struct {
 	info    engine.ModelInfo
 	set     engine.Settings // the settings in force: the config's, fitted to the bundle
 	loadDur time.Duration
-	warm    []engine.WarmStep // the warm-up: each function's first and second call
+	warm    []chain.WarmStep // the warm-up: each function's first and second call
 }
 
 // openModel opens a bundle on the runtime it needs: the reference runtime
@@ -55,17 +56,17 @@ func openModel(dir, script string, cfg *config.Config, set engine.Settings, prog
 			return nil, err
 		}
 	}
-	cu, err := engine.Units(b, o.ComputeUnits)
+	cu, err := chain.Units(b, o.ComputeUnits)
 	if err != nil {
 		return nil, badInput(err)
 	}
-	chain, err := engine.Open(b, rt, o)
+	ch, err := chain.Open(b, rt, o)
 	if err != nil {
 		return nil, err
 	}
 	tok, err := tokenizer.Load(b.Tokenizer)
 	if err != nil {
-		chain.Close()
+		ch.Close()
 		return nil, err
 	}
 	var notes []string
@@ -85,29 +86,29 @@ func openModel(dir, script string, cfg *config.Config, set engine.Settings, prog
 	// E2B's first run): paid here, a line per function, not in a reply —
 	// and before the session reads the chain's capabilities, which a
 	// function that fails to load changes.
-	var warm []engine.WarmStep
+	var warm []chain.WarmStep
 	if w := cfg.Model.WarmUp; w == config.WarmOn || (w != config.WarmOff && name == "Core ML") {
-		warm, err = engine.Warm(chain, enc, engine.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
-			nil, func(s engine.WarmStep) { progress(s.Line()) })
+		warm, err = chain.Warm(ch, enc.WarmTasks(), chain.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
+			nil, func(s chain.WarmStep) { progress(s.Line()) })
 		if err != nil {
 			enc.Close()
-			chain.Close()
+			ch.Close()
 			return nil, err
 		}
 	}
-	caps := chain.Capabilities()
+	caps := ch.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
 		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name}
 	set, fitNotes, err := fitSettings(cfg, info, set)
 	if err != nil {
 		enc.Close()
-		chain.Close()
+		ch.Close()
 		return nil, err
 	}
-	sess, err := engine.NewSession(b, chain, tok, set)
+	sess, err := engine.NewSession(b, ch, tok, set)
 	if err != nil {
 		enc.Close()
-		chain.Close()
+		ch.Close()
 		return nil, err
 	}
 	sess.Media = enc

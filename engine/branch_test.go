@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
@@ -213,7 +214,7 @@ func TestEditRefusedKeepsConversation(t *testing.T) {
 			branched = append(branched, x)
 		}
 	})
-	if !errors.Is(err, ErrContextFull) || failed.Op != "edit" {
+	if !errors.Is(err, chain.ErrContextFull) || failed.Op != "edit" {
 		t.Fatalf("edit returned %v, event %#v", err, failed)
 	}
 	if got := fmt.Sprint(a.Messages()); got != before {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -16,7 +18,7 @@ import (
 // countingChain counts the tokens fed by Prefill, so a test can tell a
 // restore from a re-prefill.
 type countingChain struct {
-	Chain
+	chain.Chain
 	prefilled int
 }
 
@@ -31,7 +33,7 @@ func countingSession(t testing.TB, b *bundle.Bundle, set Settings) (*Session, *c
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := &countingChain{Chain: openChain(t, b, Options{})}
+	cc := &countingChain{Chain: chaintest.Open(t, b, chain.Options{})}
 	s, err := NewSession(b, cc, tok, set)
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +290,7 @@ func TestCompleteRefusals(t *testing.T) {
 		{"ends with system", Request{Messages: []Message{{Role: "user", Content: "hi"}, {Role: "system", Content: "yes"}}, Settings: DefaultSettings()}, nil},
 		{"unknown role", Request{Messages: []Message{{Role: "tool", Content: "x"}, {Role: "user", Content: "hi"}}, Settings: DefaultSettings()}, nil},
 		{"empty", Request{Settings: DefaultSettings()}, nil},
-		{"too long", Request{Messages: []Message{{Role: "user", Content: long}}, Settings: DefaultSettings()}, ErrContextFull},
+		{"too long", Request{Messages: []Message{{Role: "user", Content: long}}, Settings: DefaultSettings()}, chain.ErrContextFull},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, e, tc.req)

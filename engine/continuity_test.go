@@ -7,6 +7,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
@@ -105,20 +106,20 @@ type scriptChain struct {
 func (c *scriptChain) next() int                    { return c.script[c.pos%len(c.script)] }
 func (c *scriptChain) Reset() error                 { c.pos = 0; return nil }
 func (c *scriptChain) Prefill(t []int) (int, error) { c.pos += len(t); return c.next(), nil }
-func (c *scriptChain) SetSoft([]SoftSpan)           {}
+func (c *scriptChain) SetSoft([]chain.SoftSpan)     {}
 func (c *scriptChain) Decode(int) (int, error)      { c.pos++; return c.next(), nil }
 func (c *scriptChain) Verify([]int) ([]int, error)  { return nil, errUnsupported("verify") }
 func (c *scriptChain) Rewind(p int) error           { c.pos = p; return nil }
 func (c *scriptChain) Position() int                { return c.pos }
 func (c *scriptChain) Logits() []float32            { return nil }
 func (c *scriptChain) Close() error                 { return nil }
-func (c *scriptChain) Capabilities() Capabilities {
-	return Capabilities{Family: bundle.R1, Context: c.ctx, PrefillWidths: []int{1}}
+func (c *scriptChain) Capabilities() chain.Capabilities {
+	return chain.Capabilities{Family: bundle.R1, Context: c.ctx, PrefillWidths: []int{1}}
 }
-func (c *scriptChain) Snapshot() (*CacheState, error) {
-	return &CacheState{Family: bundle.R1, Position: c.pos}, nil
+func (c *scriptChain) Snapshot() (*chain.CacheState, error) {
+	return &chain.CacheState{Family: bundle.R1, Position: c.pos}, nil
 }
-func (c *scriptChain) Restore(s *CacheState) error { c.pos = s.Position; return nil }
+func (c *scriptChain) Restore(s *chain.CacheState) error { c.pos = s.Position; return nil }
 
 type errUnsupported string
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/media"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -703,7 +704,7 @@ func spansIn(spans []spanRef, n int) []spanRef {
 // reused prefix): from the session's cache of encoded files, else by
 // encoding the file again if it is still there and unchanged (after a
 // checkpoint load, say).
-func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]SoftSpan, error) {
+func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]chain.SoftSpan, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -713,7 +714,7 @@ func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]SoftSpa
 			byHash[a.SHA256] = a
 		}
 	}
-	var out []SoftSpan
+	var out []chain.SoftSpan
 	for _, r := range refs {
 		if r.Start+r.Rows <= from {
 			continue
@@ -730,7 +731,7 @@ func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]SoftSpa
 		if r.Span >= len(rows) || len(rows[r.Span]) != r.Rows*s.b.Geometry.Hidden {
 			return nil, fmt.Errorf("%s: the encoded rows do not fit the prompt's span", byHash[r.SHA256].Name)
 		}
-		out = append(out, SoftSpan{Start: r.Start, Rows: rows[r.Span]})
+		out = append(out, chain.SoftSpan{Start: r.Start, Rows: rows[r.Span]})
 	}
 	return out, nil
 }

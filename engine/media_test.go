@@ -11,6 +11,8 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/internal/testmedia"
 	"github.com/orchard-llm/orchard/reference"
@@ -56,37 +58,6 @@ func mediaSession(t testing.TB, b *bundle.Bundle, set Settings) *Session {
 	s := newSession(t, b, set)
 	s.Media = NewEncoders(b, reference.New(), coreml.CPUAndGPU)
 	return s
-}
-
-// oracleMedia feeds a prompt to the oracle with the soft rows at its media
-// spans and returns n greedy tokens after it.
-func oracleMedia(t testing.TB, b *bundle.Bundle, ids []int, spans []SoftSpan, n int) []int {
-	t.Helper()
-	o, host, err := NewOracle(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	host.SetSoft(spans)
-	var next int
-	for p, tok := range ids {
-		if r := host.softRow(p); r != nil {
-			_, next, err = o.FeedRow(r)
-		} else {
-			_, next, err = o.Feed(tok)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := []int{next}
-	for len(out) < n {
-		if _, next, err = o.Feed(next); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, next)
-	}
-	return out
 }
 
 // sendMedia runs a turn with attachments and returns its tokens and the
@@ -144,7 +115,7 @@ func TestMediaTurnsMatchOracle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := oracleMedia(t, b, prompt, []SoftSpan{{Start: open + 1, Rows: enc.Rows[0]}}, 12)
+			want := chaintest.OracleGreedy(t, b, prompt, []chain.SoftSpan{{Start: open + 1, Rows: enc.Rows[0]}}, 12)
 			if !slices.Equal(got[:min(len(got), len(want))], want[:min(len(got), len(want))]) || len(got) == 0 {
 				t.Fatalf("tokens %v, oracle %v", got, want)
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -58,7 +59,7 @@ func TestCompleteRaw(t *testing.T) {
 	f, ok := r.end.(Failed)
 	var cf *ContextFullError
 	var re *RequestError
-	if !ok || !errors.As(f.Err, &cf) || !cf.Raw || cf.Context != s.caps.Context || !errors.As(f.Err, &re) || !errors.Is(f.Err, ErrContextFull) {
+	if !ok || !errors.As(f.Err, &cf) || !cf.Raw || cf.Context != s.caps.Context || !errors.As(f.Err, &re) || !errors.Is(f.Err, chain.ErrContextFull) {
 		t.Fatalf("an over-long raw prompt: %#v", r.end)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
@@ -20,7 +22,7 @@ func TestReuseEqualsCold(t *testing.T) {
 			b := testbundle.Tiny(t, fam)
 			warm := newSession(t, b, Settings{MaxTokens: 6})
 			warm.stops = nil // run every turn to the cap: more cache to reuse
-			cold := openChain(t, b, Options{})
+			cold := chaintest.Open(t, b, chain.Options{})
 			for i, u := range []string{"Hi.", "Tell me more.", "And then?"} {
 				held := len(warm.Committed())
 				got, end := reply(t, warm, u)
@@ -29,7 +31,7 @@ func TestReuseEqualsCold(t *testing.T) {
 					t.Errorf("turn %d reused %d of the %d cached tokens", i, f.Metrics.ReusedTokens, held)
 				}
 				cold.Reset()
-				want := chainGreedy(t, cold, warm.lastPrompt, len(got))
+				want := chaintest.Greedy(t, cold, warm.lastPrompt, len(got))
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("turn %d: warm %v, cold %v", i, got, want)
 				}
@@ -71,8 +73,8 @@ func TestCancelKeepsSessionConsistent(t *testing.T) {
 			t.Fatalf("%s: cache at %d, committed %d", fam, s.chain.Position(), len(s.Committed()))
 		}
 		got, _ := reply(t, s, "Go on.")
-		cold := openChain(t, b, Options{})
-		want := chainGreedy(t, cold, s.lastPrompt, len(got))
+		cold := chaintest.Open(t, b, chain.Options{})
+		want := chaintest.Greedy(t, cold, s.lastPrompt, len(got))
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s: after cancel %v, fresh %v", fam, got, want)
 		}
@@ -162,7 +164,7 @@ func TestContextPolicy(t *testing.T) {
 	}
 	before := stop.Messages()
 	err := stop.Send(long, func(Event) {})
-	if !errors.Is(err, ErrContextFull) || !strings.Contains(err.Error(), "drop-oldest") {
+	if !errors.Is(err, chain.ErrContextFull) || !strings.Contains(err.Error(), "drop-oldest") {
 		t.Fatalf("policy stop: %v", err)
 	}
 	if fmt.Sprint(stop.Messages()) != fmt.Sprint(before) {

@@ -8,6 +8,8 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -34,7 +36,7 @@ func scriptedRuntime(t testing.TB, b *bundle.Bundle, script string) *reference.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := NewHost(b)
+	host, err := chain.NewHost(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func scriptedSession(t testing.TB, b *bundle.Bundle, rt *reference.Scripted, set
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(b, rt, Options{})
+	c, err := chain.Open(b, rt, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +117,12 @@ func TestScriptedReplies(t *testing.T) {
 			if f := end.(Finished); f.Metrics.ReusedTokens != held {
 				t.Errorf("turn 3 reused %d of %d cached tokens", f.Metrics.ReusedTokens, held)
 			}
-			cold, err := Open(b, scriptedRuntime(t, b, testScript), Options{})
+			cold, err := chain.Open(b, scriptedRuntime(t, b, testScript), chain.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cold.Close()
-			if want := chainGreedy(t, cold, s.lastPrompt, len(warm)); !slices.Equal(warm, want) {
+			if want := chaintest.Greedy(t, cold, s.lastPrompt, len(warm)); !slices.Equal(warm, want) {
 				t.Fatalf("turn 3: warm %v, cold %v", warm, want)
 			}
 		})

@@ -6,16 +6,9 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
-
-// Gate is one selftest verdict.
-type Gate struct {
-	Name   string
-	Pass   bool
-	Skip   bool   // not applicable to this bundle
-	Detail string // the first difference, or why it was skipped
-}
 
 // SelfTestPrompts are the fixed prompts of `orchard selftest`: a verbatim
 // copy (speculation fires), an extraction and free prose.
@@ -36,7 +29,7 @@ type SelfTestOptions struct {
 	// (prompts shortened to fit a small context), as sentences.
 	Progress func(string)
 	// OnGate, when set, receives each verdict as soon as it is known.
-	OnGate func(Gate)
+	OnGate func(chain.Gate)
 	// OnCopies, when set, receives what the runtime really copied across
 	// the seam per decoded token during the reference replies, from its
 	// own meter (not called when the runtime keeps none).
@@ -48,7 +41,7 @@ type SelfTestOptions struct {
 // prefill == token by token, rewind == fresh, restore == uninterrupted.
 // open makes a fresh chain. Prompts and steps are fitted to the bundle's
 // context, so a small context runs shorter prompts rather than failing.
-func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenizer.Tokenizer, o SelfTestOptions) ([]Gate, error) {
+func SelfTest(b *bundle.Bundle, open func(chain.Options) (chain.Chain, error), tok *tokenizer.Tokenizer, o SelfTestOptions) ([]chain.Gate, error) {
 	progress := o.Progress
 	if progress == nil {
 		progress = func(string) {}
@@ -61,7 +54,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 	if steps <= 0 {
 		steps = 48
 	}
-	base, err := open(Options{})
+	base, err := open(chain.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +81,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 	}
 	var copied int64 // seam copies while decoding, and the decode steps
 	var decoded int
-	greedy := func(c Chain, prompt []int, n int) ([]int, error) {
+	greedy := func(c chain.Chain, prompt []int, n int) ([]int, error) {
 		if err := c.Reset(); err != nil {
 			return nil, err
 		}
@@ -97,23 +90,23 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 			return nil, err
 		}
 		out := []int{next}
-		m0, metered := SeamCopies(c)
+		m0, metered := chain.SeamCopies(c)
 		for len(out) < n && c.Position() < c.Capabilities().Context {
 			if next, err = c.Decode(next); err != nil {
 				return nil, err
 			}
 			out = append(out, next)
 		}
-		if m1, _ := SeamCopies(c); metered {
+		if m1, _ := chain.SeamCopies(c); metered {
 			copied, decoded = copied+m1-m0, decoded+len(out)-1
 		}
 		return out, nil
 	}
-	var gates []Gate
+	var gates []chain.Gate
 	add := func(name string, f func() (string, error)) {
 		progress(fmt.Sprintf("gate %d of 5: %s…", len(gates)+1, name))
 		detail, err := f()
-		g := Gate{Name: name, Pass: err == nil && detail == "", Detail: detail}
+		g := chain.Gate{Name: name, Pass: err == nil && detail == "", Detail: detail}
 		if err != nil {
 			g.Detail = err.Error()
 		}
@@ -144,7 +137,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		for i, p := range prompts {
 			var got [2][]int
 			for j, mode := range []SpecMode{SpecModeOff, SpecModeOn} {
-				c, err := open(Options{})
+				c, err := open(chain.Options{})
 				if err != nil {
 					return "", err
 				}
@@ -171,7 +164,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		return "", nil
 	})
 	add("KV reuse == cold prefill", func() (string, error) {
-		c, err := open(Options{})
+		c, err := open(chain.Options{})
 		if err != nil {
 			return "", err
 		}
@@ -201,7 +194,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		return "", nil
 	})
 	add("batched prefill == token by token", func() (string, error) {
-		c, err := open(Options{NoBatchedPrefill: true})
+		c, err := open(chain.Options{NoBatchedPrefill: true})
 		if err != nil {
 			return "", err
 		}
@@ -245,7 +238,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		return "", nil
 	})
 	add("checkpoint restore == uninterrupted", func() (string, error) {
-		c, err := open(Options{})
+		c, err := open(chain.Options{})
 		if err != nil {
 			return "", err
 		}

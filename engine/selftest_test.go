@@ -3,6 +3,7 @@ package engine
 import (
 	"testing"
 
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -15,7 +16,7 @@ func TestSelfTestPassesOnEveryFamily(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		open := func(o Options) (Chain, error) { return Open(b, reference.New(), o) }
+		open := func(o chain.Options) (chain.Chain, error) { return chain.Open(b, reference.New(), o) }
 		gates, err := SelfTest(b, open, tok, SelfTestOptions{Prompts: []string{"Copy: a b c a b c.", "Why?"}, Steps: 16})
 		if err != nil {
 			t.Fatal(err)
@@ -41,15 +42,15 @@ func TestFirstDiff(t *testing.T) {
 }
 
 // brokenRewind ignores rewinds, as a buggy backend might.
-type brokenRewind struct{ Chain }
+type brokenRewind struct{ chain.Chain }
 
 func (brokenRewind) Rewind(int) error { return nil }
 
 func TestSelfTestCatchesABrokenChain(t *testing.T) {
 	b := testbundle.Tiny(t, "v2")
 	tok, _ := tokenizer.Load(b.Tokenizer)
-	open := func(o Options) (Chain, error) {
-		c, err := Open(b, reference.New(), o)
+	open := func(o chain.Options) (chain.Chain, error) {
+		c, err := chain.Open(b, reference.New(), o)
 		return brokenRewind{c}, err
 	}
 	gates, err := SelfTest(b, open, tok, SelfTestOptions{Prompts: []string{"Copy: a b c a b c.", "Why?"}, Steps: 16})

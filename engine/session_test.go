@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -19,7 +21,7 @@ func newSession(t testing.TB, b *bundle.Bundle, set Settings) *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := openChain(t, b, Options{})
+	c := chaintest.Open(t, b, chain.Options{})
 	s, err := NewSession(b, c, tok, set)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) { testbundle.Main(m) }
 
 // slowChain paces decoding, so a test can act while a reply streams.
 type slowChain struct {
-	engine.Chain
+	chain.Chain
 	delay time.Duration
 }
 
@@ -41,19 +42,19 @@ func (c slowChain) Verify(t []int) ([]int, error) {
 // newSession opens a session on the tiny bundle; delay paces it.
 func newSession(t testing.TB, b *bundle.Bundle, set engine.Settings, delay time.Duration) *engine.Session {
 	t.Helper()
-	c, err := engine.Open(b, reference.New(), engine.Options{})
+	c, err := chain.Open(b, reference.New(), chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var chain engine.Chain = c
+	var ch chain.Chain = c
 	if delay > 0 {
-		chain = slowChain{Chain: c, delay: delay}
+		ch = slowChain{Chain: c, delay: delay}
 	}
 	tok, err := tokenizer.Load(b.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.NewSession(b, chain, tok, set)
+	s, err := engine.NewSession(b, ch, tok, set)
 	if err != nil {
 		t.Fatal(err)
 	}

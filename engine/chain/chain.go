@@ -1,7 +1,4 @@
-// Package engine drives a bundle's chunk graphs through the coreml seam:
-// one Chain per family hides the graph plumbing (inputs, caches, states,
-// scheduling) behind a small interface the generation loop stands on.
-package engine
+package chain
 
 import (
 	"errors"

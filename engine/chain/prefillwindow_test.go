@@ -1,4 +1,4 @@
-package engine
+package chain_test
 
 import (
 	"maps"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
@@ -69,7 +71,7 @@ func TestS3BatchPastWindowIsCausal(t *testing.T) {
 	W := b.Geometry.SlidingWindow
 	run := func(prompt []int) map[int][]byte {
 		rt := &callsRuntime{Runtime: reference.New(), hidden: map[int][]byte{}}
-		c, err := Open(b, rt, Options{BatchPastWindow: true})
+		c, err := chain.Open(b, rt, chain.Options{BatchPastWindow: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,9 +107,9 @@ func TestS3BatchPastWindowIsCausal(t *testing.T) {
 func TestS3BatchPastWindowCalls(t *testing.T) {
 	b := testbundle.Tiny(t, "stateful3")
 	prompt := s3Prompt(b, 6*b.Geometry.SlidingWindow)
-	calls := func(o Options, p []int) (int, int) {
+	calls := func(o chain.Options, p []int) (int, int) {
 		rt := &callsRuntime{Runtime: reference.New(), hidden: map[int][]byte{}}
-		c, err := Open(b, rt, o)
+		c, err := chain.Open(b, rt, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,17 +121,17 @@ func TestS3BatchPastWindowCalls(t *testing.T) {
 		}
 		return rt.calls, tok
 	}
-	off, tokOff := calls(Options{}, prompt)
-	on, _ := calls(Options{BatchPastWindow: true}, prompt)
+	off, tokOff := calls(chain.Options{}, prompt)
+	on, _ := calls(chain.Options{BatchPastWindow: true}, prompt)
 	if on*3 > off {
 		t.Errorf("%d calls batched past the window against %d token by token: want at least 3× fewer", on, off)
 	}
-	if want := oracleGreedy(t, b, prompt, 1)[0]; tokOff != want {
+	if want := chaintest.OracleGreedy(t, b, prompt, nil, 1)[0]; tokOff != want {
 		t.Errorf("token by token past W: %d, the oracle %d", tokOff, want)
 	}
 	short := prompt[:b.Geometry.SlidingWindow]
-	a, ta := calls(Options{}, short)
-	c, tc := calls(Options{BatchPastWindow: true}, short)
+	a, ta := calls(chain.Options{}, short)
+	c, tc := calls(chain.Options{BatchPastWindow: true}, short)
 	if a != c || ta != tc {
 		t.Errorf("within the window: %d calls → %d, token %d → %d", a, c, ta, tc)
 	}
@@ -145,11 +147,11 @@ func BenchmarkS3PrefillPastWindow(b *testing.B) {
 	prompt := s3Prompt(bun, bun.Geometry.Context-8)
 	for _, tt := range []struct {
 		name string
-		o    Options
-	}{{"token-by-token-past-W", Options{}}, {"batched-past-W", Options{BatchPastWindow: true}}} {
+		o    chain.Options
+	}{{"token-by-token-past-W", chain.Options{}}, {"batched-past-W", chain.Options{BatchPastWindow: true}}} {
 		b.Run(tt.name, func(b *testing.B) {
 			rt := &callsRuntime{Runtime: reference.New(), hidden: map[int][]byte{}}
-			c, err := Open(bun, rt, tt.o)
+			c, err := chain.Open(bun, rt, tt.o)
 			if err != nil {
 				b.Fatal(err)
 			}

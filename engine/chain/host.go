@@ -1,4 +1,4 @@
-package engine
+package chain
 
 import (
 	"fmt"
@@ -43,8 +43,9 @@ type SoftSpan struct {
 // are kept by reference and must not change while they are set.
 func (h *Host) SetSoft(spans []SoftSpan) { h.soft = spans }
 
-// softRow returns the soft row at position pos, or nil.
-func (h *Host) softRow(pos int) []uint16 {
+// SoftRow returns the soft row set at position pos, or nil: what EmbedAt
+// embeds there (an oracle fed by the host takes it with FeedRow).
+func (h *Host) SoftRow(pos int) []uint16 {
 	for _, sp := range h.soft {
 		if n := len(sp.Rows) / h.Hidden; pos >= sp.Start && pos < sp.Start+n {
 			i := pos - sp.Start
@@ -58,7 +59,7 @@ func (h *Host) softRow(pos int) []uint16 {
 // there, else token tok's embedding.
 func (h *Host) EmbedAt(pos, tok int, dst []uint16) error {
 	if len(h.soft) > 0 {
-		if r := h.softRow(pos); r != nil {
+		if r := h.SoftRow(pos); r != nil {
 			copy(dst, r)
 			return nil
 		}
@@ -69,7 +70,7 @@ func (h *Host) EmbedAt(pos, tok int, dst []uint16) error {
 // PLEAt writes position pos's raw per-layer row: token 0's at a soft
 // position, else token tok's.
 func (h *Host) PLEAt(pos, tok int, dst []uint16) error {
-	if len(h.soft) > 0 && h.softRow(pos) != nil {
+	if len(h.soft) > 0 && h.SoftRow(pos) != nil {
 		tok = 0
 	}
 	return h.PLE(tok, dst)
@@ -77,7 +78,7 @@ func (h *Host) PLEAt(pos, tok int, dst []uint16) error {
 
 // PLESliceAt is PLESlice with PLEAt's rule for soft positions.
 func (h *Host) PLESliceAt(pos, tok, a, b, P int, dst []uint16) error {
-	if len(h.soft) > 0 && h.softRow(pos) != nil {
+	if len(h.soft) > 0 && h.SoftRow(pos) != nil {
 		tok = 0
 	}
 	return h.PLESlice(tok, a, b, P, dst)

@@ -1,10 +1,12 @@
-package engine
+package chain_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
@@ -14,8 +16,8 @@ import (
 // third step on (the first calls learn which backings are declined).
 func decodeCopies(t *testing.T, b *bundle.Bundle, n int) ([]int, float64) {
 	t.Helper()
-	c := openChain(t, b, Options{})
-	next, err := c.Prefill(prompts(b.Geometry.Vocab)[3])
+	c := chaintest.Open(t, b, chain.Options{})
+	next, err := c.Prefill(chaintest.Prompts(b.Geometry.Vocab)[3])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,14 +25,14 @@ func decodeCopies(t *testing.T, b *bundle.Bundle, n int) ([]int, float64) {
 	var start int64
 	for i := range n {
 		if i == 2 {
-			start, _ = SeamCopies(c)
+			start, _ = chain.SeamCopies(c)
 		}
 		if next, err = c.Decode(next); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, next)
 	}
-	end, ok := SeamCopies(c)
+	end, ok := chain.SeamCopies(c)
 	if !ok {
 		t.Fatal("the reference runtime keeps no meter")
 	}

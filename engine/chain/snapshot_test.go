@@ -1,9 +1,11 @@
-package engine
+package chain_test
 
 import (
 	"fmt"
 	"testing"
 
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
@@ -15,12 +17,12 @@ func TestSnapshotRestoreContinues(t *testing.T) {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
 			b := testbundle.Tiny(t, fam)
-			for _, p := range [][]int{prompts(b.Geometry.Vocab)[2], prompts(b.Geometry.Vocab)[6]} { // 8 and 41 tokens (W = 16)
-				a := openChain(t, b, Options{})
-				want := chainGreedy(t, a, p, 40)
+			for _, p := range [][]int{chaintest.Prompts(b.Geometry.Vocab)[2], chaintest.Prompts(b.Geometry.Vocab)[6]} { // 8 and 41 tokens (W = 16)
+				a := chaintest.Open(t, b, chain.Options{})
+				want := chaintest.Greedy(t, a, p, 40)
 				// Interrupted run: 20 tokens, snapshot, restore elsewhere, 20 more.
-				c1 := openChain(t, b, Options{})
-				first := chainGreedy(t, c1, p, 20)
+				c1 := chaintest.Open(t, b, chain.Options{})
+				first := chaintest.Greedy(t, c1, p, 20)
 				snap, err := c1.Snapshot()
 				if err != nil {
 					t.Fatal(err)
@@ -28,7 +30,7 @@ func TestSnapshotRestoreContinues(t *testing.T) {
 				if snap.Position != len(p)+19 {
 					t.Fatalf("snapshot at %d, want %d", snap.Position, len(p)+19)
 				}
-				c2 := openChain(t, b, Options{})
+				c2 := chaintest.Open(t, b, chain.Options{})
 				if _, err := c2.Prefill([]int{2, 3, 4}); err != nil { // something to overwrite
 					t.Fatal(err)
 				}
@@ -52,8 +54,8 @@ func TestSnapshotRestoreContinues(t *testing.T) {
 }
 
 func TestRestoreRefusesForeignState(t *testing.T) {
-	r1 := openChain(t, testbundle.Tiny(t, "r1"), Options{})
-	v2 := openChain(t, testbundle.Tiny(t, "v2"), Options{})
+	r1 := chaintest.Open(t, testbundle.Tiny(t, "r1"), chain.Options{})
+	v2 := chaintest.Open(t, testbundle.Tiny(t, "v2"), chain.Options{})
 	if _, err := v2.Prefill([]int{2, 9, 10}); err != nil {
 		t.Fatal(err)
 	}

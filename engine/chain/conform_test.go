@@ -1,10 +1,12 @@
-package engine
+package chain_test
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
@@ -57,39 +59,15 @@ func (m *unitModel) Predict(in coreml.Features, st coreml.State, o *coreml.Outpu
 func TestDeclaredRankDiffers(t *testing.T) {
 	for _, fam := range testbundle.Families() {
 		b := testbundle.Tiny(t, fam)
-		c, err := Open(b, unitRuntime{reference.New()}, Options{})
+		c, err := chain.Open(b, unitRuntime{reference.New()}, chain.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := prompts(b.Geometry.Vocab)[5]
-		got := chainGreedy(t, c, p, 12)
+		p := chaintest.Prompts(b.Geometry.Vocab)[5]
+		got := chaintest.Greedy(t, c, p, 12)
 		c.Close()
-		if want := oracleGreedy(t, b, p, 12); fmt.Sprint(got) != fmt.Sprint(want) {
+		if want := chaintest.OracleGreedy(t, b, p, nil, 12); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s: %v, want %v", fam, got, want)
-		}
-	}
-}
-
-func TestReshaped(t *testing.T) {
-	fixed := coreml.TensorSpec{DType: coreml.Float16, Shape: []int{1, 1, 64}}
-	ranged := coreml.TensorSpec{DType: coreml.Float16, Shape: []int{1, 1, 64}, Ranges: [][2]int{{1, 1}, {1, 16}, {64, 64}}}
-	cases := []struct {
-		spec coreml.TensorSpec
-		have []int
-		want string
-		ok   bool
-	}{
-		{fixed, []int{64}, "[1 1 64]", true},
-		{fixed, []int{1, 1, 1, 64}, "[1 1 64]", true},
-		{fixed, []int{2, 64}, "", false},
-		{ranged, []int{5, 64}, "[1 5 64]", true},
-		{ranged, []int{17, 64}, "", false},
-		{coreml.TensorSpec{DType: coreml.Float16, Shape: []int{2, 64}}, []int{64}, "", false}, // a 2 cannot be added
-	}
-	for i, c := range cases {
-		got, ok := reshaped(c.spec, c.have)
-		if ok != c.ok || ok && fmt.Sprint(got) != c.want {
-			t.Errorf("case %d: %v %v, want %s %v", i, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package chain_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
@@ -28,41 +30,18 @@ func TestSoftRowsMatchOracle(t *testing.T) {
 				return r
 			}
 			// 40 tokens: a span of 9 soft rows at 3, another of 5 at 20.
-			prompt := prompts(b.Geometry.Vocab)[6][:40]
-			spans := []SoftSpan{{Start: 3}, {Start: 20}}
+			prompt := chaintest.Prompts(b.Geometry.Vocab)[6][:40]
+			spans := []chain.SoftSpan{{Start: 3}, {Start: 20}}
 			for i, n := range []int{9, 5} {
 				for range n {
 					spans[i].Rows = append(spans[i].Rows, row()...)
 				}
 			}
-			o, host, err := NewOracle(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer host.Close()
-			host.SetSoft(spans)
-			var next int
-			for p, tok := range prompt {
-				if r := host.softRow(p); r != nil {
-					_, next, err = o.FeedRow(r)
-				} else {
-					_, next, err = o.Feed(tok)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			want := []int{next}
-			for len(want) < 16 {
-				if _, next, err = o.Feed(next); err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, next)
-			}
-			for _, opts := range []Options{{}, {NoBatchedPrefill: true}} {
-				c := openChain(t, b, opts)
+			want := chaintest.OracleGreedy(t, b, prompt, spans, 16)
+			for _, opts := range []chain.Options{{}, {NoBatchedPrefill: true}} {
+				c := chaintest.Open(t, b, opts)
 				c.SetSoft(spans)
-				got := chainGreedy(t, c, prompt, 16)
+				got := chaintest.Greedy(t, c, prompt, 16)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("widths %v:\n got %v\nwant %v", c.Capabilities().PrefillWidths, got, want)
 				}
@@ -70,7 +49,7 @@ func TestSoftRowsMatchOracle(t *testing.T) {
 				// rows were used.
 				c.SetSoft(nil)
 				c.Reset()
-				if plain := chainGreedy(t, c, prompt, 16); fmt.Sprint(plain) == fmt.Sprint(want) {
+				if plain := chaintest.Greedy(t, c, prompt, 16); fmt.Sprint(plain) == fmt.Sprint(want) {
 					t.Errorf("the soft rows changed nothing")
 				}
 			}

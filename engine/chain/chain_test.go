@@ -1,10 +1,9 @@
-package engine
+package chain_test
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,73 +11,11 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
-
-// prompts mixes lengths: shorter than a block, several blocks, past the
-// sliding window (16 in the tiny preset), past the r1 plain width (32).
-func prompts(vocab int) [][]int {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var out [][]int
-	for _, n := range []int{1, 3, 8, 13, 17, 33, 41, 60} {
-		p := []int{2}
-		for len(p) < n {
-			p = append(p, 5+rng.IntN(vocab-5))
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func openChain(t testing.TB, b *bundle.Bundle, o Options) Chain {
-	t.Helper()
-	c, err := Open(b, reference.New(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func oracleGreedy(t testing.TB, b *bundle.Bundle, prompt []int, n int) []int {
-	t.Helper()
-	o, host, err := NewOracle(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	var next int
-	for _, tok := range prompt {
-		if _, next, err = o.Feed(tok); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := []int{next}
-	for len(out) < n {
-		if _, next, err = o.Feed(next); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, next)
-	}
-	return out
-}
-
-func chainGreedy(t testing.TB, c Chain, prompt []int, n int) []int {
-	t.Helper()
-	next, err := c.Prefill(prompt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := []int{next}
-	for len(out) < n {
-		if next, err = c.Decode(next); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, next)
-	}
-	return out
-}
 
 // TestChainMatchesOracle: for every family and prompt, 64 greedy tokens
 // from the chain equal the full-recompute oracle's, with batched prefill
@@ -88,15 +25,15 @@ func TestChainMatchesOracle(t *testing.T) {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
 			b := testbundle.Tiny(t, fam)
-			batched := openChain(t, b, Options{})
-			plain := openChain(t, b, Options{NoBatchedPrefill: true})
-			for i, p := range prompts(b.Geometry.Vocab) {
-				want := oracleGreedy(t, b, p, 64)
-				for _, c := range []Chain{batched, plain} {
+			batched := chaintest.Open(t, b, chain.Options{})
+			plain := chaintest.Open(t, b, chain.Options{NoBatchedPrefill: true})
+			for i, p := range chaintest.Prompts(b.Geometry.Vocab) {
+				want := chaintest.OracleGreedy(t, b, p, nil, 64)
+				for _, c := range []chain.Chain{batched, plain} {
 					if err := c.Reset(); err != nil {
 						t.Fatal(err)
 					}
-					got := chainGreedy(t, c, p, 64)
+					got := chaintest.Greedy(t, c, p, 64)
 					if fmt.Sprint(got) != fmt.Sprint(want) {
 						t.Fatalf("prompt %d (len %d), widths %v:\n got %v\nwant %v", i, len(p), c.Capabilities().PrefillWidths, got, want)
 					}
@@ -108,20 +45,20 @@ func TestChainMatchesOracle(t *testing.T) {
 
 func TestUnits(t *testing.T) {
 	r1 := testbundle.Tiny(t, "r1") // manifest: "all"
-	if u, _ := Units(r1, coreml.DefaultUnits); u != coreml.All {
+	if u, _ := chain.Units(r1, coreml.DefaultUnits); u != coreml.All {
 		t.Errorf("r1 default: %v, want the manifest's all", u)
 	}
-	if u, _ := Units(r1, coreml.CPUOnly); u != coreml.CPUOnly {
+	if u, _ := chain.Units(r1, coreml.CPUOnly); u != coreml.CPUOnly {
 		t.Errorf("flag ignored: %v", u)
 	}
 	v2 := testbundle.Tiny(t, "v2") // no computeUnits in the manifest
-	if u, _ := Units(v2, coreml.DefaultUnits); u != coreml.CPUAndGPU {
+	if u, _ := chain.Units(v2, coreml.DefaultUnits); u != coreml.CPUAndGPU {
 		t.Errorf("v2 default: %v, want cpuAndGPU", u)
 	}
-	if _, err := Units(v2, coreml.CPUAndNeuralEngine); !errors.Is(err, coreml.ErrUnsupportedUnits) {
+	if _, err := chain.Units(v2, coreml.CPUAndNeuralEngine); !errors.Is(err, coreml.ErrUnsupportedUnits) {
 		t.Errorf("v2 on the Neural Engine: %v", err)
 	}
-	if u, _ := Units(testbundle.Tiny(t, "stateful3"), coreml.DefaultUnits); u != coreml.CPUAndNeuralEngine {
+	if u, _ := chain.Units(testbundle.Tiny(t, "stateful3"), coreml.DefaultUnits); u != coreml.CPUAndNeuralEngine {
 		t.Errorf("stateful3 default: %v", u)
 	}
 }
@@ -146,7 +83,7 @@ func TestContractMismatchNamesTensor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := openChain(t, b, Options{})
+	c := chaintest.Open(t, b, chain.Options{})
 	_, err = c.Prefill([]int{2, 5, 6})
 	if err == nil || !strings.Contains(err.Error(), "chunk_5_10_pal6") || !strings.Contains(err.Error(), "tensor ") || !strings.Contains(err.Error(), "256") {
 		t.Fatalf("err = %v", err)

@@ -1,4 +1,4 @@
-package engine
+package chain_test
 
 import (
 	"slices"
@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
@@ -18,19 +19,19 @@ var formCases = []struct {
 	name   string
 	family string
 	form   reference.Form
-	check  func(t *testing.T, b *bundle.Bundle, c Chain)
+	check  func(t *testing.T, b *bundle.Bundle, c chain.Chain)
 	quick  bool // only the 33-token prompt (the suite stays fast)
 }{
 	{name: "r1 metadata per function", family: "r1", form: reference.Form{Metadata: reference.MetaPerFunction}},
 	{name: "r1 no metadata", family: "r1", form: reference.Form{Metadata: reference.MetaNone}},
 	{name: "r1 widths found by name", family: "r1", form: reference.Form{R1UnnamedWidths: true, Metadata: reference.MetaNone},
-		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+		check: func(t *testing.T, b *bundle.Bundle, c chain.Chain) {
 			if w := c.Capabilities().PrefillWidths; !slices.Contains(w, 16) || !slices.Contains(w, 32) {
 				t.Errorf("prefill widths %v: the chunks' prefill16/prefill32 were not found", w)
 			}
 		}},
 	{name: "r1 a listed width the chunks lack", family: "r1", form: reference.Form{R1MissingWidth: 24},
-		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+		check: func(t *testing.T, b *bundle.Bundle, c chain.Chain) {
 			caps := c.Capabilities()
 			if slices.Contains(caps.PrefillWidths, 24) {
 				t.Errorf("prefill widths %v include 24, which no chunk has", caps.PrefillWidths)
@@ -45,20 +46,20 @@ var formCases = []struct {
 	{name: "stateful3 metadata per function", family: "stateful3", form: reference.Form{Metadata: reference.MetaPerFunction}},
 	{name: "stateful3 no metadata", family: "stateful3", form: reference.Form{Metadata: reference.MetaNone}},
 	{name: "stateful3 single-function chunks named main", family: "stateful3", form: reference.Form{S3Default: "main", S3Batch: -1},
-		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+		check: func(t *testing.T, b *bundle.Bundle, c chain.Chain) {
 			if w := c.Capabilities().PrefillWidths; !slices.Equal(w, []int{1}) {
 				t.Errorf("prefill widths %v, want token by token", w)
 			}
 		}},
 	{name: "stateful3 prefill_b4", family: "stateful3", form: reference.Form{S3Batch: 4},
-		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+		check: func(t *testing.T, b *bundle.Bundle, c chain.Chain) {
 			if w := c.Capabilities().PrefillWidths; !slices.Equal(w, []int{4, 1}) {
 				t.Errorf("prefill widths %v, want [4 1]", w)
 			}
 		}},
 	{name: "cardbud metadata per function", family: "stateful3-logits", form: reference.Form{Metadata: reference.MetaPerFunction}},
 	{name: "cardbud no metadata, fp32 logits", family: "stateful3-logits", form: reference.Form{Metadata: reference.MetaNone, LogitsF32: true},
-		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+		check: func(t *testing.T, b *bundle.Bundle, c chain.Chain) {
 			if b.Family != bundle.Stateful3Logits || !c.Capabilities().Logits {
 				t.Errorf("family %s, logits %v: the loaded chunk_3 declares logits", b.Family, c.Capabilities().Logits)
 			}
@@ -66,14 +67,14 @@ var formCases = []struct {
 	{name: "cardbud single-function chunk_3", family: "stateful3-logits", form: reference.Form{S3Default: "main", S3Batch: -1, Metadata: reference.MetaPerFunction}},
 	// Issue 20: what a real Mac bundle declares.
 	{name: "cardbud logits under another name", family: "stateful3-logits", form: reference.Form{LogitsOutput: "output_logits", Metadata: reference.MetaNone},
-		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+		check: func(t *testing.T, b *bundle.Bundle, c chain.Chain) {
 			if b.Family != bundle.Stateful3Logits || !c.Capabilities().Logits || len(c.Logits()) != b.Geometry.Vocab {
 				t.Errorf("family %s, logits %v (%d): chunk_3's one vocabulary-wide output is the logits", b.Family, c.Capabilities().Logits, len(c.Logits()))
 			}
 		}},
 	{name: "cardbud renamed shapeless logits", family: "stateful3-logits", form: reference.Form{LogitsOutput: "var_2291", AllShapeless: true}},
 	{name: "r1 a width prefill.N does not list", family: "r1", form: reference.Form{R1ExtraWidth: 24},
-		check: func(t *testing.T, b *bundle.Bundle, c Chain) {
+		check: func(t *testing.T, b *bundle.Bundle, c chain.Chain) {
 			caps := c.Capabilities()
 			if slices.Contains(caps.PrefillWidths, 24) || !hasNote(caps.Notes, "prefill24") {
 				t.Errorf("prefill widths %v, notes %q: prefill24 must stay unused (prefill.N names functions)", caps.PrefillWidths, caps.Notes)
@@ -99,7 +100,7 @@ func init() {
 				name   string
 				family string
 				form   reference.Form
-				check  func(t *testing.T, b *bundle.Bundle, c Chain)
+				check  func(t *testing.T, b *bundle.Bundle, c chain.Chain)
 				quick  bool
 			}{name: fam + " " + f.name, family: fam, form: f.form, quick: f.quick})
 		}
@@ -115,7 +116,7 @@ func hasNote(notes []string, sub string) bool {
 func TestBundleForms(t *testing.T) {
 	// Prompts of 8, 13 and 33 tokens: within a block, across the sliding
 	// window, past r1's plain width.
-	run := func(t *testing.T, c Chain, b *bundle.Bundle, quick bool) [][]int {
+	run := func(t *testing.T, c chain.Chain, b *bundle.Bundle, quick bool) [][]int {
 		var out [][]int
 		which := []int{2, 3, 5}
 		if quick {
@@ -125,14 +126,14 @@ func TestBundleForms(t *testing.T) {
 			if err := c.Reset(); err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, chainGreedy(t, c, prompts(b.Geometry.Vocab)[i], 10))
+			out = append(out, chaintest.Greedy(t, c, chaintest.Prompts(b.Geometry.Vocab)[i], 10))
 		}
 		return out
 	}
 	want := map[string][][]int{}
 	for _, fam := range testbundle.Families() {
 		b := testbundle.Tiny(t, fam)
-		want[fam] = run(t, openChain(t, b, Options{}), b, false)
+		want[fam] = run(t, chaintest.Open(t, b, chain.Options{}), b, false)
 	}
 	for _, tt := range formCases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,7 +146,7 @@ func TestBundleForms(t *testing.T) {
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
-			c := openChain(t, b, Options{})
+			c := chaintest.Open(t, b, chain.Options{})
 			got, ref := run(t, c, b, tt.quick), want[tt.family]
 			if tt.quick {
 				ref = ref[2:]
@@ -182,7 +183,7 @@ func TestFormsOpenAtRealGeometry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := Open(b, reference.NewNull(), Options{})
+		c, err := chain.Open(b, reference.NewNull(), chain.Options{})
 		if err != nil {
 			t.Fatalf("%s %s: %v", tt.family, tt.preset, err)
 		}
@@ -200,34 +201,5 @@ func TestFormsOpenAtRealGeometry(t *testing.T) {
 			t.Fatalf("%s restore: %v", tt.family, err)
 		}
 		c.Close()
-	}
-}
-
-// TestSnapshotAxis: the context axis of a state is found from its shape.
-func TestSnapshotAxis(t *testing.T) {
-	for _, tt := range []struct {
-		shape []int
-		ctx   int
-		want  int
-	}{
-		{[]int{2, 2048, 256}, 2048, 1},
-		{[]int{1, 2, 2048, 256}, 2048, 2},
-		{[]int{2, 512, 512}, 512, -1}, // the context equals another dimension: whole buffer
-		{[]int{2, 4096, 256}, 2048, -1},
-	} {
-		if got := cacheAxis(tt.shape, tt.ctx); got != tt.want {
-			t.Errorf("cacheAxis(%v, %d) = %d, want %d", tt.shape, tt.ctx, got, tt.want)
-		}
-	}
-	tensor := coreml.NewTensor([]int{1, 2, 8, 4}, coreml.Float16)
-	if _, err := prefixAlong(tensor, 2, 9); err == nil {
-		t.Error("prefixAlong took 9 rows of 8")
-	}
-	if _, err := prefixAlong(tensor, 4, 1); err == nil {
-		t.Error("prefixAlong used axis 4 of a rank-4 tensor")
-	}
-	b, err := prefixAlong(tensor, 2, 3)
-	if err != nil || !slices.Equal(b.Shape, []int{1, 2, 3, 4}) || len(b.Data) != 2*3*4*2 {
-		t.Errorf("prefixAlong: %v %v %d bytes", err, b.Shape, len(b.Data))
 	}
 }

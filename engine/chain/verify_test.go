@@ -1,10 +1,12 @@
-package engine
+package chain_test
 
 import (
 	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
@@ -17,12 +19,12 @@ func TestVerifyEqualsDecode(t *testing.T) {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
 			b := testbundle.Tiny(t, fam)
-			c := openChain(t, b, Options{})
+			c := chaintest.Open(t, b, chain.Options{})
 			width := c.Capabilities().MaxVerify()
-			all := prompts(b.Geometry.Vocab)
+			all := chaintest.Prompts(b.Geometry.Vocab)
 			for i, p := range [][]int{all[0], all[4], all[6]} {
 				c.Reset()
-				want := chainGreedy(t, c, p, 24) // want[k] = k-th generated token
+				want := chaintest.Greedy(t, c, p, 24) // want[k] = k-th generated token
 				for _, S := range []int{2, width} {
 					for _, base := range []int{0, 5, 22 - S} {
 						// Feed prompt + want[:base], then verify want[base:base+S].
@@ -75,11 +77,11 @@ func TestVerifyEqualsDecode(t *testing.T) {
 // TestVerifyRefused: families without a verify function say so.
 func TestVerifyRefused(t *testing.T) {
 	b := testbundle.Tiny(t, "stateful3")
-	c := openChain(t, b, Options{})
+	c := chaintest.Open(t, b, chain.Options{})
 	if _, err := c.Prefill([]int{2, 10, 11}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Verify([]int{1, 2}); !errors.Is(err, ErrNoVerify) {
+	if _, err := c.Verify([]int{1, 2}); !errors.Is(err, chain.ErrNoVerify) {
 		t.Fatalf("stateful3 verify: %v, want ErrNoVerify", err)
 	}
 	if len(c.Capabilities().VerifyWidths) != 0 {
@@ -95,17 +97,17 @@ func TestRewindRedecode(t *testing.T) {
 			t.Parallel()
 			b := testbundle.Tiny(t, fam)
 			W := b.Geometry.SlidingWindow
-			c := openChain(t, b, Options{})
-			for _, p := range [][]int{prompts(b.Geometry.Vocab)[1], prompts(b.Geometry.Vocab)[5]} {
+			c := chaintest.Open(t, b, chain.Options{})
+			for _, p := range [][]int{chaintest.Prompts(b.Geometry.Vocab)[1], chaintest.Prompts(b.Geometry.Vocab)[5]} {
 				c.Reset()
-				gen := chainGreedy(t, c, p, 30) // position = len(p)+29
+				gen := chaintest.Greedy(t, c, p, 30) // position = len(p)+29
 				end := c.Position()
 				for _, back := range []int{1, 3, 9, 20} {
 					target := end - back
 					err := c.Rewind(target)
 					if fam == "stateful3" || fam == "stateful3-logits" {
 						if end > W && back > 1 {
-							if !errors.Is(err, ErrRewindRing) {
+							if !errors.Is(err, chain.ErrRewindRing) {
 								t.Fatalf("rewind %d→%d past the wrapped ring: %v", end, target, err)
 							}
 							continue
@@ -141,13 +143,13 @@ func TestRewindRedecode(t *testing.T) {
 func TestContextFull(t *testing.T) {
 	for _, fam := range testbundle.Families() {
 		b := testbundle.Tiny(t, fam)
-		c := openChain(t, b, Options{})
+		c := chaintest.Open(t, b, chain.Options{})
 		ctx := c.Capabilities().Context
 		long := make([]int, ctx+1)
 		for i := range long {
 			long[i] = 5 + i%100
 		}
-		if _, err := c.Prefill(long); !errors.Is(err, ErrContextFull) {
+		if _, err := c.Prefill(long); !errors.Is(err, chain.ErrContextFull) {
 			t.Fatalf("%s: prefill of %d: %v", fam, len(long), err)
 		}
 		if c.Position() != 0 {
@@ -156,7 +158,7 @@ func TestContextFull(t *testing.T) {
 		if _, err := c.Prefill(long[:ctx]); err != nil {
 			t.Fatalf("%s: prefill of exactly the context: %v", fam, err)
 		}
-		if _, err := c.Decode(7); !errors.Is(err, ErrContextFull) {
+		if _, err := c.Decode(7); !errors.Is(err, chain.ErrContextFull) {
 			t.Fatalf("%s: decode at the end: %v", fam, err)
 		}
 	}
