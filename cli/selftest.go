@@ -94,6 +94,6 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
 		return 1
 	}
-	report(chain.RopeGate(b))
+	report(chain.RopeCheck(b).Verdict())
 	return code
 }

@@ -7,34 +7,31 @@ import (
 	"github.com/orchard-llm/orchard/coreml"
 )
 
-// RopeGate checks v2's RoPE rows (float32 angles, cosf/sinf) against the
+// RopeCheck checks v2's RoPE rows (float32 angles, cosf/sinf) against the
 // system's libm on macOS, where orchard calls libm itself: the portable Go
 // path must give the same fp16 rows at every position, so a Linux run and a
 // Mac run of the same bundle feed the graphs the same bits. Elsewhere, and
 // for families with other RoPE paths, it is skipped.
-func RopeGate(b *bundle.Bundle) Gate {
-	g := Gate{Name: "v2 RoPE rows equal libm cosf/sinf"}
-	switch {
-	case b.Family != bundle.V2 || b.V2 == nil:
-		g.Pass, g.Skip, g.Detail = true, true, "only v2 computes RoPE with float32 cosf/sinf"
-		return g
-	case !coreml.LibmCosSinF32:
-		g.Pass, g.Skip, g.Detail = true, true, "libm's cosf is compared on macOS only"
-		return g
-	}
-	for _, inv := range [][]float64{b.V2.HostIO.InvSlide, b.V2.HostIO.InvFull} {
-		for p := range b.Geometry.Context {
-			for _, f := range inv {
-				a := float32(float32(f) * float32(p))
-				lc, ls := coreml.CosSinF32(a)
-				gc, gs := coreml.GoCosSinF32(a)
-				if coreml.F32ToF16(lc) != coreml.F32ToF16(gc) || coreml.F32ToF16(ls) != coreml.F32ToF16(gs) {
-					g.Detail = fmt.Sprintf("position %d, angle %v: libm %v/%v, Go %v/%v", p, a, lc, ls, gc, gs)
-					return g
+func RopeCheck(b *bundle.Bundle) Check {
+	return Check{Name: "v2 RoPE rows equal libm cosf/sinf", Run: func() (string, error) {
+		switch {
+		case b.Family != bundle.V2 || b.V2 == nil:
+			return "", Skip{"only v2 computes RoPE with float32 cosf/sinf"}
+		case !coreml.LibmCosSinF32:
+			return "", Skip{"libm's cosf is compared on macOS only"}
+		}
+		for _, inv := range [][]float64{b.V2.HostIO.InvSlide, b.V2.HostIO.InvFull} {
+			for p := range b.Geometry.Context {
+				for _, f := range inv {
+					a := float32(float32(f) * float32(p))
+					lc, ls := coreml.CosSinF32(a)
+					gc, gs := coreml.GoCosSinF32(a)
+					if coreml.F32ToF16(lc) != coreml.F32ToF16(gc) || coreml.F32ToF16(ls) != coreml.F32ToF16(gs) {
+						return fmt.Sprintf("position %d, angle %v: libm %v/%v, Go %v/%v", p, a, lc, ls, gc, gs), nil
+					}
 				}
 			}
 		}
-	}
-	g.Pass = true
-	return g
+		return "", nil
+	}}
 }
