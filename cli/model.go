@@ -13,6 +13,7 @@ import (
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/memledger"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -73,7 +74,7 @@ func openModel(dir, script string, cfg *config.Config, set engine.Settings, prog
 	if scriptNote != "" {
 		notes = append(notes, scriptNote)
 	}
-	if m, err := coreml.ReadMemory(); err == nil && coreml.LowMemory(m.Physical) && set.Speculation == engine.SpecModeAuto {
+	if m, err := memledger.Read(); err == nil && memledger.Low(m.Physical) && set.Speculation == engine.SpecModeAuto {
 		// As the published app: under 7 GB the speculation assets stay unloaded.
 		set.Speculation = engine.SpecModeOff
 		notes = append(notes, fmt.Sprintf("speculation off: %.1f GB of memory is below the 7 GB the verify assets need (set --spec on to override)", float64(m.Physical)/(1<<30)))

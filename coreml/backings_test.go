@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // refusingBackend fails every call that offers a backing for one of its
@@ -124,7 +126,7 @@ func TestAwaitFunctions(t *testing.T) {
 func TestConvert(t *testing.T) {
 	src := NewTensor([]int{3}, Float16)
 	for i, v := range []float32{-65504, 1.5, 7} {
-		src.SetF16(i, F32ToF16(v))
+		src.SetF16(i, f16.FromF32(v))
 	}
 	f32, i32, back := NewTensor([]int{3}, Float32), NewTensor([]int{3}, Int32), NewTensor([]int{3}, Float16)
 	Convert(f32, src)

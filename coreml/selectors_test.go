@@ -314,5 +314,5 @@ func describeType(t types.Type) string {
 
 // cgoStdNames are the C names from system headers the darwin files use.
 func cgoStdNames() []string {
-	return []string{"free", "malloc", "size_t", "uint64_t", "int", "char", "CString", "GoString", "GoBytes"}
+	return []string{"free", "malloc", "size_t", "int", "char", "CString", "GoString", "GoBytes"}
 }

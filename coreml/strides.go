@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // Strides here are in elements, as MLMultiArray reports them: element
@@ -169,7 +171,7 @@ func eachRow(shape, a, b []int, fn func(offA, offB int)) {
 func getFloat(b []byte, raw int) float64 {
 	switch raw {
 	case mlFloat16:
-		return float64(F16ToF32(binary.LittleEndian.Uint16(b)))
+		return float64(f16.ToF32(binary.LittleEndian.Uint16(b)))
 	case mlFloat32:
 		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
 	case mlFloat64:
@@ -181,7 +183,7 @@ func getFloat(b []byte, raw int) float64 {
 func putFloat(b []byte, raw int, v float64) {
 	switch raw {
 	case mlFloat16:
-		binary.LittleEndian.PutUint16(b, F32ToF16(float32(v)))
+		binary.LittleEndian.PutUint16(b, f16.FromF32(float32(v)))
 	case mlFloat32:
 		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v)))
 	case mlFloat64:

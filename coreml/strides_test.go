@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/orchard-llm/orchard/f16"
 )
 
 func TestContiguousStrides(t *testing.T) {
@@ -50,7 +52,7 @@ func TestEffectiveStrides(t *testing.T) {
 func f16s(v ...float32) []byte {
 	b := make([]byte, 2*len(v))
 	for i, x := range v {
-		binary.LittleEndian.PutUint16(b[2*i:], F32ToF16(x))
+		binary.LittleEndian.PutUint16(b[2*i:], f16.FromF32(x))
 	}
 	return b
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/f16"
 	"github.com/orchard-llm/orchard/media"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -606,7 +607,7 @@ func softRows(t *coreml.Tensor, hidden, want int) ([]uint16, error) {
 		return out, nil
 	}
 	for i := range out {
-		out[i] = coreml.F32ToF16(t.F32(i))
+		out[i] = f16.FromF32(t.F32(i))
 	}
 	return out, nil
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/bundle"
-	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/memledger"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -71,7 +71,7 @@ type Session struct {
 	samplerTurn int
 
 	// Memory samples the ledgers; nil disables them.
-	Memory func() (coreml.Memory, error)
+	Memory func() (memledger.Memory, error)
 	peak   Memory
 	// Metrics receives one record per turn (metrics.jsonl); nil disables it.
 	Metrics func(TurnMetrics) error
@@ -107,7 +107,7 @@ func NewSession(b *bundle.Bundle, ch chain.Chain, tok *tokenizer.Tokenizer, set 
 		return nil, err
 	}
 	s := &Session{b: b, chain: ch, tok: tok, tmpl: tmpl, caps: ch.Capabilities(), pending: -1,
-		Memory: coreml.ReadMemory, now: time.Now, set: DefaultSettings()}
+		Memory: memledger.Read, now: time.Now, set: DefaultSettings()}
 	s.stops = stopSet(b, tmpl)
 	if err := s.SetSettings(set); err != nil {
 		return nil, err

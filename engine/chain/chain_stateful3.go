@@ -7,6 +7,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 	"github.com/orchard-llm/orchard/sidecars"
 )
 
@@ -392,7 +393,7 @@ func (c *s3Chain) argmax(model string, t *coreml.Tensor) (int, error) {
 		}
 	} else {
 		for i, h := range t.U16()[:c.vocab] {
-			c.out[i] = coreml.F16ToF32(h)
+			c.out[i] = f16.ToF32(h)
 		}
 	}
 	best := 0

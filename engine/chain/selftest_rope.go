@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/orchard-llm/orchard/bundle"
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // RopeCheck checks v2's RoPE rows (float32 angles, cosf/sinf) against the
@@ -17,16 +17,16 @@ func RopeCheck(b *bundle.Bundle) Check {
 		switch {
 		case b.Family != bundle.V2 || b.V2 == nil:
 			return "", Skip{"only v2 computes RoPE with float32 cosf/sinf"}
-		case !coreml.LibmCosSinF32:
+		case !f16.LibmCosSinF32:
 			return "", Skip{"libm's cosf is compared on macOS only"}
 		}
 		for _, inv := range [][]float64{b.V2.HostIO.InvSlide, b.V2.HostIO.InvFull} {
 			for p := range b.Geometry.Context {
 				for _, f := range inv {
 					a := float32(float32(f) * float32(p))
-					lc, ls := coreml.CosSinF32(a)
-					gc, gs := coreml.GoCosSinF32(a)
-					if coreml.F32ToF16(lc) != coreml.F32ToF16(gc) || coreml.F32ToF16(ls) != coreml.F32ToF16(gs) {
+					lc, ls := f16.CosSinF32(a)
+					gc, gs := f16.GoCosSinF32(a)
+					if f16.FromF32(lc) != f16.FromF32(gc) || f16.FromF32(ls) != f16.FromF32(gs) {
 						return fmt.Sprintf("position %d, angle %v: libm %v/%v, Go %v/%v", p, a, lc, ls, gc, gs), nil
 					}
 				}

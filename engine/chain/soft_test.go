@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/engine/chain/chaintest"
+	"github.com/orchard-llm/orchard/f16"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
@@ -25,7 +25,7 @@ func TestSoftRowsMatchOracle(t *testing.T) {
 			row := func() []uint16 {
 				r := make([]uint16, H)
 				for i := range r {
-					r[i] = coreml.F32ToF16(float32(rng.NormFloat64()))
+					r[i] = f16.FromF32(float32(rng.NormFloat64()))
 				}
 				return r
 			}

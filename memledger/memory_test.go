@@ -1,11 +1,11 @@
-package coreml
+package memledger
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestLowMemory(t *testing.T) {
+func TestLow(t *testing.T) {
 	for _, tt := range []struct {
 		physical uint64
 		low      bool
@@ -16,8 +16,8 @@ func TestLowMemory(t *testing.T) {
 		{8 << 30, false}, // 8 GB Mac
 		{0, true},        // unknown
 	} {
-		if got := LowMemory(tt.physical); got != tt.low {
-			t.Errorf("LowMemory(%d) = %v, want %v", tt.physical, got, tt.low)
+		if got := Low(tt.physical); got != tt.low {
+			t.Errorf("Low(%d) = %v, want %v", tt.physical, got, tt.low)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package coreml
+package memledger
 
 import (
 	"bufio"
@@ -20,13 +20,13 @@ type Memory struct {
 	Thermal   string // nominal, fair, serious or critical on macOS; "" where not reported
 }
 
-// LowMemoryBytes is the installed memory below which the published runtimes
+// LowBytes is the installed memory below which the published runtimes
 // do not preload speculation assets (the verify head and width-4 chain).
-const LowMemoryBytes = 7 << 30
+const LowBytes = 7 << 30
 
-// LowMemory reports whether a machine with physical bytes of memory should
+// Low reports whether a machine with physical bytes of memory should
 // skip preloading speculation assets. An unknown size (0) counts as low.
-func LowMemory(physical uint64) bool { return physical < LowMemoryBytes }
+func Low(physical uint64) bool { return physical < LowBytes }
 
 // thermalName names an NSProcessInfoThermalState value.
 func thermalName(state int) string {

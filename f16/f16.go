@@ -1,10 +1,10 @@
-package coreml
+package f16
 
 import "math"
 
-// F32ToF16 rounds to the nearest fp16 (ties to even), overflowing to ±inf
+// FromF32 rounds to the nearest fp16 (ties to even), overflowing to ±inf
 // as Swift's Float16() and Core ML do.
-func F32ToF16(f float32) uint16 {
+func FromF32(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
 	exp := int32(b>>23) & 0xff
@@ -41,8 +41,8 @@ func F32ToF16(f float32) uint16 {
 	return sign | uint16(r)
 }
 
-// F16ToF32 widens fp16 bits exactly (subnormals kept).
-func F16ToF32(h uint16) float32 {
+// ToF32 widens fp16 bits exactly (subnormals kept).
+func ToF32(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	man := uint32(h & 0x3ff)
@@ -62,5 +62,5 @@ func F16ToF32(h uint16) float32 {
 	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
 }
 
-// RoundF16 rounds f to the nearest fp16 value and returns it as float32.
-func RoundF16(f float32) float32 { return F16ToF32(F32ToF16(f)) }
+// Round rounds f to the nearest fp16 value and returns it as float32.
+func Round(f float32) float32 { return ToF32(FromF32(f)) }

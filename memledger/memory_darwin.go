@@ -1,6 +1,6 @@
 //go:build darwin && cgo
 
-package coreml
+package memledger
 
 /*
 #include <stdint.h>
@@ -53,18 +53,18 @@ import (
 	"github.com/progrium/darwinkit/objc"
 )
 
-// ReadMemory reads the ledger from Mach (task_info TASK_VM_INFO,
+// Read reads the ledger from Mach (task_info TASK_VM_INFO,
 // host_statistics64), sysctl hw.memsize and NSProcessInfo thermalState.
-func ReadMemory() (Memory, error) {
+func Read() (Memory, error) {
 	var footprint, resident, wired, available, physical C.uint64_t
 	if C.orchard_task_memory(&footprint, &resident) != 0 {
-		return Memory{}, errors.New("coreml: memory ledger: task_info(TASK_VM_INFO) failed")
+		return Memory{}, errors.New("memory ledger: task_info(TASK_VM_INFO) failed")
 	}
 	if C.orchard_vm_memory(&wired, &available) != 0 {
-		return Memory{}, errors.New("coreml: memory ledger: host_statistics64 failed")
+		return Memory{}, errors.New("memory ledger: host_statistics64 failed")
 	}
 	if C.orchard_memsize(&physical) != 0 {
-		return Memory{}, errors.New("coreml: memory ledger: sysctl hw.memsize failed")
+		return Memory{}, errors.New("memory ledger: sysctl hw.memsize failed")
 	}
 	var thermal foundation.ProcessInfoThermalState
 	objc.WithAutoreleasePool(func() {

@@ -1,13 +1,13 @@
-package coreml
+package memledger
 
 import (
 	"fmt"
 	"os"
 )
 
-// ReadMemory reads the ledger from /proc. Linux has no phys_footprint, so
+// Read reads the ledger from /proc. Linux has no phys_footprint, so
 // Footprint is the resident set.
-func ReadMemory() (Memory, error) {
+func Read() (Memory, error) {
 	status, err := readKB("/proc/self/status", "VmRSS", "RssFile")
 	if err != nil {
 		return Memory{}, err
@@ -29,12 +29,12 @@ func ReadMemory() (Memory, error) {
 func readKB(path string, keys ...string) (map[string]uint64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("coreml: memory ledger: %w", err)
+		return nil, fmt.Errorf("memory ledger: %w", err)
 	}
 	defer f.Close()
 	m, err := parseKB(f, keys...)
 	if err != nil {
-		return nil, fmt.Errorf("coreml: memory ledger: %s: %w", path, err)
+		return nil, fmt.Errorf("memory ledger: %s: %w", path, err)
 	}
 	return m, nil
 }

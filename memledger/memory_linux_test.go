@@ -1,14 +1,14 @@
-package coreml
+package memledger
 
 import (
 	"runtime"
 	"testing"
 )
 
-// TestReadMemoryLinux reads the real /proc and checks the ledger moves when
+// TestReadLinux reads the real /proc and checks the ledger moves when
 // this process touches memory.
-func TestReadMemoryLinux(t *testing.T) {
-	before, err := ReadMemory()
+func TestReadLinux(t *testing.T) {
+	before, err := Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestReadMemoryLinux(t *testing.T) {
 	for i := 0; i < len(b); i += 4096 {
 		b[i] = 1
 	}
-	after, err := ReadMemory()
+	after, err := Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestReadMemoryLinux(t *testing.T) {
 
 // TestMappedMemory: touching a mapped file raises the file-backed ledger.
 func TestMappedMemory(t *testing.T) {
-	m, err := ReadMemory()
+	m, err := Read()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !darwin || !cgo
 
-package coreml
+package f16
 
 // LibmCosSinF32 reports whether CosSinF32 is the system's libm cosf/sinf
 // (macOS with cgo); here it is the portable Go path.

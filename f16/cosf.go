@@ -1,4 +1,4 @@
-package coreml
+package f16
 
 import "math"
 
