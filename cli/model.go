@@ -11,6 +11,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/coreml/darwin"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/memledger"
@@ -142,7 +143,7 @@ func compilePackages(b *bundle.Bundle, progress func(string)) error {
 			if !strings.HasSuffix(list[i].Path, ".mlpackage") {
 				continue
 			}
-			out, err := coreml.CompileModel(list[i].Path, progress)
+			out, err := darwin.CompileModel(list[i].Path, progress)
 			if err != nil {
 				return fmt.Errorf("compile %s: %w", list[i].Name, err)
 			}
@@ -159,7 +160,7 @@ func runtimeFor(b *bundle.Bundle) (coreml.Runtime, string, error) {
 			return reference.New(), "reference (pure Go)", nil
 		}
 	}
-	rt, err := coreml.NewCoreML()
+	rt, err := darwin.NewCoreML()
 	if err != nil {
 		if errors.Is(err, coreml.ErrUnavailable) {
 			return nil, "", fmt.Errorf("bundle %s holds Core ML graphs: %w", b.Dir, err)

@@ -1,6 +1,6 @@
 //go:build darwin && cgo
 
-package coreml
+package darwin
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/orchard-llm/orchard/coreml"
 	ml "github.com/progrium/darwinkit/macos/coreml"
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
@@ -21,7 +22,7 @@ import (
 // darwinkit's generated wrapper, which always passes a block, is bypassed.
 // The array is autoreleased: call inside a pool, and keep p alive until the
 // pool drains.
-func wrapArray(p unsafe.Pointer, n int, shape []int, dt DType) (ml.MultiArray, error) {
+func wrapArray(p unsafe.Pointer, n int, shape []int, dt coreml.DType) (ml.MultiArray, error) {
 	raw, err := multiArrayDataType(dt)
 	if err != nil {
 		return ml.MultiArray{}, err
@@ -60,7 +61,7 @@ func layoutOf(arr ml.MultiArray) layout {
 // honouring its strides and converting float widths. It reads through
 // getBytesWithHandler: (macOS 12.3), whose pointer is valid only inside
 // the block, and falls back to dataPointer before that.
-func readArray(arr ml.MultiArray, l layout, dst []byte, dt DType) error {
+func readArray(arr ml.MultiArray, l layout, dst []byte, dt coreml.DType) error {
 	size := rawSize(l.raw)
 	if size == 0 {
 		return fmt.Errorf("unsupported MLMultiArray data type %s", rawTypeName(l.raw))
@@ -99,7 +100,7 @@ func readArray(arr ml.MultiArray, l layout, dst []byte, dt DType) error {
 // writeArray copies the contiguous src of dtype dt into arr, which must have
 // the given shape, through getMutableBytesWithHandler: and the strides that
 // block hands over (it may switch to a new backing buffer).
-func writeArray(arr ml.MultiArray, shape []int, src []byte, dt DType) error {
+func writeArray(arr ml.MultiArray, shape []int, src []byte, dt coreml.DType) error {
 	l := layoutOf(arr)
 	if !slices.Equal(l.shape, shape) {
 		return fmt.Errorf("buffer shape %v, tensor shape %v", l.shape, shape)

@@ -1,6 +1,6 @@
 //go:build darwin && cgo
 
-package coreml
+package darwin
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/orchard-llm/orchard/coreml"
 	ml "github.com/progrium/darwinkit/macos/coreml"
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
@@ -24,7 +25,7 @@ const coreMLBuilt = true
 // coreMLRuntime runs compiled models with Apple Core ML through darwinkit.
 type coreMLRuntime struct {
 	mem   *arena
-	meter Meter // bytes copied across the seam (coreml.CopyMeter)
+	meter coreml.Meter // bytes copied across the seam (coreml.CopyMeter)
 	// functionsTimeout bounds Functions (0: FunctionsTimeout).
 	functionsTimeout time.Duration
 }
@@ -36,13 +37,13 @@ func (r *coreMLRuntime) CopiedBytes() int64 { return r.meter.CopiedBytes() }
 // NewCoreML returns the Core ML backend. Models are loaded with
 // MLModelConfiguration (compute units, and a function name on macOS 15) and
 // predicted with MLMultiArrays over memory outside the Go heap.
-func NewCoreML() (Runtime, error) {
+func NewCoreML() (coreml.Runtime, error) {
 	var ok bool
 	objc.WithAutoreleasePool(func() {
 		ok = objc.GetClass("MLModel").Ptr() != nil && objc.GetClass("MLMultiArray").Ptr() != nil
 	})
 	if !ok {
-		return nil, fmt.Errorf("coreml: the Core ML framework did not load: %w", ErrUnavailable)
+		return nil, fmt.Errorf("coreml: the Core ML framework did not load: %w", coreml.ErrUnavailable)
 	}
 	return &coreMLRuntime{mem: &arena{}}, nil
 }
@@ -51,25 +52,25 @@ func NewCoreML() (Runtime, error) {
 // which Predict wraps without copying. The memory is freed once the *Tensor
 // is unreachable: keep the *Tensor, not only its Data, for as long as Data
 // is used. Allocation failure panics, as it does for Go memory.
-func (r *coreMLRuntime) Alloc(shape []int, dt DType) *Tensor {
+func (r *coreMLRuntime) Alloc(shape []int, dt coreml.DType) *coreml.Tensor {
 	if dt.Size() == 0 || slices.ContainsFunc(shape, func(d int) bool { return d < 0 }) {
 		panic(fmt.Sprintf("coreml: Alloc(%v, %s): invalid shape or dtype", shape, dt))
 	}
-	n := NumElements(shape) * dt.Size()
+	n := coreml.NumElements(shape) * dt.Size()
 	p, err := r.mem.alloc(n)
 	if err != nil {
 		panic(err)
 	}
-	t := &Tensor{Shape: slices.Clone(shape), DType: dt, Data: bytesAt(p, n)}
+	t := &coreml.Tensor{Shape: slices.Clone(shape), DType: dt, Data: bytesAt(p, n)}
 	runtime.AddCleanup(t, r.mem.free, p)
 	return t
 }
 
 // Load loads one function of a compiled model folder (.mlmodelc). A function
 // that fails to load is reported as an *Error wrapping ErrFunctionUnavailable.
-func (r *coreMLRuntime) Load(path string, o LoadOptions) (Model, error) {
+func (r *coreMLRuntime) Load(path string, o coreml.LoadOptions) (coreml.Model, error) {
 	path = filepath.Clean(path)
-	fail := func(err error) error { return &Error{Op: "load", Path: path, Function: o.Function, Err: err} }
+	fail := func(err error) error { return &coreml.Error{Op: "load", Path: path, Function: o.Function, Err: err} }
 	units, err := mlComputeUnits(o.ComputeUnits)
 	if err != nil {
 		return nil, fail(err)
@@ -84,14 +85,14 @@ func (r *coreMLRuntime) Load(path string, o LoadOptions) (Model, error) {
 	}
 
 	var obj ml.Model
-	var desc Description
+	var desc coreml.Description
 	err = withPool(func() error {
 		cfg := ml.NewModelConfiguration()
 		cfg.SetComputeUnits(ml.ComputeUnits(units))
 		if o.Function != "" {
 			sel := objc.Sel("setFunctionName:")
 			if !cfg.RespondsToSelector(sel) { // before macOS 15 the call would abort the process
-				return fail(fmt.Errorf("%w: choosing a model function needs macOS 15 or later", ErrFunctionUnavailable))
+				return fail(fmt.Errorf("%w: choosing a model function needs macOS 15 or later", coreml.ErrFunctionUnavailable))
 			}
 			objc.Call[objc.Void](cfg, sel, o.Function)
 		}
@@ -100,7 +101,7 @@ func (r *coreMLRuntime) Load(path string, o LoadOptions) (Model, error) {
 		if m.IsNil() {
 			var sentinel error
 			if o.Function != "" {
-				sentinel = ErrFunctionUnavailable
+				sentinel = coreml.ErrFunctionUnavailable
 			}
 			return nsError("load", path, o.Function, e, sentinel)
 		}
@@ -123,7 +124,7 @@ func (r *coreMLRuntime) Load(path string, o LoadOptions) (Model, error) {
 		res:      &modelResources{ref: objcRef{obj: obj.Object}, mem: r.mem},
 		obj:      obj,
 		outputs:  make(map[string]*output),
-		backings: &Backings{},
+		backings: &coreml.Backings{},
 		scratch:  make(map[string]*buffer),
 		kept:     make(map[string]ml.MultiArray),
 		meter:    &r.meter,
@@ -143,7 +144,7 @@ func (r *coreMLRuntime) Functions(path string) ([]string, error) {
 		cls := objc.GetClass("MLModelAsset")
 		sel := objc.Sel("modelAssetWithURL:error:")
 		if cls.Ptr() == nil || !objc.ObjectFrom(cls.Ptr()).RespondsToSelector(sel) {
-			return ErrFunctionsUnknown
+			return coreml.ErrFunctionsUnknown
 		}
 		var e foundation.Error
 		asset := objc.Call[objc.Object](cls, sel, foundation.URL_FileURLWithPath(path), unsafe.Pointer(&e))
@@ -152,7 +153,7 @@ func (r *coreMLRuntime) Functions(path string) ([]string, error) {
 		}
 		fsel := objc.Sel("functionNamesWithCompletionHandler:")
 		if !asset.RespondsToSelector(fsel) {
-			return ErrFunctionsUnknown
+			return coreml.ErrFunctionsUnknown
 		}
 		done := make(chan listed, 1) // buffered: a late answer must not block Core ML's queue
 		objc.Call[objc.Void](asset, fsel, func(arr objc.Object, e foundation.Error) {
@@ -178,7 +179,7 @@ func (r *coreMLRuntime) Functions(path string) ([]string, error) {
 		return herr
 	})
 	if err != nil {
-		if errors.Is(err, ErrFunctionsUnknown) {
+		if errors.Is(err, coreml.ErrFunctionsUnknown) {
 			return nil, err
 		}
 		return nil, asError(err, "list functions", path, "")
@@ -189,10 +190,10 @@ func (r *coreMLRuntime) Functions(path string) ([]string, error) {
 // asError gives err the operation and model context of an *Error, unless
 // it is one already.
 func asError(err error, op, path, function string) error {
-	if e, ok := err.(*Error); ok && e.Op != "" {
+	if e, ok := err.(*coreml.Error); ok && e.Op != "" {
 		return err
 	}
-	return &Error{Op: op, Path: path, Function: function, Err: err}
+	return &coreml.Error{Op: op, Path: path, Function: function, Err: err}
 }
 
 // listTimeout is how long Functions waits for Core ML's answer.

@@ -1,4 +1,4 @@
-package coreml
+package darwin
 
 import (
 	"fmt"

@@ -1,10 +1,12 @@
-package coreml
+package darwin
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/orchard-llm/orchard/coreml"
 )
 
 func TestCompiledPath(t *testing.T) {
@@ -108,7 +110,7 @@ func TestCompileModelOffDarwin(t *testing.T) {
 	writeTree(t, pkg, map[string]string{"Manifest.json": "{}"})
 	var msgs []string
 	_, err := CompileModel(pkg, func(m string) { msgs = append(msgs, m) })
-	if !errors.Is(err, ErrUnavailable) || len(msgs) != 1 {
+	if !errors.Is(err, coreml.ErrUnavailable) || len(msgs) != 1 {
 		t.Errorf("CompileModel = %v, messages %q; want ErrUnavailable after one progress message", err, msgs)
 	}
 	if _, err := CompileModel(filepath.Join(dir, "missing.mlpackage"), nil); !errors.Is(err, os.ErrNotExist) {

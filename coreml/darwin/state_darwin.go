@@ -1,6 +1,6 @@
 //go:build darwin && cgo
 
-package coreml
+package darwin
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/orchard-llm/orchard/coreml"
 	ml "github.com/progrium/darwinkit/macos/coreml"
 	"github.com/progrium/darwinkit/objc"
 )
@@ -20,7 +21,7 @@ type state struct {
 	mu     sync.Mutex
 	closed bool
 	ref    *objcRef
-	specs  map[string]TensorSpec
+	specs  map[string]coreml.TensorSpec
 
 	path, function string // the model that made it, for errors
 }
@@ -36,10 +37,10 @@ func (s *state) Close() error {
 }
 
 func (s *state) errorf(op string, format string, args ...any) error {
-	return &Error{Op: op, Path: s.path, Function: s.function, Err: fmt.Errorf(format, args...)}
+	return &coreml.Error{Op: op, Path: s.path, Function: s.function, Err: fmt.Errorf(format, args...)}
 }
 
-func (s *state) spec(op, name string) (TensorSpec, error) {
+func (s *state) spec(op, name string) (coreml.TensorSpec, error) {
 	spec, ok := s.specs[name]
 	if !ok { // an unknown name would raise an Objective-C exception
 		return spec, s.errorf(op, "no state named %q (have %q)", name, slices.Sorted(maps.Keys(s.specs)))
@@ -48,7 +49,7 @@ func (s *state) spec(op, name string) (TensorSpec, error) {
 }
 
 // Read returns a copy of the named state buffer.
-func (s *state) Read(name string) (*Tensor, error) {
+func (s *state) Read(name string) (*coreml.Tensor, error) {
 	spec, err := s.spec("read state", name)
 	if err != nil {
 		return nil, err
@@ -58,7 +59,7 @@ func (s *state) Read(name string) (*Tensor, error) {
 	if s.closed {
 		return nil, s.errorf("read state", "state is closed")
 	}
-	t := NewTensor(spec.Shape, spec.DType)
+	t := coreml.NewTensor(spec.Shape, spec.DType)
 	err = s.withBuffer(name, func(buf ml.MultiArray) error {
 		l := layoutOf(buf)
 		if !slices.Equal(l.shape, spec.Shape) {
@@ -74,7 +75,7 @@ func (s *state) Read(name string) (*Tensor, error) {
 
 // Write replaces the named state buffer with t, which must have its shape
 // and dtype.
-func (s *state) Write(name string, t *Tensor) error {
+func (s *state) Write(name string, t *coreml.Tensor) error {
 	spec, err := s.spec("write state", name)
 	if err != nil {
 		return err

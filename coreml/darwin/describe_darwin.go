@@ -1,6 +1,6 @@
 //go:build darwin && cgo
 
-package coreml
+package darwin
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orchard-llm/orchard/coreml"
 	ml "github.com/progrium/darwinkit/macos/coreml"
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
@@ -19,44 +20,44 @@ const featureTypeState ml.FeatureType = 8
 // describe reads what m declares from its modelDescription: the inputs and
 // outputs with their multi-array constraints (dtype, default shape, range or
 // enumerated shapes) and the states (macOS 15). Call inside a pool.
-func describe(m ml.Model) (Description, error) {
+func describe(m ml.Model) (coreml.Description, error) {
 	d := m.ModelDescription()
 	if d.IsNil() {
-		return Description{}, errors.New("model has no description")
+		return coreml.Description{}, errors.New("model has no description")
 	}
 	var notes []string
 	ins, err := featureSpecs("input", d.InputDescriptionsByName(), &notes)
 	if err != nil {
-		return Description{}, err
+		return coreml.Description{}, err
 	}
 	outs, err := featureSpecs("output", d.OutputDescriptionsByName(), &notes)
 	if err != nil {
-		return Description{}, err
+		return coreml.Description{}, err
 	}
-	states := make(map[string]TensorSpec)
+	states := make(map[string]coreml.TensorSpec)
 	sel := objc.Sel("stateDescriptionsByName")
 	if d.RespondsToSelector(sel) {
 		for name, fd := range objc.Call[map[string]ml.FeatureDescription](d, sel) {
 			sc := objc.Call[objc.Object](fd, objc.Sel("stateConstraint"))
 			if sc.IsNil() {
-				return Description{}, fmt.Errorf("state %s: no state constraint", name)
+				return coreml.Description{}, fmt.Errorf("state %s: no state constraint", name)
 			}
 			dt, err := dtypeOf(int(objc.Call[ml.MultiArrayDataType](sc, objc.Sel("dataType"))))
 			if err != nil {
-				return Description{}, fmt.Errorf("state %s: %w", name, err)
+				return coreml.Description{}, fmt.Errorf("state %s: %w", name, err)
 			}
-			states[name] = TensorSpec{DType: dt, Shape: ints(objc.Call[objc.Object](sc, objc.Sel("bufferShape")))}
+			states[name] = coreml.TensorSpec{DType: dt, Shape: ints(objc.Call[objc.Object](sc, objc.Sel("bufferShape")))}
 		}
 	}
 	slices.Sort(notes)
-	return Description{Inputs: ins, Outputs: outs, States: states, Notes: notes}, nil
+	return coreml.Description{Inputs: ins, Outputs: outs, States: states, Notes: notes}, nil
 }
 
 // featureSpecs maps input or output feature descriptions to tensor specs,
 // noting the raw NSRanges of flexible dimensions (how to read their upper
 // bound is not documented; `bundle inspect --deep` shows them).
-func featureSpecs(kind string, fds map[string]ml.FeatureDescription, notes *[]string) (map[string]TensorSpec, error) {
-	out := make(map[string]TensorSpec, len(fds))
+func featureSpecs(kind string, fds map[string]ml.FeatureDescription, notes *[]string) (map[string]coreml.TensorSpec, error) {
+	out := make(map[string]coreml.TensorSpec, len(fds))
 	for name, fd := range fds {
 		switch t := fd.Type(); t {
 		case ml.FeatureTypeMultiArray:

@@ -1,8 +1,10 @@
-package coreml
+package darwin
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/orchard-llm/orchard/coreml"
 )
 
 // FunctionsTimeout is how long listing a model's functions may take before
@@ -28,6 +30,6 @@ func awaitFunctions(done <-chan listed, timeout time.Duration, path string) ([]s
 	case r := <-done:
 		return r.names, r.err
 	case <-t.C:
-		return nil, fmt.Errorf("%s did not list its functions within %v (Core ML never answered): %w", path, timeout, ErrFunctionsUnknown)
+		return nil, fmt.Errorf("%s did not list its functions within %v (Core ML never answered): %w", path, timeout, coreml.ErrFunctionsUnknown)
 	}
 }

@@ -1,20 +1,22 @@
-package coreml
+package darwin
 
 import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/orchard-llm/orchard/coreml"
 )
 
 func TestMultiArrayDataType(t *testing.T) {
 	// Raw MLMultiArrayDataType values from MLMultiArray.h.
 	for _, tt := range []struct {
-		dt  DType
+		dt  coreml.DType
 		raw int
 	}{
-		{Float16, 65552},
-		{Float32, 65568},
-		{Int32, 131104},
+		{coreml.Float16, 65552},
+		{coreml.Float32, 65568},
+		{coreml.Int32, 131104},
 	} {
 		raw, err := multiArrayDataType(tt.dt)
 		if err != nil || raw != tt.raw {
@@ -28,7 +30,7 @@ func TestMultiArrayDataType(t *testing.T) {
 			t.Errorf("rawSize(%d) = %d, want %d", tt.raw, rawSize(tt.raw), tt.dt.Size())
 		}
 	}
-	if _, err := multiArrayDataType(DType(0)); err == nil {
+	if _, err := multiArrayDataType(coreml.DType(0)); err == nil {
 		t.Error("multiArrayDataType(0) succeeded")
 	}
 	for _, raw := range []int{65600, 131080, 0} { // fp64 and int8 never cross the seam
@@ -59,18 +61,18 @@ func TestDimRange(t *testing.T) {
 }
 
 func TestNewTensorSpec(t *testing.T) {
-	fixed, err := newTensorSpec(Float16, []int{1, 1, 1536}, [][2]int{{1, 1}, {1, 1}, {1536, 1536}})
+	fixed, err := newTensorSpec(coreml.Float16, []int{1, 1, 1536}, [][2]int{{1, 1}, {1, 1}, {1536, 1536}})
 	if err != nil || fixed.Ranges != nil {
 		t.Errorf("fixed ranges: %+v, %v; want no Ranges", fixed, err)
 	}
-	flex, err := newTensorSpec(Float16, []int{1, 1, 2560}, [][2]int{{1, 1}, {1, 128}, {2560, 2560}})
+	flex, err := newTensorSpec(coreml.Float16, []int{1, 1, 2560}, [][2]int{{1, 1}, {1, 128}, {2560, 2560}})
 	if err != nil || flex.Ranges == nil || flex.ShapeString() != "[1 1…128 2560]" {
 		t.Errorf("flexible: %+v (%s), %v", flex, flex.ShapeString(), err)
 	}
-	if _, err := newTensorSpec(Float16, []int{1, 2}, [][2]int{{1, 1}}); err == nil {
+	if _, err := newTensorSpec(coreml.Float16, []int{1, 2}, [][2]int{{1, 1}}); err == nil {
 		t.Error("rank mismatch accepted")
 	}
-	if _, err := newTensorSpec(Float16, []int{3}, [][2]int{{4, 2}}); err == nil {
+	if _, err := newTensorSpec(coreml.Float16, []int{3}, [][2]int{{4, 2}}); err == nil {
 		t.Error("empty range accepted")
 	}
 }
@@ -91,14 +93,14 @@ func TestEnvelope(t *testing.T) {
 
 func TestMaxBytes(t *testing.T) {
 	for _, tt := range []struct {
-		spec  TensorSpec
+		spec  coreml.TensorSpec
 		limit int
 		want  int
 	}{
-		{TensorSpec{DType: Float16, Shape: []int{1, 1, 1536}}, 1 << 30, 3072},
-		{TensorSpec{DType: Float16, Shape: []int{1, 1, 2560}, Ranges: [][2]int{{1, 1}, {1, 128}, {2560, 2560}}}, 1 << 30, 128 * 2560 * 2},
-		{TensorSpec{DType: Float32, Shape: []int{1, 1}, Ranges: [][2]int{{1, 1}, {1, math.MaxInt}}}, 1 << 30, 0},
-		{TensorSpec{DType: Int32, Shape: []int{1 << 20}}, 1 << 20, 0},
+		{coreml.TensorSpec{DType: coreml.Float16, Shape: []int{1, 1, 1536}}, 1 << 30, 3072},
+		{coreml.TensorSpec{DType: coreml.Float16, Shape: []int{1, 1, 2560}, Ranges: [][2]int{{1, 1}, {1, 128}, {2560, 2560}}}, 1 << 30, 128 * 2560 * 2},
+		{coreml.TensorSpec{DType: coreml.Float32, Shape: []int{1, 1}, Ranges: [][2]int{{1, 1}, {1, math.MaxInt}}}, 1 << 30, 0},
+		{coreml.TensorSpec{DType: coreml.Int32, Shape: []int{1 << 20}}, 1 << 20, 0},
 	} {
 		if got := maxBytes(tt.spec, tt.limit); got != tt.want {
 			t.Errorf("maxBytes(%+v) = %d, want %d", tt.spec, got, tt.want)
@@ -107,7 +109,7 @@ func TestMaxBytes(t *testing.T) {
 }
 
 func TestEqualSpecs(t *testing.T) {
-	a := map[string]TensorSpec{"kv_cache_sliding": {DType: Float16, Shape: []int{7, 1, 512, 256}}}
+	a := map[string]coreml.TensorSpec{"kv_cache_sliding": {DType: coreml.Float16, Shape: []int{7, 1, 512, 256}}}
 	b := cloneSpecs(a)
 	if !equalSpecs(a, b) {
 		t.Error("a clone differs")

@@ -1,6 +1,6 @@
 //go:build darwin && cgo
 
-package coreml
+package darwin
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/orchard-llm/orchard/coreml"
 	ml "github.com/progrium/darwinkit/macos/coreml"
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
@@ -22,8 +23,8 @@ const maxPrealloc = 256 << 20
 // model is one loaded function of one compiled chunk.
 type model struct {
 	path string
-	opts LoadOptions
-	desc Description
+	opts coreml.LoadOptions
+	desc coreml.Description
 	mem  *arena
 	res  *modelResources
 	obj  ml.Model
@@ -35,9 +36,9 @@ type model struct {
 	outputs  map[string]*output
 	scratch  map[string]*buffer       // C copies of inputs that live in Go memory
 	kept     map[string]ml.MultiArray // outputs kept for later calls (retained until the next Predict)
-	plan     Plan
-	meter    *Meter
-	backings *Backings // which outputs Core ML takes a backing for
+	plan     coreml.Plan
+	meter    *coreml.Meter
+	backings *coreml.Backings // which outputs Core ML takes a backing for
 }
 
 // buffer is model-owned C memory from the runtime's arena.
@@ -49,7 +50,7 @@ type buffer struct {
 // output is the reused destination of one output feature.
 type output struct {
 	buf buffer
-	t   *Tensor // returned by every Predict, rewritten in place
+	t   *coreml.Tensor // returned by every Predict, rewritten in place
 }
 
 // modelResources is what a model must give back: its MLModel and its C
@@ -71,8 +72,8 @@ func (r *modelResources) release() {
 	})
 }
 
-func (m *model) Description() Description {
-	return Description{Inputs: cloneSpecs(m.desc.Inputs), Outputs: cloneSpecs(m.desc.Outputs), States: cloneSpecs(m.desc.States)}
+func (m *model) Description() coreml.Description {
+	return coreml.Description{Inputs: cloneSpecs(m.desc.Inputs), Outputs: cloneSpecs(m.desc.Outputs), States: cloneSpecs(m.desc.States)}
 }
 
 // Close releases the MLModel and every buffer of the model, including the
@@ -97,7 +98,7 @@ func (m *model) releaseKept() {
 }
 
 func (m *model) errorf(op string, format string, args ...any) error {
-	return &Error{Op: op, Path: m.path, Function: m.opts.Function, Err: fmt.Errorf(format, args...)}
+	return &coreml.Error{Op: op, Path: m.path, Function: m.opts.Function, Err: fmt.Errorf(format, args...)}
 }
 
 // grow makes b hold at least n bytes. Old memory is kept until Close when
@@ -121,7 +122,7 @@ func (m *model) grow(b *buffer, n int, keep bool) error {
 
 // inputPointer returns memory Core ML may keep a pointer to for t: its own
 // data when it came from Alloc or an earlier output, else a C copy.
-func (m *model) inputPointer(name string, t *Tensor) (unsafe.Pointer, error) {
+func (m *model) inputPointer(name string, t *coreml.Tensor) (unsafe.Pointer, error) {
 	if m.mem.owns(t.Data) {
 		return unsafe.Pointer(unsafe.SliceData(t.Data)), nil
 	}
@@ -138,10 +139,10 @@ func (m *model) inputPointer(name string, t *Tensor) (unsafe.Pointer, error) {
 }
 
 // outputFor returns the reused destination of output name, sized for n bytes.
-func (m *model) outputFor(name string, spec TensorSpec, n int) (*output, error) {
+func (m *model) outputFor(name string, spec coreml.TensorSpec, n int) (*output, error) {
 	o := m.outputs[name]
 	if o == nil {
-		o = &output{t: &Tensor{DType: spec.DType}}
+		o = &output{t: &coreml.Tensor{DType: spec.DType}}
 		m.outputs[name] = o
 		if c := maxBytes(spec, maxPrealloc); c > n {
 			n = c
@@ -153,7 +154,7 @@ func (m *model) outputFor(name string, spec TensorSpec, n int) (*output, error) 
 	return o, nil
 }
 
-func (m *model) NewState() (State, error) {
+func (m *model) NewState() (coreml.State, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -191,7 +192,7 @@ func (m *model) NewState() (State, error) {
 // offered to Core ML as output backings when their shape is fixed. Every
 // host copy is counted on the runtime's meter. Predictions on one model,
 // and on one state, are serialized.
-func (m *model) Predict(in Features, st State, o *Outputs) (Features, error) {
+func (m *model) Predict(in coreml.Features, st coreml.State, o *coreml.Outputs) (coreml.Features, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	defer runtime.KeepAlive(in) // Alloc'd memory must outlive the prediction
@@ -201,7 +202,7 @@ func (m *model) Predict(in Features, st State, o *Outputs) (Features, error) {
 	// Core ML validates the shapes itself; orchard never refuses a call on
 	// a range's upper bound, whose reading from an NSRange is not certain.
 	if err := m.desc.PrecheckInputs(in); err != nil {
-		return nil, &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+		return nil, &coreml.Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
 	}
 	s, err := m.stateFor(st)
 	if err != nil {
@@ -214,19 +215,19 @@ func (m *model) Predict(in Features, st State, o *Outputs) (Features, error) {
 			return nil, m.errorf("predict", "state is closed")
 		}
 	}
-	plan := func(b *Backings) error {
+	plan := func(b *coreml.Backings) error {
 		if err := m.plan.Make(m.desc, in, o, m.mem, b, m); err != nil {
-			return &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+			return &coreml.Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
 		}
 		return nil
 	}
 	var ptrs map[string]unsafe.Pointer // the inputs' memory, made once (backings do not change it)
-	var out Features
+	var out coreml.Features
 	predict := func() error {
 		if ptrs == nil {
 			var err error
 			if ptrs, err = m.inputPointers(in); err != nil {
-				return &Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
+				return &coreml.Error{Op: "predict", Path: m.path, Function: m.opts.Function, Err: err}
 			}
 		}
 		return withPool(func() error {
@@ -246,14 +247,14 @@ func (m *model) Predict(in Features, st State, o *Outputs) (Features, error) {
 
 // inputPointers returns the memory each planned input is wrapped over:
 // its own when Core ML can wrap it, else a C copy (counted).
-func (m *model) inputPointers(in Features) (map[string]unsafe.Pointer, error) {
+func (m *model) inputPointers(in coreml.Features) (map[string]unsafe.Pointer, error) {
 	ptrs := make(map[string]unsafe.Pointer, len(in))
 	for _, step := range m.plan.In {
 		t := in[step.Name]
 		switch step.How {
-		case InPlace:
+		case coreml.InPlace:
 			ptrs[step.Name] = unsafe.Pointer(unsafe.SliceData(t.Data))
-		case CopyIn:
+		case coreml.CopyIn:
 			p, err := m.inputPointer(step.Name, t)
 			if err != nil {
 				return nil, err
@@ -274,7 +275,7 @@ func (m *model) OutputBuffer(name string) []byte {
 }
 
 // stateFor checks that st belongs to this backend and fits this model.
-func (m *model) stateFor(st State) (*state, error) {
+func (m *model) stateFor(st coreml.State) (*state, error) {
 	if len(m.desc.States) == 0 {
 		if st != nil {
 			return nil, m.errorf("predict", "model is stateless, but a state was passed")
@@ -295,7 +296,7 @@ func (m *model) stateFor(st State) (*state, error) {
 }
 
 // inputArray returns the MLMultiArray to feed for one planned input.
-func (m *model) inputArray(name string, t *Tensor, p unsafe.Pointer) (ml.MultiArray, error) {
+func (m *model) inputArray(name string, t *coreml.Tensor, p unsafe.Pointer) (ml.MultiArray, error) {
 	if h := t.KeptHandle(); h != nil {
 		arr, ok := h.(ml.MultiArray)
 		if !ok || arr.IsNil() {
@@ -313,18 +314,18 @@ func (m *model) inputArray(name string, t *Tensor, p unsafe.Pointer) (ml.MultiAr
 // view with more or fewer leading unit dimensions) over the same memory. The
 // kept array stays retained by the model that made it for this call.
 func reshapeKept(arr ml.MultiArray, l layout, shape []int) (ml.MultiArray, error) {
-	if NumElements(shape) != NumElements(l.shape) || !slices.Equal(l.strides, contiguousStrides(l.shape)) {
+	if coreml.NumElements(shape) != coreml.NumElements(l.shape) || !slices.Equal(l.strides, contiguousStrides(l.shape)) {
 		return ml.MultiArray{}, fmt.Errorf("cannot view a kept %v array (strides %v) as %v", l.shape, l.strides, shape)
 	}
 	dt, err := dtypeOf(l.raw)
 	if err != nil {
 		return ml.MultiArray{}, err
 	}
-	return wrapArray(objc.Call[unsafe.Pointer](arr, objc.Sel("dataPointer")), NumElements(l.shape)*dt.Size(), shape, dt)
+	return wrapArray(objc.Call[unsafe.Pointer](arr, objc.Sel("dataPointer")), coreml.NumElements(l.shape)*dt.Size(), shape, dt)
 }
 
 // predictOnce runs one prediction inside the caller's pool.
-func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Pointer, s *state) (Features, error) {
+func (m *model) predictOnce(in coreml.Features, o *coreml.Outputs, ptrs map[string]unsafe.Pointer, s *state) (coreml.Features, error) {
 	dict := make(map[string]objc.IObject, len(in))
 	for name, t := range in {
 		arr, err := m.inputArray(name, t, ptrs[name])
@@ -360,7 +361,7 @@ func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Poin
 	}
 
 	m.releaseKept() // the previous call's kept outputs end here
-	out := make(Features, len(m.desc.Outputs))
+	out := make(coreml.Features, len(m.desc.Outputs))
 	for _, step := range m.plan.Out {
 		spec := m.desc.Outputs[step.Name]
 		fv := res.FeatureValueForName(step.Name)
@@ -371,17 +372,17 @@ func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Poin
 		if arr.IsNil() {
 			return nil, fmt.Errorf("output %s: not a multi-array", step.Name)
 		}
-		var t *Tensor
+		var t *coreml.Tensor
 		var err error
 		if b := backings[step.Name]; !b.IsNil() && arr.Ptr() != b.Ptr() {
 			// Core ML wrote its own buffer: copy this output from now on.
 			m.backings.Decline(step.Name)
 		}
 		switch {
-		case step.How == Kept:
+		case step.How == coreml.Kept:
 			arr.Retain() // past this pool, until the next Predict or Close
 			m.kept[step.Name] = arr
-			t = NewKept(layoutOf(arr).shape, spec.DType, arr)
+			t = coreml.NewKept(layoutOf(arr).shape, spec.DType, arr)
 		case step.Into:
 			t, err = m.readInto(o.Into[step.Name], arr, backings[step.Name])
 		default:
@@ -400,7 +401,7 @@ func (m *model) predictOnce(in Features, o *Outputs, ptrs map[string]unsafe.Poin
 // outputBackings), so results land in place, as the plan says. A buffer an
 // input points into (an output fed back as this model's input) is not
 // offered: Core ML could write it before reading the input.
-func (m *model) bindBackings(in Features, o *Outputs, opts ml.PredictionOptions, backings map[string]ml.MultiArray) error {
+func (m *model) bindBackings(in coreml.Features, o *coreml.Outputs, opts ml.PredictionOptions, backings map[string]ml.MultiArray) error {
 	bind := make(map[string]objc.IObject)
 	for _, step := range m.plan.Out {
 		var p unsafe.Pointer
@@ -408,11 +409,11 @@ func (m *model) bindBackings(in Features, o *Outputs, opts ml.PredictionOptions,
 		var n int
 		spec := m.desc.Outputs[step.Name]
 		switch step.How {
-		case Backed:
+		case coreml.Backed:
 			dst := o.Into[step.Name]
 			p, shape, n = unsafe.Pointer(unsafe.SliceData(dst.Data)), dst.Shape, len(dst.Data)
-		case Reused:
-			need := NumElements(spec.Shape) * spec.DType.Size()
+		case coreml.Reused:
+			need := coreml.NumElements(spec.Shape) * spec.DType.Size()
 			out, err := m.outputFor(step.Name, spec, need)
 			if err != nil {
 				return err
@@ -439,12 +440,12 @@ func (m *model) bindBackings(in Features, o *Outputs, opts ml.PredictionOptions,
 
 // readInto makes sure a Backed output is in its destination: nothing to do
 // when Core ML wrote there, else a strided copy (counted).
-func (m *model) readInto(dst *Tensor, arr, backing ml.MultiArray) (*Tensor, error) {
+func (m *model) readInto(dst *coreml.Tensor, arr, backing ml.MultiArray) (*coreml.Tensor, error) {
 	if !backing.IsNil() && arr.Ptr() == backing.Ptr() {
 		return dst, nil
 	}
 	l := layoutOf(arr)
-	if NumElements(l.shape) != dst.Len() {
+	if coreml.NumElements(l.shape) != dst.Len() {
 		return nil, fmt.Errorf("Core ML returned shape %v for a %v destination", l.shape, dst.Shape)
 	}
 	if err := readArray(arr, l, dst.Data, dst.DType); err != nil {
@@ -456,9 +457,9 @@ func (m *model) readInto(dst *Tensor, arr, backing ml.MultiArray) (*Tensor, erro
 
 // readOutput moves one output into the model's reused tensor: nothing to do
 // when Core ML wrote into the backing, else a strided copy.
-func (m *model) readOutput(name string, spec TensorSpec, arr, backing ml.MultiArray) (*Tensor, error) {
+func (m *model) readOutput(name string, spec coreml.TensorSpec, arr, backing ml.MultiArray) (*coreml.Tensor, error) {
 	l := layoutOf(arr)
-	n := NumElements(l.shape) * spec.DType.Size()
+	n := coreml.NumElements(l.shape) * spec.DType.Size()
 	o, err := m.outputFor(name, spec, n)
 	if err != nil {
 		return nil, err
@@ -476,7 +477,7 @@ func (m *model) readOutput(name string, spec TensorSpec, arr, backing ml.MultiAr
 }
 
 // aliased reports whether any input shares memory with r.
-func aliased(in Features, r region) bool {
+func aliased(in coreml.Features, r region) bool {
 	for _, t := range in {
 		if len(t.Data) > 0 && overlaps(t.Data, r) {
 			return true

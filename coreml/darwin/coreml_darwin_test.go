@@ -1,12 +1,12 @@
 //go:build darwin && cgo
 
-package coreml
+package darwin
 
 // These tests need a Mac. The model test runs against a real chunk:
 //
 //	ORCHARD_COREML_MODEL=~/models/gemma-4-e2b-stateful/chunk_1.mlmodelc \
 //	ORCHARD_COREML_FUNCTION=prefill_b8 ORCHARD_COREML_UNITS=cpuAndNeuralEngine \
-//	go test ./coreml -run CoreML -v
+//	go test ./coreml/darwin -run CoreML -v
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/f16"
 )
 
@@ -24,7 +25,7 @@ func TestCoreMLAlloc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := rt.Alloc([]int{1, 3, 5}, Float16)
+	a := rt.Alloc([]int{1, 3, 5}, coreml.Float16)
 	if len(a.Data) != 30 || a.Len() != 15 || slices.ContainsFunc(a.Data, func(b byte) bool { return b != 0 }) {
 		t.Fatalf("Alloc = %v %s, %d bytes, want 30 zero bytes", a.Shape, a.DType, len(a.Data))
 	}
@@ -42,7 +43,7 @@ func TestCoreMLModel(t *testing.T) {
 	if path == "" {
 		t.Skip("set ORCHARD_COREML_MODEL to a .mlmodelc folder to run a real chunk")
 	}
-	units, err := ParseComputeUnits(os.Getenv("ORCHARD_COREML_UNITS"))
+	units, err := coreml.ParseComputeUnits(os.Getenv("ORCHARD_COREML_UNITS"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestCoreMLModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := LoadOptions{Function: os.Getenv("ORCHARD_COREML_FUNCTION"), ComputeUnits: units}
+	o := coreml.LoadOptions{Function: os.Getenv("ORCHARD_COREML_FUNCTION"), ComputeUnits: units}
 	m, err := rt.Load(path, o)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestCoreMLModel(t *testing.T) {
 	d := m.Description()
 	for _, kind := range []struct {
 		name  string
-		specs map[string]TensorSpec
+		specs map[string]coreml.TensorSpec
 	}{{"input", d.Inputs}, {"output", d.Outputs}, {"state", d.States}} {
 		for _, name := range slices.Sorted(maps.Keys(kind.specs)) {
 			s := kind.specs[name]
@@ -67,11 +68,11 @@ func TestCoreMLModel(t *testing.T) {
 		}
 	}
 
-	in := make(Features)
+	in := make(coreml.Features)
 	for name, s := range d.Inputs {
 		in[name] = rt.Alloc(s.Shape, s.DType) // zeros at the default shape
 	}
-	var st State
+	var st coreml.State
 	if len(d.States) > 0 {
 		if st, err = m.NewState(); err != nil {
 			t.Fatal(err)
@@ -122,8 +123,8 @@ func TestCoreMLModel(t *testing.T) {
 		}
 	}
 
-	_, err = rt.Load(path, LoadOptions{Function: "orchard_no_such_function", ComputeUnits: units})
-	if !errors.Is(err, ErrFunctionUnavailable) {
+	_, err = rt.Load(path, coreml.LoadOptions{Function: "orchard_no_such_function", ComputeUnits: units})
+	if !errors.Is(err, coreml.ErrFunctionUnavailable) {
 		t.Errorf("loading a missing function: %v, want ErrFunctionUnavailable", err)
 	}
 	t.Log(err)
@@ -149,7 +150,7 @@ func TestCoreMLCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := rt.Load(dst, LoadOptions{ComputeUnits: CPUOnly})
+	m, err := rt.Load(dst, coreml.LoadOptions{ComputeUnits: coreml.CPUOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package coreml
+package darwin
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/orchard-llm/orchard/coreml"
 )
 
 // CompiledPath is where the compiled twin of a .mlpackage or .mlmodel is
@@ -37,7 +39,7 @@ func CompileModel(src string, progress func(msg string)) (string, error) {
 		return dst, nil
 	}
 	if _, err := os.Stat(src); err != nil {
-		return "", &Error{Op: "compile", Path: src, Err: err}
+		return "", &coreml.Error{Op: "compile", Path: src, Err: err}
 	}
 	say := func(format string, args ...any) {
 		if progress != nil {
@@ -51,7 +53,7 @@ func CompileModel(src string, progress func(msg string)) (string, error) {
 		return "", err
 	}
 	if err := installCompiled(tmp, dst); err != nil {
-		return "", &Error{Op: "compile", Path: src, Err: err}
+		return "", &coreml.Error{Op: "compile", Path: src, Err: err}
 	}
 	say("compiled %s in %s", filepath.Base(dst), time.Since(start).Round(100*time.Millisecond))
 	return dst, nil

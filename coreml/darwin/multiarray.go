@@ -1,10 +1,12 @@
-package coreml
+package darwin
 
 import (
 	"fmt"
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/orchard-llm/orchard/coreml"
 )
 
 // MLMultiArrayDataType raw values (MLMultiArray.h): a kind bit (0x10000
@@ -17,13 +19,13 @@ const (
 )
 
 // multiArrayDataType is the MLMultiArrayDataType raw value of d.
-func multiArrayDataType(d DType) (int, error) {
+func multiArrayDataType(d coreml.DType) (int, error) {
 	switch d {
-	case Float16:
+	case coreml.Float16:
 		return mlFloat16, nil
-	case Float32:
+	case coreml.Float32:
 		return mlFloat32, nil
-	case Int32:
+	case coreml.Int32:
 		return mlInt32, nil
 	}
 	return 0, fmt.Errorf("coreml: %s has no MLMultiArray data type", d)
@@ -31,14 +33,14 @@ func multiArrayDataType(d DType) (int, error) {
 
 // dtypeOf maps an MLMultiArrayDataType raw value to the seam's dtype.
 // Doubles never cross the seam.
-func dtypeOf(raw int) (DType, error) {
+func dtypeOf(raw int) (coreml.DType, error) {
 	switch raw {
 	case mlFloat16:
-		return Float16, nil
+		return coreml.Float16, nil
 	case mlFloat32:
-		return Float32, nil
+		return coreml.Float32, nil
 	case mlInt32:
-		return Int32, nil
+		return coreml.Int32, nil
 	}
 	return 0, fmt.Errorf("unsupported MLMultiArray data type %s", rawTypeName(raw))
 }
@@ -93,8 +95,8 @@ func dimRange(location, length uint64) [2]int {
 
 // newTensorSpec builds a TensorSpec from a default shape and optional
 // per-dimension ranges, dropping ranges that fix every dimension.
-func newTensorSpec(dt DType, shape []int, ranges [][2]int) (TensorSpec, error) {
-	spec := TensorSpec{DType: dt, Shape: shape}
+func newTensorSpec(dt coreml.DType, shape []int, ranges [][2]int) (coreml.TensorSpec, error) {
+	spec := coreml.TensorSpec{DType: dt, Shape: shape}
 	if ranges == nil {
 		return spec, nil
 	}
@@ -140,7 +142,7 @@ func envelope(shapes [][]int) ([][2]int, error) {
 
 // maxBytes is the size of the largest tensor spec admits, or 0 when that
 // is unbounded, unknown (a shapeless spec) or above limit.
-func maxBytes(spec TensorSpec, limit int) int {
+func maxBytes(spec coreml.TensorSpec, limit int) int {
 	if spec.Shapeless() {
 		return 0
 	}
@@ -160,18 +162,18 @@ func maxBytes(spec TensorSpec, limit int) int {
 	return n
 }
 
-func cloneSpecs(m map[string]TensorSpec) map[string]TensorSpec {
-	out := make(map[string]TensorSpec, len(m))
+func cloneSpecs(m map[string]coreml.TensorSpec) map[string]coreml.TensorSpec {
+	out := make(map[string]coreml.TensorSpec, len(m))
 	for name, s := range m {
-		out[name] = TensorSpec{DType: s.DType, Shape: slices.Clone(s.Shape), Ranges: slices.Clone(s.Ranges), Shapes: slices.Clone(s.Shapes)}
+		out[name] = coreml.TensorSpec{DType: s.DType, Shape: slices.Clone(s.Shape), Ranges: slices.Clone(s.Ranges), Shapes: slices.Clone(s.Shapes)}
 	}
 	return out
 }
 
 // equalSpecs reports whether a and b declare the same tensors: the
 // condition for two functions of one model to share an MLState.
-func equalSpecs(a, b map[string]TensorSpec) bool {
-	return maps.EqualFunc(a, b, func(x, y TensorSpec) bool {
+func equalSpecs(a, b map[string]coreml.TensorSpec) bool {
+	return maps.EqualFunc(a, b, func(x, y coreml.TensorSpec) bool {
 		return x.DType == y.DType && slices.Equal(x.Shape, y.Shape) && slices.Equal(x.Ranges, y.Ranges)
 	})
 }
@@ -182,7 +184,7 @@ func equalSpecs(a, b map[string]TensorSpec) bool {
 // on a rank-0 shape, a dimension below one, strides of another rank, or
 // fewer bytes than the shape and strides span. available is the number of
 // bytes at the pointer; nil memory is refused too.
-func checkWrap(hasMemory bool, available int, shape, strides []int, dt DType) error {
+func checkWrap(hasMemory bool, available int, shape, strides []int, dt coreml.DType) error {
 	size := dt.Size()
 	switch {
 	case size == 0:

@@ -1,6 +1,6 @@
 //go:build darwin && cgo
 
-package coreml
+package darwin
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
 )
@@ -77,8 +78,8 @@ func numbers(v []int) []foundation.Number {
 // nsError turns the NSError of a failed operation into an *Error. sentinel,
 // if not nil, classifies the failure (e.g. ErrFunctionUnavailable). Call it
 // inside the pool that owns e.
-func nsError(op, path, function string, e foundation.Error, sentinel error) *Error {
-	err := &Error{Op: op, Path: path, Function: function, Err: sentinel}
+func nsError(op, path, function string, e foundation.Error, sentinel error) *coreml.Error {
+	err := &coreml.Error{Op: op, Path: path, Function: function, Err: sentinel}
 	if e.IsNil() {
 		if err.Err == nil {
 			err.Err = errors.New("Core ML failed without an NSError")

@@ -1,4 +1,4 @@
-package coreml
+package darwin
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/f16"
 )
 
@@ -40,7 +41,7 @@ func effectiveStrides(shape, strides []int, bufElems int) ([]int, error) {
 	if !bogus {
 		return strides, nil
 	}
-	if n := NumElements(shape); bufElems >= 0 && bufElems < n {
+	if n := coreml.NumElements(shape); bufElems >= 0 && bufElems < n {
 		return nil, fmt.Errorf("unusable strides %v for shape %v in a buffer of %d elements", strides, shape, bufElems)
 	}
 	return contiguousStrides(shape), nil
@@ -60,7 +61,7 @@ func extent(shape, strides []int) int {
 
 // gatherStrided copies the strided array src (MLMultiArrayDataType srcRaw)
 // into the contiguous dst of dtype dt, converting between float widths.
-func gatherStrided(dst []byte, dt DType, src []byte, srcRaw int, shape, strides []int) error {
+func gatherStrided(dst []byte, dt coreml.DType, src []byte, srcRaw int, shape, strides []int) error {
 	dstRaw, err := multiArrayDataType(dt)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func gatherStrided(dst []byte, dt DType, src []byte, srcRaw int, shape, strides 
 
 // scatterStrided copies the contiguous src of dtype dt into the strided
 // array dst (MLMultiArrayDataType dstRaw), converting between float widths.
-func scatterStrided(dst []byte, dstRaw int, strides []int, src []byte, dt DType, shape []int) error {
+func scatterStrided(dst []byte, dstRaw int, strides []int, src []byte, dt coreml.DType, shape []int) error {
 	srcRaw, err := multiArrayDataType(dt)
 	if err != nil {
 		return err
@@ -109,7 +110,7 @@ func copyStrided(dst []byte, dstRaw int, dstStrides []int, src []byte, srcRaw in
 
 	cs := contiguousStrides(shape)
 	if same && slices.Equal(dstStrides, cs) && slices.Equal(srcStrides, cs) {
-		n := NumElements(shape) * dsz
+		n := coreml.NumElements(shape) * dsz
 		copy(dst[:n], src[:n])
 		return nil
 	}

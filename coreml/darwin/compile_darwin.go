@@ -1,12 +1,13 @@
 //go:build darwin && cgo
 
-package coreml
+package darwin
 
 import (
 	"errors"
 	"fmt"
 	"unsafe"
 
+	"github.com/orchard-llm/orchard/coreml"
 	ml "github.com/progrium/darwinkit/macos/coreml"
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
@@ -51,7 +52,7 @@ func compileToTemp(src string) (string, error) {
 		return "", asError(err, "compile", src, "")
 	}
 	if out == "" {
-		return "", &Error{Op: "compile", Path: src, Err: errors.New("Core ML returned no compiled model")}
+		return "", &coreml.Error{Op: "compile", Path: src, Err: errors.New("Core ML returned no compiled model")}
 	}
 	return out, nil
 }
