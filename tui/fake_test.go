@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orchard-llm/orchard/atomicfile"
 	"github.com/orchard-llm/orchard/engine"
 	mediapkg "github.com/orchard-llm/orchard/media"
 )
@@ -24,9 +22,6 @@ type FakeOptions struct {
 	Messages []engine.Message // the conversation at start
 	// TokenDelay paces the reply; 0 streams as fast as the consumer reads.
 	TokenDelay time.Duration
-	// Dir, when set, keeps checkpoints as JSON files there, so they
-	// survive a restart (the end-to-end script relies on it).
-	Dir string
 	// Reply writes the reply to a message; nil uses built-in markdown.
 	Reply func(prompt string, turn int, s engine.Settings) string
 	// Now stamps checkpoints; nil uses time.Now.
@@ -34,8 +29,8 @@ type FakeOptions struct {
 }
 
 // FakeEngine implements Engine with scripted replies, synthetic metrics
-// and an in-memory (or on-disk) checkpoint store. Tests drive the
-// interface with it and it previews the interface without a model.
+// and an in-memory checkpoint store, for the tests that drive the chat
+// screen.
 type FakeEngine struct {
 	opts   FakeOptions
 	events chan engine.Event
@@ -88,7 +83,6 @@ func NewFakeEngine(o FakeOptions) *FakeEngine {
 		ckpts:    map[string]fakeCheckpoint{},
 		versions: map[int]*fakeVersions{},
 	}
-	f.loadDir()
 	return f
 }
 
@@ -476,7 +470,7 @@ func (f *FakeEngine) save(name string) error {
 	}}
 	f.ckpts[name] = cp
 	f.mu.Unlock()
-	return f.writeDir(cp)
+	return nil
 }
 
 func (f *FakeEngine) LoadCheckpoint(name string) { f.restore("load", name) }
@@ -521,9 +515,6 @@ func (f *FakeEngine) DeleteCheckpoint(name string) {
 		f.emit(engine.Failed{Op: "delete", Err: fmt.Errorf("there is no checkpoint %q", name)})
 		return
 	}
-	if f.opts.Dir != "" {
-		os.Remove(filepath.Join(f.opts.Dir, name+".json"))
-	}
 	f.emit(engine.Checkpoints{Op: "delete", Name: name, List: f.list()})
 }
 
@@ -549,13 +540,6 @@ func (f *FakeEngine) RenameCheckpoint(old, new string) {
 	case taken:
 		f.emit(engine.Failed{Op: "rename", Err: fmt.Errorf("a checkpoint named %q already exists", new)})
 		return
-	}
-	if f.opts.Dir != "" {
-		os.Remove(filepath.Join(f.opts.Dir, old+".json"))
-		if err := f.writeDir(cp); err != nil {
-			f.emit(engine.Failed{Op: "rename", Err: err})
-			return
-		}
 	}
 	f.emit(engine.Checkpoints{Op: "rename", Name: new, List: f.list()})
 }
@@ -623,37 +607,6 @@ func (f *FakeEngine) AddCheckpoint(info engine.CheckpointInfo, msgs []engine.Mes
 	f.mu.Lock()
 	f.ckpts[info.Name] = cp
 	f.mu.Unlock()
-}
-
-func (f *FakeEngine) writeDir(cp fakeCheckpoint) error {
-	if f.opts.Dir == "" {
-		return nil
-	}
-	if err := os.MkdirAll(f.opts.Dir, 0o700); err != nil {
-		return fmt.Errorf("save checkpoint %q: %w", cp.Info.Name, err)
-	}
-	b, err := json.MarshalIndent(cp, "", "  ")
-	if err != nil {
-		return fmt.Errorf("save checkpoint %q: %w", cp.Info.Name, err)
-	}
-	return atomicfile.Write(filepath.Join(f.opts.Dir, cp.Info.Name+".json"), b)
-}
-
-func (f *FakeEngine) loadDir() {
-	if f.opts.Dir == "" {
-		return
-	}
-	files, _ := filepath.Glob(filepath.Join(f.opts.Dir, "*.json"))
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		var cp fakeCheckpoint
-		if json.Unmarshal(b, &cp) == nil && cp.Info.Name != "" {
-			f.ckpts[cp.Info.Name] = cp
-		}
-	}
 }
 
 func checkName(name string) error {
