@@ -1,7 +1,6 @@
 package darwin
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,58 +14,23 @@ func darwinARM64() crosscheck.Target {
 	return crosscheck.Target{GOOS: "darwin", GOARCH: "arm64", Tests: true}
 }
 
-// needDarwinkit skips the test when darwinkit's source cannot be had, unless
-// CI is set: in CI a missing module cache is a failure.
-func needDarwinkit(t *testing.T) {
-	t.Helper()
-	if _, err := crosscheck.RequireModule("github.com/progrium/darwinkit"); err != nil {
-		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
-			t.Fatalf("CI=%s: darwinkit's source is needed to type-check the darwin backend: %v", ci, err)
-		}
-		t.Skipf("skipping: darwinkit is not in the module cache and cannot be downloaded (set CI=true to make this a failure): %v", err)
-	}
-}
-
-// TestDarwinFilesTypecheck type-checks package coreml, tests included, as
-// GOOS=darwin GOARCH=arm64 over darwinkit's real source, and checks every
-// objc.Call the darwin files make.
+// TestDarwinFilesTypecheck type-checks package coreml/darwin, tests
+// included, as GOOS=darwin GOARCH=arm64 over darwinkit's real source, and
+// checks every objc.Call the darwin files make.
 func TestDarwinFilesTypecheck(t *testing.T) {
-	needDarwinkit(t)
-	res, err := crosscheck.Check(".", darwinARM64(), ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range res.Errors {
-		t.Error(e)
-	}
+	crosscheck.NeedModule(t, "github.com/progrium/darwinkit")
+	res, only := crosscheck.DarwinFiles(t, ".", cgoStdNames(), "runtime_darwin.go", "model_darwin.go", "state_darwin.go")
 	for _, p := range checkSelectors(res, knownSelectors()) {
 		t.Error(p)
 	}
-	for _, p := range crosscheck.CgoNames(res, cgoStdNames()) {
-		t.Error(p)
-	}
-
-	// Every file Linux leaves out but a Mac builds must have been checked.
-	only, err := crosscheck.OnlyFiles(".", darwinARM64(), crosscheck.Target{GOOS: "linux", GOARCH: "amd64", Tests: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"runtime_darwin.go", "model_darwin.go", "state_darwin.go"} {
-		if !slices.Contains(only, want) {
-			t.Errorf("%s is not among the darwin-only files %q", want, only)
-		}
-	}
-	for _, f := range crosscheck.Unchecked(res, only) {
-		t.Errorf("darwin-only file %s was not type-checked", f)
-	}
-	t.Logf("type-checked %d packages; darwin-only files of coreml: %s", res.Checked, strings.Join(only, " "))
+	t.Logf("type-checked %d packages; darwin-only files of coreml/darwin: %s", res.Checked, strings.Join(only, " "))
 }
 
 // TestCrossCheckRejectsBrokenSample proves the check has teeth: a sample with
 // a misspelled darwinkit method, a wrong argument type, a selector given the
 // wrong number of arguments and an unknown selector fails on each.
 func TestCrossCheckRejectsBrokenSample(t *testing.T) {
-	needDarwinkit(t)
+	crosscheck.NeedModule(t, "github.com/progrium/darwinkit")
 	res, err := crosscheck.Check(filepath.Join("testdata", "brokendarwin"), darwinARM64(), ".")
 	if err != nil {
 		t.Fatal(err)
