@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
-	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/internal/fuzzing"
 	"github.com/orchard-llm/orchard/reference"
 )
@@ -70,7 +70,7 @@ func fuzzBundleFile(f *testing.F, bt bundleTarget) {
 		if err != nil {
 			return b, err
 		}
-		ch, err := engine.Open(b, reference.New(), engine.Options{})
+		ch, err := chain.Open(b, reference.New(), chain.Options{})
 		if err == nil {
 			ch.Close()
 		}
@@ -101,7 +101,7 @@ func fuzzBundleFile(f *testing.F, bt bundleTarget) {
 			t.Fatalf("accepted a bundle whose geometry is out of range: %v", p)
 		}
 		fuzzing.Alloc(t, base+2*uint64(bundle.HostBytes(b.Geometry)), func() {
-			if ch, err := engine.Open(b, reference.New(), engine.Options{}); err == nil {
+			if ch, err := chain.Open(b, reference.New(), chain.Options{}); err == nil {
 				ch.Close()
 			}
 		})

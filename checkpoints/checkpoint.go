@@ -7,7 +7,7 @@
 // valid corellm-chat --kv-save directory.
 //
 // The package does not import engine (engine imports it); Cache and
-// Buffer mirror engine.CacheState and engine.Buffer field for field so the
+// Buffer mirror chain.CacheState and chain.Buffer field for field so the
 // engine converts with plain struct conversions.
 package checkpoints
 
@@ -129,7 +129,7 @@ func (c *Conversation) Turns() int {
 	return n
 }
 
-// Cache is a chain's cache state; its fields match engine.CacheState.
+// Cache is a chain's cache state; its fields match chain.CacheState.
 // r1 buffers are k_<layer>/v_<layer> fp16 [rows, hd] (corellm-chat's
 // files); MLState families name theirs <chunk>/<state>.
 type Cache struct {
@@ -139,7 +139,7 @@ type Cache struct {
 }
 
 // Buffer is one cache tensor, C-contiguous little-endian; its fields match
-// engine.Buffer, so engine converts with checkpoints.Buffer(b).
+// chain.Buffer, so engine converts with checkpoints.Buffer(b).
 type Buffer struct {
 	Name  string
 	Shape []int

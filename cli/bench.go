@@ -15,6 +15,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 )
 
 // benchWorkload is one row of the seeds' workload table.
@@ -32,7 +33,7 @@ type benchRun struct {
 	Reply    string             `json:"reply"`
 	ReplyIDs []int              `json:"replyIds"`
 	Metrics  engine.TurnMetrics `json:"metrics"`
-	Warmup   []engine.WarmStep  `json:"warmup"`
+	Warmup   []chain.WarmStep   `json:"warmup"`
 }
 
 // benchReport is `orchard bench --json`.
@@ -162,7 +163,7 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 				a := append(append([]string{"run"}, target...), "--json", "--warm-up", "on", "--prompt", w.Prompt, "--spec", c,
 					"--max-tokens", strconv.Itoa(*maxTokens), "--draft-len", strconv.Itoa(*draftLen))
 				out, err := spawn(a)
-				if err != nil && strings.Contains(err.Error(), engine.ErrContextFull.Error()) {
+				if err != nil && strings.Contains(err.Error(), chain.ErrContextFull.Error()) {
 					row.Skipped = "the prompt does not fit the context"
 					break
 				}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
-	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/termsafe"
 )
@@ -167,7 +167,7 @@ func deepContract(b *bundle.Bundle, units coreml.ComputeUnits) (bundle.Contract,
 	if err != nil {
 		return bundle.Contract{}, err
 	}
-	if units, err = engine.Units(b, units); err != nil {
+	if units, err = chain.Units(b, units); err != nil {
 		return bundle.Contract{}, err
 	}
 	return bundle.InspectContract(b, rt, name, units), nil
@@ -222,7 +222,7 @@ func bundleForward(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "orchard bundle forward: %d ids exceed the context of %d\n", len(ids), b.Geometry.Context)
 		return 2
 	}
-	o, host, err := engine.NewOracle(b)
+	o, host, err := chain.NewOracle(b)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			err = fmt.Errorf("%w\n(forward runs the reference weights of a synthetic bundle; published .mlmodelc graphs cannot run here)", err)

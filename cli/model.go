@@ -11,7 +11,10 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/coreml/darwin"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/memledger"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -23,7 +26,7 @@ type loaded struct {
 	info    engine.ModelInfo
 	set     engine.Settings // the settings in force: the config's, fitted to the bundle
 	loadDur time.Duration
-	warm    []engine.WarmStep // the warm-up: each function's first and second call
+	warm    []chain.WarmStep // the warm-up: each function's first and second call
 }
 
 // openModel opens a bundle on the runtime it needs: the reference runtime
@@ -55,24 +58,24 @@ func openModel(dir, script string, cfg *config.Config, set engine.Settings, prog
 			return nil, err
 		}
 	}
-	cu, err := engine.Units(b, o.ComputeUnits)
+	cu, err := chain.Units(b, o.ComputeUnits)
 	if err != nil {
 		return nil, badInput(err)
 	}
-	chain, err := engine.Open(b, rt, o)
+	ch, err := chain.Open(b, rt, o)
 	if err != nil {
 		return nil, err
 	}
 	tok, err := tokenizer.Load(b.Tokenizer)
 	if err != nil {
-		chain.Close()
+		ch.Close()
 		return nil, err
 	}
 	var notes []string
 	if scriptNote != "" {
 		notes = append(notes, scriptNote)
 	}
-	if m, err := coreml.ReadMemory(); err == nil && coreml.LowMemory(m.Physical) && set.Speculation == engine.SpecModeAuto {
+	if m, err := memledger.Read(); err == nil && memledger.Low(m.Physical) && set.Speculation == engine.SpecModeAuto {
 		// As the published app: under 7 GB the speculation assets stay unloaded.
 		set.Speculation = engine.SpecModeOff
 		notes = append(notes, fmt.Sprintf("speculation off: %.1f GB of memory is below the 7 GB the verify assets need (set --spec on to override)", float64(m.Physical)/(1<<30)))
@@ -85,29 +88,29 @@ func openModel(dir, script string, cfg *config.Config, set engine.Settings, prog
 	// E2B's first run): paid here, a line per function, not in a reply —
 	// and before the session reads the chain's capabilities, which a
 	// function that fails to load changes.
-	var warm []engine.WarmStep
+	var warm []chain.WarmStep
 	if w := cfg.Model.WarmUp; w == config.WarmOn || (w != config.WarmOff && name == "Core ML") {
-		warm, err = engine.Warm(chain, enc, engine.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
-			nil, func(s engine.WarmStep) { progress(s.Line()) })
+		warm, err = chain.Warm(ch, enc.WarmTasks(), chain.WarmOptions{DraftLen: set.DraftLen, NoVerify: set.Speculation == engine.SpecModeOff},
+			nil, func(s chain.WarmStep) { progress(s.Line()) })
 		if err != nil {
 			enc.Close()
-			chain.Close()
+			ch.Close()
 			return nil, err
 		}
 	}
-	caps := chain.Capabilities()
+	caps := ch.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), ComputeUnits: cu.String(), Context: caps.Context,
 		VerifyWidths: caps.VerifyWidths, Logits: caps.Logits, Runtime: name}
 	set, fitNotes, err := fitSettings(cfg, info, set)
 	if err != nil {
 		enc.Close()
-		chain.Close()
+		ch.Close()
 		return nil, err
 	}
-	sess, err := engine.NewSession(b, chain, tok, set)
+	sess, err := engine.NewSession(b, ch, tok, set)
 	if err != nil {
 		enc.Close()
-		chain.Close()
+		ch.Close()
 		return nil, err
 	}
 	sess.Media = enc
@@ -140,7 +143,7 @@ func compilePackages(b *bundle.Bundle, progress func(string)) error {
 			if !strings.HasSuffix(list[i].Path, ".mlpackage") {
 				continue
 			}
-			out, err := coreml.CompileModel(list[i].Path, progress)
+			out, err := darwin.CompileModel(list[i].Path, progress)
 			if err != nil {
 				return fmt.Errorf("compile %s: %w", list[i].Name, err)
 			}
@@ -157,7 +160,7 @@ func runtimeFor(b *bundle.Bundle) (coreml.Runtime, string, error) {
 			return reference.New(), "reference (pure Go)", nil
 		}
 	}
-	rt, err := coreml.NewCoreML()
+	rt, err := darwin.NewCoreML()
 	if err != nil {
 		if errors.Is(err, coreml.ErrUnavailable) {
 			return nil, "", fmt.Errorf("bundle %s holds Core ML graphs: %w", b.Dir, err)

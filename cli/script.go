@@ -5,7 +5,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
-	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/termsafe"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -39,7 +39,7 @@ func withScript(b *bundle.Bundle, rt coreml.Runtime, name, path string) (_ corem
 	if err != nil {
 		return nil, "", err
 	}
-	host, err := engine.NewHost(b)
+	host, err := chain.NewHost(b)
 	if err != nil {
 		return nil, "", err
 	}

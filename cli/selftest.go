@@ -8,6 +8,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/termsafe"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -57,15 +58,15 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", termsafe.Line(b.Name()), b.Family, rtName, *steps)
-	if units, err := engine.Units(b, cu); err == nil {
+	if units, err := chain.Units(b, cu); err == nil {
 		bundle.InspectContract(b, rt, rtName, units).WriteSummary(termsafe.NewWriter(stdout))
 	}
-	open := func(o engine.Options) (engine.Chain, error) {
+	open := func(o chain.Options) (chain.Chain, error) {
 		o.ComputeUnits = cu
-		return engine.Open(b, rt, o)
+		return chain.Open(b, rt, o)
 	}
 	code := 0
-	report := func(g engine.Gate) {
+	report := func(g chain.Gate) {
 		verdict := "PASS"
 		switch {
 		case g.Skip:
@@ -93,6 +94,6 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
 		return 1
 	}
-	report(engine.RopeGate(b))
+	report(chain.RopeCheck(b).Verdict())
 	return code
 }

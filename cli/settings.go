@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 )
 
 // settingsFrom turns the effective configuration into engine settings.
@@ -17,7 +18,7 @@ func settingsFrom(cfg *config.Config, maxTokens int) engine.Settings {
 
 // engineOptions is how the configuration opens a chain: compute units for
 // the chunks, r1's verify head and v2's head.
-func engineOptions(cfg *config.Config) engine.Options {
-	return engine.Options{ComputeUnits: cfg.Model.ComputeUnits, VerifyHeadUnits: cfg.Model.VerifyHeadUnits, HeadUnits: cfg.Model.HeadUnits,
+func engineOptions(cfg *config.Config) chain.Options {
+	return chain.Options{ComputeUnits: cfg.Model.ComputeUnits, VerifyHeadUnits: cfg.Model.VerifyHeadUnits, HeadUnits: cfg.Model.HeadUnits,
 		BatchPastWindow: cfg.Model.PrefillPastWindow}
 }

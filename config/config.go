@@ -55,9 +55,9 @@ type Model struct {
 	// cpuAndGPU for both, as the seed cards measured them.
 	VisionUnits, AudioUnits coreml.ComputeUnits
 	// PrefillPastWindow keeps stateful3's batched prefill on past the
-	// sliding window (engine.Options.BatchPastWindow; not exact).
+	// sliding window (chain.Options.BatchPastWindow; not exact).
 	PrefillPastWindow bool
-	// WarmUp runs every function once at open (engine.Warm): auto does
+	// WarmUp runs every function once at open (chain.Warm): auto does
 	// it on Core ML, where a function's first call compiles it.
 	WarmUp WarmUp
 }

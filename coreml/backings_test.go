@@ -3,9 +3,9 @@ package coreml
 import (
 	"errors"
 	"slices"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // refusingBackend fails every call that offers a backing for one of its
@@ -76,55 +76,11 @@ func TestBackingsSilentDecline(t *testing.T) {
 	}
 }
 
-// TestCheckWrap: what initWithDataPointer would be given is refused before
-// it can raise an exception: rank 0, a zero dimension, too little memory.
-func TestCheckWrap(t *testing.T) {
-	for _, tt := range []struct {
-		shape []int
-		n     int
-		mem   bool
-		err   string
-	}{
-		{[]int{1, 4}, 8, true, ""},
-		{[]int{}, 2, true, "rank-0"},
-		{nil, 4, true, "rank-0"},
-		{[]int{2, 0}, 8, true, "dimension 1 is 0"},
-		{[]int{2, 4}, 15, true, "spans 16 bytes"},
-		{[]int{2, 4}, 16, false, "no memory"},
-	} {
-		err := checkWrap(tt.mem, tt.n, tt.shape, contiguousStrides(tt.shape), Float16)
-		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
-			t.Errorf("checkWrap(%v, %d bytes) = %v, want %q", tt.shape, tt.n, err, tt.err)
-		}
-	}
-	if err := checkWrap(true, 64, []int{2, 4}, []int{4}, Float16); err == nil {
-		t.Error("strides of another rank accepted")
-	}
-	if maxBytes(TensorSpec{DType: Float16}, 1<<20) != 0 {
-		t.Error("a shapeless output got a preallocated buffer")
-	}
-}
-
-// TestAwaitFunctions: a listing that never answers ends at the timeout
-// with an error naming the model, classified as "cannot list here".
-func TestAwaitFunctions(t *testing.T) {
-	never := make(chan listed, 1)
-	_, err := awaitFunctions(never, 20*time.Millisecond, "/models/chunk_1.mlmodelc")
-	if !errors.Is(err, ErrFunctionsUnknown) || !strings.Contains(err.Error(), "/models/chunk_1.mlmodelc") {
-		t.Fatalf("timeout: %v", err)
-	}
-	ok := make(chan listed, 1)
-	ok <- listed{names: []string{"infer", "prefill_b8"}}
-	if names, err := awaitFunctions(ok, time.Second, "x"); err != nil || len(names) != 2 {
-		t.Fatalf("answer: %v %v", names, err)
-	}
-}
-
 // TestConvert: host tensors reach a model in its declared dtype.
 func TestConvert(t *testing.T) {
 	src := NewTensor([]int{3}, Float16)
 	for i, v := range []float32{-65504, 1.5, 7} {
-		src.SetF16(i, F32ToF16(v))
+		src.SetF16(i, f16.FromF32(v))
 	}
 	f32, i32, back := NewTensor([]int{3}, Float32), NewTensor([]int{3}, Int32), NewTensor([]int{3}, Float16)
 	Convert(f32, src)

@@ -61,16 +61,3 @@ func TestErrorUnwrap(t *testing.T) {
 		t.Error("a missing file is not a missing function")
 	}
 }
-
-func TestNewCoreMLOffDarwin(t *testing.T) {
-	rt, err := NewCoreML()
-	if coreMLBuilt {
-		if err != nil {
-			t.Fatalf("NewCoreML: %v", err)
-		}
-		return
-	}
-	if rt != nil || !errors.Is(err, ErrUnavailable) {
-		t.Errorf("NewCoreML() = %v, %v; want ErrUnavailable", rt, err)
-	}
-}

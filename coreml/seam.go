@@ -1,6 +1,8 @@
 // Package coreml is the seam between orchard's engine and whatever executes
-// chunk graphs: Apple Core ML on darwin, or the pure-Go reference runtime
-// (package reference) everywhere. The engine sees only these types.
+// chunk graphs: Apple Core ML on darwin (package coreml/darwin), or the
+// pure-Go reference runtime (package reference) everywhere. The engine sees
+// only these types, and the Plan every backend follows to move tensors
+// across.
 package coreml
 
 import (

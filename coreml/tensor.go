@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"unsafe"
+
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // NewTensor allocates a zeroed Go-heap tensor. Backends that need memory
@@ -62,7 +64,7 @@ func (t *Tensor) SetF32(i int, v float32) {
 func (t *Tensor) Float(i int) float32 {
 	switch t.DType {
 	case Float16:
-		return F16ToF32(t.F16(i))
+		return f16.ToF32(t.F16(i))
 	case Float32:
 		return t.F32(i)
 	case Int32:
@@ -79,7 +81,7 @@ func (t *Tensor) Float(i int) float32 {
 func Convert(dst, src *Tensor) {
 	if src.DType == Float16 && dst.DType == Float32 {
 		for i, h := range src.U16()[:min(src.Len(), dst.Len())] {
-			dst.SetF32(i, F16ToF32(h))
+			dst.SetF32(i, f16.ToF32(h))
 		}
 		return
 	}
@@ -87,7 +89,7 @@ func Convert(dst, src *Tensor) {
 		v := src.Float(i)
 		switch dst.DType {
 		case Float16:
-			dst.SetF16(i, F32ToF16(v))
+			dst.SetF16(i, f16.FromF32(v))
 		case Float32:
 			dst.SetF32(i, v)
 		case Int32:

@@ -9,9 +9,9 @@ const (
 	V2HeadUnitsEnv     = "CORELLM_V2_HEAD_CU"     // v2 head; also accepts "chunks"
 )
 
-// resolve maps DefaultUnits to what Core ML uses when nothing is set
+// Resolve maps DefaultUnits to what Core ML uses when nothing is set
 // (MLModelConfiguration's default, MLComputeUnitsAll).
-func (c ComputeUnits) resolve() ComputeUnits {
+func (c ComputeUnits) Resolve() ComputeUnits {
 	if c == DefaultUnits {
 		return All
 	}
@@ -20,7 +20,7 @@ func (c ComputeUnits) resolve() ComputeUnits {
 
 // usesNeuralEngine reports whether Core ML may place work on the Neural Engine.
 func (c ComputeUnits) usesNeuralEngine() bool {
-	c = c.resolve()
+	c = c.Resolve()
 	return c == All || c == CPUAndNeuralEngine
 }
 
@@ -86,24 +86,9 @@ func V2HeadUnits(chunks ComputeUnits, env string) (ComputeUnits, error) {
 // the error says so and wraps ErrUnsupportedUnits. DefaultUnits is Core ML's
 // default, all.
 func CheckStatefulUnits(u ComputeUnits) error {
-	switch u.resolve() {
+	switch u.Resolve() {
 	case CPUAndGPU, All:
 		return nil
 	}
 	return fmt.Errorf("%w: v2 stateful chunks cannot run on %s (several MLStates on the CPU-only or Neural Engine path crash Core ML); use cpuAndGPU or all", ErrUnsupportedUnits, u)
-}
-
-// mlComputeUnits is the MLComputeUnits raw value of c.
-func mlComputeUnits(c ComputeUnits) (int, error) {
-	switch c.resolve() {
-	case CPUOnly:
-		return 0, nil
-	case CPUAndGPU:
-		return 1, nil
-	case All:
-		return 2, nil
-	case CPUAndNeuralEngine:
-		return 3, nil // macOS 13
-	}
-	return 0, fmt.Errorf("coreml: unknown compute units %d", uint8(c))
 }

@@ -91,25 +91,3 @@ func TestCheckStatefulUnits(t *testing.T) {
 		}
 	}
 }
-
-func TestMLComputeUnits(t *testing.T) {
-	// Raw MLComputeUnits values from MLModelConfiguration.h.
-	for _, tt := range []struct {
-		units ComputeUnits
-		raw   int
-	}{
-		{CPUOnly, 0},
-		{CPUAndGPU, 1},
-		{All, 2},
-		{CPUAndNeuralEngine, 3},
-		{DefaultUnits, 2},
-	} {
-		got, err := mlComputeUnits(tt.units)
-		if err != nil || got != tt.raw {
-			t.Errorf("mlComputeUnits(%s) = %d, %v; want %d", tt.units, got, err, tt.raw)
-		}
-	}
-	if _, err := mlComputeUnits(ComputeUnits(9)); err == nil {
-		t.Error("mlComputeUnits(9) succeeded")
-	}
-}

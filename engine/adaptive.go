@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/orchard-llm/orchard/engine/chain"
+
 // adaptive decides, round by round, whether drafting pays. The published
 // runtimes leave speculation on even when it loses; this policy measures
 // the cost of a verify call against a decode call and the tokens a verify
@@ -85,7 +87,7 @@ func (a *adaptive) paused(generated int) bool { return generated < a.pausedUntil
 
 // coldCalls is the chain's count of calls that loaded or first ran a
 // model (ColdCalls), 0 for chains that do not count them.
-func coldCalls(c Chain) int {
+func coldCalls(c chain.Chain) int {
 	if cc, ok := c.(interface{ ColdCalls() int }); ok {
 		return cc.ColdCalls()
 	}

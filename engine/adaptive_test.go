@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // fakeClock advances a fixed step on every reading, so a verify call and
@@ -18,7 +20,7 @@ func fakeClock() func() time.Time {
 // token per verify, below break-even, so the policy pauses drafting (and
 // reports it); good drafts keep it on.
 func TestAdaptivePausesLosingDrafts(t *testing.T) {
-	b := tinyBundle(t, "v2")
+	b := testbundle.Tiny(t, "v2")
 	// 40 tokens: the turn ends inside the pause (48 tokens from where it
 	// starts), so the state it reports is paused.
 	bad := newSession(t, b, Settings{Speculation: SpecModeAuto, MaxTokens: 40, DraftLen: 6})

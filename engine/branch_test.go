@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // turnOf runs one turn through do (Send, Regenerate, Edit) and returns
@@ -42,10 +45,10 @@ func started(t testing.TB, evs []Event) Started {
 // version 1 of 2; and the conversation goes on exactly as if it had not
 // been regenerated — every family, also after the sliding window wrapped.
 func TestRegenerateRewindsAndRepeats(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			set := Settings{MaxTokens: 10, System: "Be brief."}
 			a := newSession(t, b, set)
 			a.stops = nil
@@ -97,7 +100,7 @@ func TestRegenerateRewindsAndRepeats(t *testing.T) {
 // draw (and another again with a new seed), and the earlier ones stay
 // reachable, each exactly as it was.
 func TestRegenerateSamples(t *testing.T) {
-	b := tinyBundle(t, "stateful3-logits")
+	b := testbundle.Tiny(t, "stateful3-logits")
 	s := newSession(t, b, Settings{MaxTokens: 16, Sampling: Sampling{Temperature: 1.5, TopP: 1, Seed: 7}})
 	s.stops = nil
 	first, _ := reply(t, s, "Pick words.")
@@ -139,10 +142,10 @@ func TestRegenerateSamples(t *testing.T) {
 // rewound to before it); selecting the old version brings back the old
 // turn, and the conversation continues from it exactly.
 func TestEditEqualsFresh(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			set := Settings{MaxTokens: 8}
 			fresh := func(msgs ...string) []int {
 				s := newSession(t, b, set)
@@ -195,7 +198,7 @@ func TestEditEqualsFresh(t *testing.T) {
 // TestEditRefusedKeepsConversation: an edit the context cannot hold is
 // refused, and the conversation and the next turn are as before.
 func TestEditRefusedKeepsConversation(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	a := newSession(t, b, Settings{MaxTokens: 6})
 	a.stops = nil
 	reply(t, a, "Hello.")
@@ -210,7 +213,7 @@ func TestEditRefusedKeepsConversation(t *testing.T) {
 			branched = append(branched, x)
 		}
 	})
-	if !errors.Is(err, ErrContextFull) || failed.Op != "edit" {
+	if !errors.Is(err, chain.ErrContextFull) || failed.Op != "edit" {
 		t.Fatalf("edit returned %v, event %#v", err, failed)
 	}
 	if got := fmt.Sprint(a.Messages()); got != before {
@@ -232,7 +235,7 @@ func TestEditRefusedKeepsConversation(t *testing.T) {
 // continues, are saved with a checkpoint; after a restore a regenerate
 // equals the one before it.
 func TestVersionsSurviveCheckpoint(t *testing.T) {
-	b := tinyBundle(t, "v2")
+	b := testbundle.Tiny(t, "v2")
 	store := tempStore(t)
 	a := newSession(t, b, Settings{MaxTokens: 8})
 	a.stops = nil
@@ -273,7 +276,7 @@ func TestVersionsSurviveCheckpoint(t *testing.T) {
 // own: afterwards the chat's regenerate and version switch act on the
 // chat's conversation, and a request's conversation starts without them.
 func TestVersionsSurviveARequest(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(8)
 	s := newSession(t, b, set)
 	e := Start(s, ModelInfo{})
@@ -317,7 +320,7 @@ func TestVersionsSurviveARequest(t *testing.T) {
 func TestRegenerateAndEditKeepAttachments(t *testing.T) {
 	dir := t.TempDir()
 	pic := writePNG(t, dir, 3, 24, 24)
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 8, Speculation: SpecModeOff}
 	img := MediaFile{Kind: MediaImage, Path: pic}
 

@@ -9,6 +9,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
 )
 
 // sessionState is what a checkpoint keeps of the session beyond the
@@ -115,9 +116,9 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	if cp.Cache.Position != len(cp.Tokens) {
 		return fmt.Errorf("checkpoint %q: %d tokens for a cache of %d positions", cp.Meta.Name, len(cp.Tokens), cp.Cache.Position)
 	}
-	cache := &CacheState{Family: cp.Cache.Family, Position: cp.Cache.Position}
+	cache := &chain.CacheState{Family: cp.Cache.Family, Position: cp.Cache.Position}
 	for _, b := range cp.Cache.Buffers {
-		cache.Buffers = append(cache.Buffers, Buffer(b))
+		cache.Buffers = append(cache.Buffers, chain.Buffer(b))
 	}
 	old := s.set
 	if err := s.SetSettings(st.Settings); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestCheckpointContinuesLikeUninterrupted: save after a turn, restore
@@ -16,10 +17,10 @@ import (
 // equal those of the session that went on — every family, also after the
 // sliding window has wrapped.
 func TestCheckpointContinuesLikeUninterrupted(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			store := tempStore(t)
 			a := newSession(t, b, Settings{MaxTokens: 12, System: "Be terse."})
 			a.stops = nil
@@ -56,7 +57,7 @@ func TestCheckpointContinuesLikeUninterrupted(t *testing.T) {
 // TestEngineCheckpointCommands: save, list, load, rename, delete and the
 // refusals, through the engine's asynchronous API.
 func TestEngineCheckpointCommands(t *testing.T) {
-	b := tinyBundle(t, "v2")
+	b := testbundle.Tiny(t, "v2")
 	root := t.TempDir()
 	store, err := checkpoints.Open(root)
 	if err != nil {
@@ -149,10 +150,10 @@ func TestEngineCheckpointCommands(t *testing.T) {
 // TestForeignCheckpointRefused names both bundles.
 func TestForeignCheckpointRefused(t *testing.T) {
 	store := tempStore(t)
-	r1 := newSession(t, tinyBundle(t, "r1"), Settings{MaxTokens: 3})
+	r1 := newSession(t, testbundle.Tiny(t, "r1"), Settings{MaxTokens: 3})
 	reply(t, r1, "x")
 	saveTo(t, store, r1, "r1chat")
-	s3 := newSession(t, tinyBundle(t, "stateful3"), Settings{})
+	s3 := newSession(t, testbundle.Tiny(t, "stateful3"), Settings{})
 	e := Start(s3, ModelInfo{})
 	defer e.Close()
 	e.UseStore(store, 0)
@@ -169,7 +170,7 @@ func TestForeignCheckpointRefused(t *testing.T) {
 // --kv-save layout and read back continues exactly as the session that
 // wrote it would have.
 func TestContinueFromCoreLLMDirectory(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	a := newSession(t, b, Settings{Speculation: SpecModeOff})
 	if err := a.PrefillOnly("Tell me about pears.", func(Event) {}); err != nil {
 		t.Fatal(err)

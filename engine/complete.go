@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/orchard-llm/orchard/engine/chain"
 )
 
 // Request is one completion over a whole conversation, as API clients
@@ -363,7 +365,7 @@ func (st *stopper) pass(ev Event, sink func(Event)) {
 		}
 		sink(e)
 	case Failed:
-		if errors.Is(e.Err, ErrContextFull) {
+		if errors.Is(e.Err, chain.ErrContextFull) {
 			e.Err = &RequestError{e.Err} // the conversation does not fit: the request's to fix
 		}
 		sink(e)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 )
 
@@ -20,7 +21,7 @@ import (
 // encoders.
 func mediaEngine(t testing.TB, family string) (*Engine, *countingChain) {
 	t.Helper()
-	b := tinyBundle(t, family)
+	b := testbundle.Tiny(t, family)
 	s, cc := countingSession(t, b, DefaultSettings())
 	s.Media = NewEncoders(b, reference.New(), coreml.CPUAndGPU)
 	e := Start(s, ModelInfo{Media: s.Media.Kinds()})
@@ -46,7 +47,7 @@ func TestCompleteMedia(t *testing.T) {
 	pic, clip := writePNG(t, dir, 4, 30, 20), writeWAV(t, dir, 0.5, 330)
 	for _, tt := range mediaCases(pic, clip) {
 		t.Run(tt.family+"-"+tt.kind, func(t *testing.T) {
-			b := tinyBundle(t, tt.family)
+			b := testbundle.Tiny(t, tt.family)
 			set := greedyOff(8)
 			ref := mediaSession(t, b, set)
 			want1, _ := sendMedia(t, ref, tt.text, MediaFile{Kind: tt.kind, Path: tt.path})
@@ -90,7 +91,7 @@ func TestCompleteMedia(t *testing.T) {
 // transcription instruction, in any message of the request, as a chat
 // message does.
 func TestRequestClipWithoutWords(t *testing.T) {
-	s := mediaSession(t, tinyBundle(t, "r1"), greedyOff(4))
+	s := mediaSession(t, testbundle.Tiny(t, "r1"), greedyOff(4))
 	clip := readBytes(t, writeWAV(t, t.TempDir(), 0.3, 500))
 	req, rows, err := s.requestMedia(Request{Messages: []Message{{Role: "user"}, {Role: "model", Content: "ok"}, {Role: "user", Content: "again"}},
 		Media: map[int][]MediaFile{0: {{Kind: MediaAudio, Name: "a", Data: clip}}}}, func() bool { return false }, func(Event) {})
@@ -110,7 +111,7 @@ func TestRequestClipWithoutWords(t *testing.T) {
 func TestCompleteMediaAlternate(t *testing.T) {
 	dir := t.TempDir()
 	pics := []string{writePNG(t, dir, 5, 16, 16), writePNG(t, dir, 6, 16, 16), writePNG(t, dir, 7, 16, 16)}
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(6)
 	const q = "Which fruit is it?"
 	var want1, want2 [][]int
@@ -213,7 +214,7 @@ func TestCompleteMediaRefusals(t *testing.T) {
 // again.
 func TestEncodedMemo(t *testing.T) {
 	dir := t.TempDir()
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	enc := NewEncoders(b, reference.New(), coreml.CPUAndGPU)
 	defer enc.Close()
 	p1, p2 := writePNG(t, dir, 1, 8, 8), writePNG(t, dir, 2, 8, 8)
@@ -266,7 +267,7 @@ func TestEncodedMemo(t *testing.T) {
 // the tiny bundle; the encoder itself dominates on a Mac, so the saving
 // there is larger.
 func BenchmarkEncodeFileKept(b *testing.B) {
-	bun := tinyBundle(b, "r1")
+	bun := testbundle.Tiny(b, "r1")
 	img := image.NewNRGBA(image.Rect(0, 0, 1024, 768))
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range img.Pix {

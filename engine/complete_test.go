@@ -9,13 +9,16 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
 // countingChain counts the tokens fed by Prefill, so a test can tell a
 // restore from a re-prefill.
 type countingChain struct {
-	Chain
+	chain.Chain
 	prefilled int
 }
 
@@ -30,7 +33,7 @@ func countingSession(t testing.TB, b *bundle.Bundle, set Settings) (*Session, *c
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := &countingChain{Chain: openChain(t, b, Options{})}
+	cc := &countingChain{Chain: chaintest.Open(t, b, chain.Options{})}
 	s, err := NewSession(b, cc, tok, set)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +96,7 @@ func greedyOff(max int) Settings {
 func TestCompleteEqualsChat(t *testing.T) {
 	for _, fam := range []string{"r1", "v2"} {
 		t.Run(fam, func(t *testing.T) {
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			set := DefaultSettings()
 			set.MaxTokens = 12
 			ref := newSession(t, b, set)
@@ -137,7 +140,7 @@ func equalInts(a, b []int) bool {
 // a conversation restores its cache instead of prefilling it again, and
 // the reply is token for token what an uninterrupted session gives.
 func TestConversationsAlternate(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(10)
 	refA := newSession(t, b, set)
 	a1, _ := reply(t, refA, "first conversation about apples")
@@ -184,7 +187,7 @@ func TestConversationsAlternate(t *testing.T) {
 // conversation; the chat continues from its cache afterwards as if no
 // request had come, and Messages shows the chat's throughout.
 func TestCompleteLeavesTheChatAlone(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(8)
 	ref := newSession(t, b, set)
 	w1, _ := reply(t, ref, "hello there")
@@ -231,7 +234,7 @@ func TestCompleteLeavesTheChatAlone(t *testing.T) {
 // string (Anthropic's stop_sequence); a stop string that never
 // appears changes nothing.
 func TestCompleteStop(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(24)
 	s, _ := countingSession(t, b, set)
 	e := Start(s, ModelInfo{})
@@ -271,7 +274,7 @@ func TestCompleteStop(t *testing.T) {
 // TestCompleteRefusals: requests the engine cannot serve as given are
 // refused with a RequestError before anything runs.
 func TestCompleteRefusals(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	s, cc := countingSession(t, b, DefaultSettings())
 	e := Start(s, ModelInfo{})
 	defer e.Close()
@@ -287,7 +290,7 @@ func TestCompleteRefusals(t *testing.T) {
 		{"ends with system", Request{Messages: []Message{{Role: "user", Content: "hi"}, {Role: "system", Content: "yes"}}, Settings: DefaultSettings()}, nil},
 		{"unknown role", Request{Messages: []Message{{Role: "tool", Content: "x"}, {Role: "user", Content: "hi"}}, Settings: DefaultSettings()}, nil},
 		{"empty", Request{Settings: DefaultSettings()}, nil},
-		{"too long", Request{Messages: []Message{{Role: "user", Content: long}}, Settings: DefaultSettings()}, ErrContextFull},
+		{"too long", Request{Messages: []Message{{Role: "user", Content: long}}, Settings: DefaultSettings()}, chain.ErrContextFull},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, e, tc.req)
@@ -309,7 +312,7 @@ func TestCompleteRefusals(t *testing.T) {
 // TestCompleteCancel: a job cancelled before it starts never runs; one
 // cancelled while it streams stops within one token.
 func TestCompleteCancel(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(0)
 	s, cc := countingSession(t, b, set)
 	e := Start(s, ModelInfo{})
@@ -363,7 +366,7 @@ func TestCompleteCancel(t *testing.T) {
 // TestCompleteSeed: on a logits bundle the same request with the same
 // seed samples the same reply, whatever ran in between.
 func TestCompleteSeed(t *testing.T) {
-	b := tinyBundle(t, "stateful3-logits")
+	b := testbundle.Tiny(t, "stateful3-logits")
 	set := greedyOff(12)
 	set.Sampling = Sampling{Temperature: 1.2, TopP: 0.95, Seed: 42}
 	s, _ := countingSession(t, b, DefaultSettings())
@@ -382,7 +385,7 @@ func TestCompleteSeed(t *testing.T) {
 // TestConversationBudget: beyond the budget the least recently used
 // conversations are dropped.
 func TestConversationBudget(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(4)
 	s, _ := countingSession(t, b, DefaultSettings())
 	e := Start(s, ModelInfo{})
@@ -402,7 +405,7 @@ func TestConversationBudget(t *testing.T) {
 // a prefill and the reply is token for token the uninterrupted one; Close
 // removes the folder.
 func TestConversationsSpill(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(8)
 	ref := newSession(t, b, set)
 	a1, _ := reply(t, ref, "the first of three")

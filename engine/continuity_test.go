@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestLoadReportsTheRestoredSettings: a checkpoint restores its settings,
@@ -14,7 +16,7 @@ import (
 func TestLoadReportsTheRestoredSettings(t *testing.T) {
 	store := tempStore(t)
 	saved := Settings{MaxTokens: 4, Speculation: SpecModeOff, DraftLen: 2, Thinking: true, System: "Be terse."}
-	s := newSession(t, tinyBundle(t, "r1"), saved)
+	s := newSession(t, testbundle.Tiny(t, "r1"), saved)
 	e := Start(s, ModelInfo{})
 	defer e.Close()
 	e.UseStore(store, 0)
@@ -42,7 +44,7 @@ func TestLoadReportsTheRestoredSettings(t *testing.T) {
 // closing when the connection drops) is marked, and the mark survives a
 // checkpoint.
 func TestCancelledReplyIsInterrupted(t *testing.T) {
-	b := tinyBundle(t, "v2")
+	b := testbundle.Tiny(t, "v2")
 	s := newSession(t, b, Settings{MaxTokens: 40})
 	s.stops = nil
 	var n int
@@ -79,7 +81,7 @@ func TestCancelledReplyIsInterrupted(t *testing.T) {
 // the minimum is a real decode time, not 0.
 func TestFirstTokenHasNoLatency(t *testing.T) {
 	for _, fam := range []string{"r1", "v2"} {
-		s := newSession(t, tinyBundle(t, fam), specOn(tinyBundle(t, fam), Settings{MaxTokens: 12}))
+		s := newSession(t, testbundle.Tiny(t, fam), specOn(testbundle.Tiny(t, fam), Settings{MaxTokens: 12}))
 		s.stops, s.now = nil, fakeClock()
 		_, end := reply(t, s, "Copy: a b c a b c a b c.")
 		m := end.(Finished).Metrics
@@ -100,20 +102,20 @@ type scriptChain struct {
 func (c *scriptChain) next() int                    { return c.script[c.pos%len(c.script)] }
 func (c *scriptChain) Reset() error                 { c.pos = 0; return nil }
 func (c *scriptChain) Prefill(t []int) (int, error) { c.pos += len(t); return c.next(), nil }
-func (c *scriptChain) SetSoft([]SoftSpan)           {}
+func (c *scriptChain) SetSoft([]chain.SoftSpan)     {}
 func (c *scriptChain) Decode(int) (int, error)      { c.pos++; return c.next(), nil }
 func (c *scriptChain) Verify([]int) ([]int, error)  { return nil, errUnsupported("verify") }
 func (c *scriptChain) Rewind(p int) error           { c.pos = p; return nil }
 func (c *scriptChain) Position() int                { return c.pos }
 func (c *scriptChain) Logits() []float32            { return nil }
 func (c *scriptChain) Close() error                 { return nil }
-func (c *scriptChain) Capabilities() Capabilities {
-	return Capabilities{Family: bundle.R1, Context: c.ctx, PrefillWidths: []int{1}}
+func (c *scriptChain) Capabilities() chain.Capabilities {
+	return chain.Capabilities{Family: bundle.R1, Context: c.ctx, PrefillWidths: []int{1}}
 }
-func (c *scriptChain) Snapshot() (*CacheState, error) {
-	return &CacheState{Family: bundle.R1, Position: c.pos}, nil
+func (c *scriptChain) Snapshot() (*chain.CacheState, error) {
+	return &chain.CacheState{Family: bundle.R1, Position: c.pos}, nil
 }
-func (c *scriptChain) Restore(s *CacheState) error { c.pos = s.Position; return nil }
+func (c *scriptChain) Restore(s *chain.CacheState) error { c.pos = s.Position; return nil }
 
 type errUnsupported string
 
@@ -124,7 +126,7 @@ func (e errUnsupported) Error() string { return string(e) + " is not supported" 
 // continued in a new session, reads exactly as the uninterrupted reply —
 // the character is whole, never two U+FFFD halves.
 func TestContinuationKeepsCharactersWhole(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	tok := newSession(t, b, Settings{}).tok
 	var script []int
 	for _, piece := range []string{"a", "<0xC3>", "<0xA9>", "b", "<0xE2>", "<0x82>", "<0xAC>", "c"} {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/orchard-llm/orchard/atomicfile"
+	"github.com/orchard-llm/orchard/engine/chain"
 )
 
 // conversations keeps the conversations of earlier requests, so a client
@@ -80,9 +81,9 @@ type convState struct {
 	baseAt    int
 	historyID string
 	gen       uint64
-	cache     *CacheState // nil: nothing cached, or on disk at path
-	path      string      // the cache's file while it is on disk
-	size      int64       // cache bytes, in memory or on disk
+	cache     *chain.CacheState // nil: nothing cached, or on disk at path
+	path      string            // the cache's file while it is on disk
+	size      int64             // cache bytes, in memory or on disk
 	used      uint64
 }
 
@@ -313,13 +314,13 @@ func (cs *conversations) dropSpilled(c *convState) {
 	}
 }
 
-func readSpilled(path string) (*CacheState, error) {
+func readSpilled(path string) (*chain.CacheState, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("kept conversation: %w", err)
 	}
 	defer f.Close()
-	var cache CacheState
+	var cache chain.CacheState
 	if err := gob.NewDecoder(f).Decode(&cache); err != nil {
 		return nil, fmt.Errorf("kept conversation %s: %w", path, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // collect reads events until one of the wanted kinds arrives.
@@ -38,7 +40,7 @@ func isEnd(ev Event) bool {
 // TestEngineDeliversInOrder: a slow consumer gets coalesced deltas whose
 // text and tokens add up to the reply, after Started and before Finished.
 func TestEngineDeliversInOrder(t *testing.T) {
-	s := newSession(t, tinyBundle(t, "r1"), Settings{MaxTokens: 30})
+	s := newSession(t, testbundle.Tiny(t, "r1"), Settings{MaxTokens: 30})
 	s.stops = nil
 	e := Start(s, ModelInfo{Name: "t"})
 	defer e.Close()
@@ -82,7 +84,7 @@ func TestEngineDeliversInOrder(t *testing.T) {
 // TestEngineCancelBeforeStart: a cancel issued before the queued turn
 // starts cancels it.
 func TestEngineCancelBeforeStart(t *testing.T) {
-	s := newSession(t, tinyBundle(t, "v2"), Settings{MaxTokens: 50})
+	s := newSession(t, testbundle.Tiny(t, "v2"), Settings{MaxTokens: 50})
 	s.stops = nil
 	e := Start(s, ModelInfo{})
 	defer e.Close()
@@ -109,7 +111,7 @@ func TestEngineCancelBeforeStart(t *testing.T) {
 // it never started (the front end gives the message back), and the
 // conversation holds nothing of it.
 func TestCancelledUnstarted(t *testing.T) {
-	s := newSession(t, tinyBundle(t, "r1"), Settings{MaxTokens: 4})
+	s := newSession(t, testbundle.Tiny(t, "r1"), Settings{MaxTokens: 4})
 	e := Start(s, ModelInfo{})
 	defer e.Close()
 	hold := make(chan struct{})
@@ -140,7 +142,7 @@ func TestCancelledUnstarted(t *testing.T) {
 }
 
 func TestEngineClose(t *testing.T) {
-	s := newSession(t, tinyBundle(t, "stateful3"), Settings{})
+	s := newSession(t, testbundle.Tiny(t, "stateful3"), Settings{})
 	e := Start(s, ModelInfo{})
 	e.Send("long")
 	if err := e.Close(); err != nil {

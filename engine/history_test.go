@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // historyEngine starts an engine with a history in a fresh folder.
 func historyEngine(t *testing.T, fam string, set Settings, p HistoryPolicy) (*Engine, *checkpoints.Store) {
 	t.Helper()
 	store := tempStore(t) // before the engine: removed after it closed
-	s := newSession(t, tinyBundle(t, fam), set)
+	s := newSession(t, testbundle.Tiny(t, fam), set)
 	s.stops = nil
 	e := Start(s, ModelInfo{})
 	t.Cleanup(func() { e.Close() })
@@ -97,7 +98,7 @@ func listHistory(t *testing.T, e *Engine, q string, ok func([]HistoryInfo) bool)
 // the budget keeps none) continues token for token as the conversation
 // that never left — and the conversation it replaced is kept in turn.
 func TestHistoryResumeEqualsUninterrupted(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		for _, keep := range []int{1, 0} {
 			t.Run(fmt.Sprintf("%s/keep%d", fam, keep), func(t *testing.T) {
 				t.Parallel()
@@ -125,7 +126,7 @@ func TestHistoryResumeEqualsUninterrupted(t *testing.T) {
 				until(t, e, func(h History) bool { return h.Op == "resume" && h.ID == kept.ID })
 				got, met := sendWait(t, e, "Second.")
 
-				u := newSession(t, tinyBundle(t, fam), set)
+				u := newSession(t, testbundle.Tiny(t, fam), set)
 				u.stops = nil
 				reply(t, u, first)
 				want, _ := reply(t, u, "Second.")

@@ -12,6 +12,8 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/f16"
 	"github.com/orchard-llm/orchard/media"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -643,7 +645,7 @@ func softRows(t *coreml.Tensor, hidden, want int) ([]uint16, error) {
 		return out, nil
 	}
 	for i := range out {
-		out[i] = coreml.F32ToF16(t.F32(i))
+		out[i] = f16.FromF32(t.F32(i))
 	}
 	return out, nil
 }
@@ -741,7 +743,7 @@ func spansIn(spans []spanRef, n int) []spanRef {
 // reused prefix): from the session's cache of encoded files, else by
 // encoding the file again if it is still there and unchanged (after a
 // checkpoint load, say).
-func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]SoftSpan, error) {
+func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]chain.SoftSpan, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -751,7 +753,7 @@ func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]SoftSpa
 			byHash[a.SHA256] = a
 		}
 	}
-	var out []SoftSpan
+	var out []chain.SoftSpan
 	for _, r := range refs {
 		if r.Start+r.Rows <= from {
 			continue
@@ -768,7 +770,7 @@ func (s *Session) softSpans(msgs []Message, refs []spanRef, from int) ([]SoftSpa
 		if r.Span >= len(rows) || len(rows[r.Span]) != r.Rows*s.b.Geometry.Hidden {
 			return nil, fmt.Errorf("%s: the encoded rows do not fit the prompt's span", byHash[r.SHA256].Name)
 		}
-		out = append(out, SoftSpan{Start: r.Start, Rows: rows[r.Span]})
+		out = append(out, chain.SoftSpan{Start: r.Start, Rows: rows[r.Span]})
 	}
 	return out, nil
 }

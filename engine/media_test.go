@@ -11,6 +11,9 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/internal/testmedia"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -57,37 +60,6 @@ func mediaSession(t testing.TB, b *bundle.Bundle, set Settings) *Session {
 	return s
 }
 
-// oracleMedia feeds a prompt to the oracle with the soft rows at its media
-// spans and returns n greedy tokens after it.
-func oracleMedia(t testing.TB, b *bundle.Bundle, ids []int, spans []SoftSpan, n int) []int {
-	t.Helper()
-	o, host, err := NewOracle(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	host.SetSoft(spans)
-	var next int
-	for p, tok := range ids {
-		if r := host.softRow(p); r != nil {
-			_, next, err = o.FeedRow(r)
-		} else {
-			_, next, err = o.Feed(tok)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := []int{next}
-	for len(out) < n {
-		if _, next, err = o.Feed(next); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, next)
-	}
-	return out
-}
-
 // sendMedia runs a turn with attachments and returns its tokens and the
 // Started event.
 func sendMedia(t testing.TB, s *Session, text string, files ...MediaFile) ([]int, Started) {
@@ -116,7 +88,7 @@ func TestMediaTurnsMatchOracle(t *testing.T) {
 	pic, clip := writePNG(t, dir, 1, 40, 30), writeWAV(t, dir, 0.6, 440)
 	for _, tt := range mediaCases(pic, clip) {
 		t.Run(tt.family+"-"+tt.kind, func(t *testing.T) {
-			b := tinyBundle(t, tt.family)
+			b := testbundle.Tiny(t, tt.family)
 			set := Settings{MaxTokens: 12, Speculation: SpecModeOff}
 			s := mediaSession(t, b, set)
 			got, _ := sendMedia(t, s, tt.text, MediaFile{Kind: tt.kind, Path: tt.path})
@@ -143,7 +115,7 @@ func TestMediaTurnsMatchOracle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := oracleMedia(t, b, prompt, []SoftSpan{{Start: open + 1, Rows: enc.Rows[0]}}, 12)
+			want := chaintest.OracleGreedy(t, b, prompt, []chain.SoftSpan{{Start: open + 1, Rows: enc.Rows[0]}}, 12)
 			if !slices.Equal(got[:min(len(got), len(want))], want[:min(len(got), len(want))]) || len(got) == 0 {
 				t.Fatalf("tokens %v, oracle %v", got, want)
 			}
@@ -175,7 +147,7 @@ func count(ids []int, id int) int {
 func TestMediaFollowUpAndCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	pic := writePNG(t, dir, 2, 24, 24)
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 8, Speculation: SpecModeOff}
 
 	s := mediaSession(t, b, set)
@@ -272,7 +244,7 @@ func TestMediaPrefix(t *testing.T) {
 // take it — and the bundle, whether or not the session has encoders; an
 // encoder whose rows are not the model's width is refused before it runs.
 func TestMediaRefusals(t *testing.T) {
-	s3 := tinyBundle(t, "stateful3")
+	s3 := testbundle.Tiny(t, "stateful3")
 	for _, tc := range []struct {
 		name string
 		fam  string
@@ -281,9 +253,9 @@ func TestMediaRefusals(t *testing.T) {
 	}{
 		{"stateful3 image", "stateful3", MediaImage, []string{"stateful3 bundles ship none", s3.Dir, "okayuji r1 and v2 bundles", "vision_fp16.mlmodelc"}},
 		{"stateful3 audio", "stateful3", MediaAudio, []string{"stateful3 bundles ship none", s3.Dir, "audio_fp16.mlmodelc"}},
-		{"v2 audio", "v2", MediaAudio, []string{"audio_fp16.mlmodelc next to the bundle's manifest", tinyBundle(t, "v2").Dir + " has none"}},
+		{"v2 audio", "v2", MediaAudio, []string{"audio_fp16.mlmodelc next to the bundle's manifest", testbundle.Tiny(t, "v2").Dir + " has none"}},
 	} {
-		b := tinyBundle(t, tc.fam)
+		b := testbundle.Tiny(t, tc.fam)
 		s := newSession(t, b, Settings{MaxTokens: 4, Speculation: SpecModeOff})
 		if tc.fam != "stateful3" {
 			s.Media = NewEncoders(b, reference.New(), coreml.CPUAndGPU)
@@ -307,7 +279,7 @@ func TestMediaRefusals(t *testing.T) {
 		}
 	}
 
-	src := tinyBundle(t, "r1")
+	src := testbundle.Tiny(t, "r1")
 	root := t.TempDir()
 	if err := os.CopyFS(root, os.DirFS(src.Dir)); err != nil {
 		t.Fatal(err)
@@ -329,7 +301,7 @@ func TestMediaRefusals(t *testing.T) {
 // TestMediaLimits: the limits set from the config bound what is read, and
 // a refusal names the setting that raises it; a file within them encodes.
 func TestMediaLimits(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	dir := t.TempDir()
 	pic, clip := writePNG(t, dir, 1, 40, 30), writeWAV(t, dir, 3, 440)
 	for _, c := range []struct {
@@ -369,7 +341,7 @@ func (panicAlloc) Alloc([]int, coreml.DType) *coreml.Tensor { panic("boom") }
 // file with a FileError naming it, and the encoders stay usable: one bad
 // picture posted to orchard serve does not end the process.
 func TestEncodePanicIsAFileError(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	pic := writePNG(t, t.TempDir(), 1, 20, 20)
 	enc := NewEncoders(b, panicAlloc{reference.New()}, coreml.CPUAndGPU)
 	defer enc.Close()

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 func TestMetricsLogRecords(t *testing.T) {
@@ -14,7 +16,7 @@ func TestMetricsLogRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSession(t, tinyBundle(t, "r1"), Settings{MaxTokens: 4})
+	s := newSession(t, testbundle.Tiny(t, "r1"), Settings{MaxTokens: 4})
 	s.Metrics = l.Record
 	reply(t, s, "a")
 	reply(t, s, "b")

@@ -9,6 +9,9 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -17,7 +20,7 @@ import (
 // is replaced where force says: an argmax head that writes what a test
 // needs (a media placeholder, say) while the cache stays the model's.
 type forceChain struct {
-	Chain
+	chain.Chain
 	force map[int]int
 }
 
@@ -41,7 +44,7 @@ func (c *forceChain) Decode(t int) (int, error) {
 // failChain fails on request: a Prefill after feeding half its tokens, or
 // the nth Decode from now, as Core ML may fail mid-turn.
 type failChain struct {
-	Chain
+	chain.Chain
 	prefill bool
 	decodes int // fail the decodes-th Decode from now; 0: never
 }
@@ -69,13 +72,13 @@ func (c *failChain) Decode(t int) (int, error) {
 }
 
 // wrappedSession is a media session over b's chain as wrap makes it.
-func wrappedSession(t testing.TB, b *bundle.Bundle, set Settings, wrap func(Chain) Chain) *Session {
+func wrappedSession(t testing.TB, b *bundle.Bundle, set Settings, wrap func(chain.Chain) chain.Chain) *Session {
 	t.Helper()
 	tok, err := tokenizer.Load(b.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSession(b, wrap(openChain(t, b, Options{})), tok, set)
+	s, err := NewSession(b, wrap(chaintest.Open(t, b, chain.Options{})), tok, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +96,7 @@ func wrappedSession(t testing.TB, b *bundle.Bundle, set Settings, wrap func(Chai
 // session, after a checkpoint round trip (--continue) and from a history
 // entry kept as text.
 func TestReplyWithPlaceholderContinues(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 6, Speculation: SpecModeOff}
 	pic := writePNG(t, t.TempDir(), 5, 24, 24)
 	file := MediaFile{Kind: MediaImage, Path: pic}
@@ -102,11 +105,11 @@ func TestReplyWithPlaceholderContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Where the first reply begins: after the first turn's prompt.
-	dry := wrappedSession(t, b, set, func(c Chain) Chain { return c })
+	dry := wrappedSession(t, b, set, func(c chain.Chain) chain.Chain { return c })
 	sendMedia(t, dry, "Look.", file)
 	p := len(dry.LastPrompt())
 	force := map[int]int{p: mt.Placeholder, p + 1: mt.Placeholder, p + 3: mt.Placeholder}
-	forced := func(c Chain) Chain { return &forceChain{Chain: c, force: force} }
+	forced := func(c chain.Chain) chain.Chain { return &forceChain{Chain: c, force: force} }
 
 	s := wrappedSession(t, b, set, forced)
 	first, _ := sendMedia(t, s, "Look.", file)
@@ -136,7 +139,7 @@ func TestReplyWithPlaceholderContinues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oracle := oracleMedia(t, b, prompt, []SoftSpan{{Start: s.spans[0].Start, Rows: enc.Rows[0]}}, len(want))
+	oracle := chaintest.OracleGreedy(t, b, prompt, []chain.SoftSpan{{Start: s.spans[0].Start, Rows: enc.Rows[0]}}, len(want))
 	if !slices.Equal(want, oracle) {
 		t.Fatalf("second reply %v, oracle (rows at the picture's span only) %v", want, oracle)
 	}
@@ -161,14 +164,14 @@ func TestReplyWithPlaceholderContinues(t *testing.T) {
 // so the next turn's output exactly as they were: the reply to the next
 // message is that of a session that never tried.
 func TestFailedSendChangesNothing(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 6, Speculation: SpecModeOff}
 	pic := writePNG(t, t.TempDir(), 6, 20, 20)
 	setup := func(s *Session) {
 		sendMedia(t, s, "Look.", MediaFile{Kind: MediaImage, Path: pic})
 		sendMedia(t, s, "More.")
 	}
-	twin := wrappedSession(t, b, set, func(c Chain) Chain { return c })
+	twin := wrappedSession(t, b, set, func(c chain.Chain) chain.Chain { return c })
 	setup(twin)
 	want, _ := sendMedia(t, twin, "Go on.")
 
@@ -185,7 +188,7 @@ func TestFailedSendChangesNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var fc *failChain
-			s := wrappedSession(t, b, set, func(c Chain) Chain { fc = &failChain{Chain: c}; return fc })
+			s := wrappedSession(t, b, set, func(c chain.Chain) chain.Chain { fc = &failChain{Chain: c}; return fc })
 			setup(s)
 			msgs, tail, turn := s.Messages(), s.tail(), s.turn
 			if tc.arm != nil {

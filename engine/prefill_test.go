@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestCompletePrefill: a request that ends with the model's message begun
@@ -12,7 +14,7 @@ import (
 // ids from k on, byte for byte, and the conversation the session keeps
 // holds the whole reply; the user's turn comes from the cache.
 func TestCompletePrefill(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(16)
 	s, _ := countingSession(t, b, DefaultSettings())
 	e := Start(s, ModelInfo{})
@@ -61,7 +63,7 @@ func TestCompletePrefill(t *testing.T) {
 // TestCompleteLaterSystem: a system message after the first turn is a
 // system turn where it stands.
 func TestCompleteLaterSystem(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	s, _ := countingSession(t, b, DefaultSettings())
 	e := Start(s, ModelInfo{})
 	defer e.Close()

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+
+	"github.com/orchard-llm/orchard/engine/chain"
 )
 
 // Raw prompts (Request.Raw) are fed as their text encodes, without the
@@ -43,11 +45,11 @@ type ContextFullError struct {
 func (e *ContextFullError) Error() string {
 	switch {
 	case e.Raw:
-		return fmt.Sprintf("the prompt is %d tokens and the context holds %d: shorten it: %v", e.Tokens, e.Context, ErrContextFull)
+		return fmt.Sprintf("the prompt is %d tokens and the context holds %d: shorten it: %v", e.Tokens, e.Context, chain.ErrContextFull)
 	case e.Alone:
-		return fmt.Sprintf("the message alone is %d tokens and the context holds %d: %v", e.Tokens, e.Context, ErrContextFull)
+		return fmt.Sprintf("the message alone is %d tokens and the context holds %d: %v", e.Tokens, e.Context, chain.ErrContextFull)
 	}
-	return fmt.Sprintf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %v", e.Tokens, e.Context, ErrContextFull)
+	return fmt.Sprintf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %v", e.Tokens, e.Context, chain.ErrContextFull)
 }
 
-func (e *ContextFullError) Unwrap() error { return ErrContextFull }
+func (e *ContextFullError) Unwrap() error { return chain.ErrContextFull }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -13,7 +15,7 @@ import (
 // raw prompt keeps the template away (no turn markers are added); a
 // prompt that fills the context is refused with the figures.
 func TestCompleteRaw(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(10)
 	s, _ := countingSession(t, b, DefaultSettings())
 	e := Start(s, ModelInfo{})
@@ -57,7 +59,7 @@ func TestCompleteRaw(t *testing.T) {
 	f, ok := r.end.(Failed)
 	var cf *ContextFullError
 	var re *RequestError
-	if !ok || !errors.As(f.Err, &cf) || !cf.Raw || cf.Context != s.caps.Context || !errors.As(f.Err, &re) || !errors.Is(f.Err, ErrContextFull) {
+	if !ok || !errors.As(f.Err, &cf) || !cf.Raw || cf.Context != s.caps.Context || !errors.As(f.Err, &re) || !errors.Is(f.Err, chain.ErrContextFull) {
 		t.Fatalf("an over-long raw prompt: %#v", r.end)
 	}
 

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestReuseEqualsCold: each turn of a multi-turn conversation with KV
@@ -12,13 +16,13 @@ import (
 // prompt ids from position 0, on every family, and the warm path reuses
 // every token the cache holds.
 func TestReuseEqualsCold(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			warm := newSession(t, b, Settings{MaxTokens: 6})
 			warm.stops = nil // run every turn to the cap: more cache to reuse
-			cold := openChain(t, b, Options{})
+			cold := chaintest.Open(t, b, chain.Options{})
 			for i, u := range []string{"Hi.", "Tell me more.", "And then?"} {
 				held := len(warm.Committed())
 				got, end := reply(t, warm, u)
@@ -27,7 +31,7 @@ func TestReuseEqualsCold(t *testing.T) {
 					t.Errorf("turn %d reused %d of the %d cached tokens", i, f.Metrics.ReusedTokens, held)
 				}
 				cold.Reset()
-				want := chainGreedy(t, cold, warm.lastPrompt, len(got))
+				want := chaintest.Greedy(t, cold, warm.lastPrompt, len(got))
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("turn %d: warm %v, cold %v", i, got, want)
 				}
@@ -41,7 +45,7 @@ func TestReuseEqualsCold(t *testing.T) {
 // equals what a fresh session with that history produces.
 func TestCancelKeepsSessionConsistent(t *testing.T) {
 	for _, fam := range []string{"r1", "stateful3"} {
-		b := tinyBundle(t, fam)
+		b := testbundle.Tiny(t, fam)
 		s := newSession(t, b, Settings{MaxTokens: 40})
 		s.stops = nil
 		n := 0
@@ -69,8 +73,8 @@ func TestCancelKeepsSessionConsistent(t *testing.T) {
 			t.Fatalf("%s: cache at %d, committed %d", fam, s.chain.Position(), len(s.Committed()))
 		}
 		got, _ := reply(t, s, "Go on.")
-		cold := openChain(t, b, Options{})
-		want := chainGreedy(t, cold, s.lastPrompt, len(got))
+		cold := chaintest.Open(t, b, chain.Options{})
+		want := chaintest.Greedy(t, cold, s.lastPrompt, len(got))
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s: after cancel %v, fresh %v", fam, got, want)
 		}
@@ -78,7 +82,7 @@ func TestCancelKeepsSessionConsistent(t *testing.T) {
 }
 
 func TestCancelDuringPrefill(t *testing.T) {
-	b := tinyBundle(t, "v2")
+	b := testbundle.Tiny(t, "v2")
 	s := newSession(t, b, Settings{MaxTokens: 4})
 	s.Cancel()
 	long := strings.Repeat("word ", 30) // about 95 tokens: two prefill slices
@@ -101,7 +105,7 @@ func TestCancelDuringPrefill(t *testing.T) {
 }
 
 func TestSettingsRefusals(t *testing.T) {
-	r1 := newSession(t, tinyBundle(t, "r1"), Settings{})
+	r1 := newSession(t, testbundle.Tiny(t, "r1"), Settings{})
 	err := r1.SetSettings(Settings{Sampling: Sampling{Temperature: 0.7}})
 	if err == nil || !strings.Contains(err.Error(), "argmax") {
 		t.Fatalf("temperature on r1: %v", err)
@@ -111,7 +115,7 @@ func TestSettingsRefusals(t *testing.T) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
-	logits := newSession(t, tinyBundle(t, "stateful3-logits"), Settings{})
+	logits := newSession(t, testbundle.Tiny(t, "stateful3-logits"), Settings{})
 	if err := logits.SetSettings(Settings{Sampling: Sampling{Temperature: 0.8, TopK: 40, TopP: 0.9, Seed: 3}}); err != nil {
 		t.Fatalf("sampling on a logits bundle: %v", err)
 	}
@@ -120,7 +124,7 @@ func TestSettingsRefusals(t *testing.T) {
 // TestSamplingReproducible: the same seed gives the same reply; another
 // seed (almost surely) differs; temperature 0 equals greedy.
 func TestSamplingReproducible(t *testing.T) {
-	b := tinyBundle(t, "stateful3-logits")
+	b := testbundle.Tiny(t, "stateful3-logits")
 	run := func(sm Sampling) []int {
 		s := newSession(t, b, Settings{MaxTokens: 24, Sampling: sm})
 		ids, _ := reply(t, s, "Pick words.")
@@ -144,7 +148,7 @@ func TestSamplingReproducible(t *testing.T) {
 }
 
 func TestContextPolicy(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	long := strings.Repeat("pears and plums ", 7) // about 64 tokens; two turns overflow 128
 	stop := newSession(t, b, Settings{MaxTokens: 8})
 	reply(t, stop, long)
@@ -160,7 +164,7 @@ func TestContextPolicy(t *testing.T) {
 	}
 	before := stop.Messages()
 	err := stop.Send(long, func(Event) {})
-	if !errors.Is(err, ErrContextFull) || !strings.Contains(err.Error(), "drop-oldest") {
+	if !errors.Is(err, chain.ErrContextFull) || !strings.Contains(err.Error(), "drop-oldest") {
 		t.Fatalf("policy stop: %v", err)
 	}
 	if fmt.Sprint(stop.Messages()) != fmt.Sprint(before) {

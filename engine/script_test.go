@@ -8,6 +8,9 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -33,7 +36,7 @@ func scriptedRuntime(t testing.TB, b *bundle.Bundle, script string) *reference.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := NewHost(b)
+	host, err := chain.NewHost(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +56,7 @@ func scriptedSession(t testing.TB, b *bundle.Bundle, rt *reference.Scripted, set
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(b, rt, Options{})
+	c, err := chain.Open(b, rt, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +86,10 @@ func replyText(t testing.TB, s *Session, text string) (string, TurnMetrics) {
 // the same tokens as an unscripted runtime's; later turns reuse the cache
 // and a cold chain fed the same prompt agrees.
 func TestScriptedReplies(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			rt := scriptedRuntime(t, b, testScript)
 			s := scriptedSession(t, b, rt, Settings{MaxTokens: 24, System: "Be brief."})
 
@@ -114,12 +117,12 @@ func TestScriptedReplies(t *testing.T) {
 			if f := end.(Finished); f.Metrics.ReusedTokens != held {
 				t.Errorf("turn 3 reused %d of %d cached tokens", f.Metrics.ReusedTokens, held)
 			}
-			cold, err := Open(b, scriptedRuntime(t, b, testScript), Options{})
+			cold, err := chain.Open(b, scriptedRuntime(t, b, testScript), chain.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cold.Close()
-			if want := chainGreedy(t, cold, s.lastPrompt, len(warm)); !slices.Equal(warm, want) {
+			if want := chaintest.Greedy(t, cold, s.lastPrompt, len(warm)); !slices.Equal(warm, want) {
 				t.Fatalf("turn 3: warm %v, cold %v", warm, want)
 			}
 		})
@@ -134,7 +137,7 @@ func TestScriptedSpeculation(t *testing.T) {
 	for _, fam := range []string{"r1", "v2"} {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			off := scriptedSession(t, b, scriptedRuntime(t, b, testScript), Settings{Speculation: SpecModeOff, MaxTokens: 40})
 			on := scriptedSession(t, b, scriptedRuntime(t, b, testScript), specOn(b, Settings{MaxTokens: 40}))
 			for _, msg := range []string{"please repeat", "hello"} {
@@ -166,7 +169,7 @@ func TestScriptedSpeculation(t *testing.T) {
 // says the scripted reply (every other logit is fp16's lowest), and an
 // unmatched message samples the same tokens as without a script.
 func TestScriptedSampling(t *testing.T) {
-	b := tinyBundle(t, "stateful3-logits")
+	b := testbundle.Tiny(t, "stateful3-logits")
 	set := Settings{MaxTokens: 16, Sampling: Sampling{Temperature: 1.5, TopP: 0.95, MinP: 0.01, RepetitionPenalty: 1.3, Seed: 5}}
 	s := scriptedSession(t, b, scriptedRuntime(t, b, testScript), set)
 	if got, _ := replyText(t, s, "Hello"); got != "Hi! Grüße 🍎" {
@@ -191,10 +194,10 @@ func TestScriptedSampling(t *testing.T) {
 // an unscripted runtime would — unless the chain must feed everything
 // again (stateful3's wrapped ring), which teaches it the ids.
 func TestScriptedCheckpoint(t *testing.T) {
-	for _, fam := range families {
+	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			store := tempStore(t)
 			rt := scriptedRuntime(t, b, testScript)
 			set := Settings{MaxTokens: 16, System: "Be terse."}
@@ -279,7 +282,7 @@ func TestScriptedMedia(t *testing.T) {
 	script := `{"replies":[{"match":"^What is this\\?$","reply":"A picture of noise."},{"match":"^Transcribe\\.$","reply":"A tone."}]}`
 	for _, c := range mediaCases(pic, clip) {
 		t.Run(c.family+"-"+c.kind, func(t *testing.T) {
-			b := tinyBundle(t, c.family)
+			b := testbundle.Tiny(t, c.family)
 			rt := scriptedRuntime(t, b, script)
 			s := scriptedSession(t, b, rt, Settings{MaxTokens: 30})
 			s.Media = NewEncoders(b, rt, coreml.CPUAndGPU)
@@ -314,7 +317,7 @@ func TestScriptedLogitsF32(t *testing.T) {
 // bundle, unscripted and scripted; ns/token compares what the script adds
 // to the reference runtime's own work.
 func BenchmarkScriptedTurn(b *testing.B) {
-	bd := tinyBundle(b, "r1")
+	bd := testbundle.Tiny(b, "r1")
 	for _, scripted := range []bool{false, true} {
 		name := map[bool]string{false: "plain", true: "scripted"}[scripted]
 		b.Run(name, func(b *testing.B) {

@@ -6,16 +6,9 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
-
-// Gate is one selftest verdict.
-type Gate struct {
-	Name   string
-	Pass   bool
-	Skip   bool   // not applicable to this bundle
-	Detail string // the first difference, or why it was skipped
-}
 
 // SelfTestPrompts are the fixed prompts of `orchard selftest`: a verbatim
 // copy (speculation fires), an extraction and free prose.
@@ -36,7 +29,7 @@ type SelfTestOptions struct {
 	// (prompts shortened to fit a small context), as sentences.
 	Progress func(string)
 	// OnGate, when set, receives each verdict as soon as it is known.
-	OnGate func(Gate)
+	OnGate func(chain.Gate)
 	// OnCopies, when set, receives what the runtime really copied across
 	// the seam per decoded token during the reference replies, from its
 	// own meter (not called when the runtime keeps none).
@@ -44,11 +37,12 @@ type SelfTestOptions struct {
 }
 
 // SelfTest runs the gates a user runs on their Mac to trust a bundle and
-// the runtime: speculation on == off, KV reuse == cold prefill, batched
-// prefill == token by token, rewind == fresh, restore == uninterrupted.
-// open makes a fresh chain. Prompts and steps are fitted to the bundle's
+// the runtime: the session's (speculation on == off, KV reuse == cold
+// prefill), then the chain's (chain.Checks: batched prefill == token by
+// token, rewind == fresh, restore == uninterrupted). open makes a fresh
+// chain. Prompts and steps are fitted to the bundle's
 // context, so a small context runs shorter prompts rather than failing.
-func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenizer.Tokenizer, o SelfTestOptions) ([]Gate, error) {
+func SelfTest(b *bundle.Bundle, open func(chain.Options) (chain.Chain, error), tok *tokenizer.Tokenizer, o SelfTestOptions) ([]chain.Gate, error) {
 	progress := o.Progress
 	if progress == nil {
 		progress = func(string) {}
@@ -61,7 +55,7 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 	if steps <= 0 {
 		steps = 48
 	}
-	base, err := open(Options{})
+	base, err := open(chain.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -86,197 +80,81 @@ func SelfTest(b *bundle.Bundle, open func(Options) (Chain, error), tok *tokenize
 		}
 		ids = append(ids, x)
 	}
-	var copied int64 // seam copies while decoding, and the decode steps
-	var decoded int
-	greedy := func(c Chain, prompt []int, n int) ([]int, error) {
-		if err := c.Reset(); err != nil {
-			return nil, err
-		}
-		next, err := c.Prefill(prompt)
-		if err != nil {
-			return nil, err
-		}
-		out := []int{next}
-		m0, metered := SeamCopies(c)
-		for len(out) < n && c.Position() < c.Capabilities().Context {
-			if next, err = c.Decode(next); err != nil {
-				return nil, err
-			}
-			out = append(out, next)
-		}
-		if m1, _ := SeamCopies(c); metered {
-			copied, decoded = copied+m1-m0, decoded+len(out)-1
-		}
-		return out, nil
-	}
-	var gates []Gate
-	add := func(name string, f func() (string, error)) {
-		progress(fmt.Sprintf("gate %d of 5: %s…", len(gates)+1, name))
-		detail, err := f()
-		g := Gate{Name: name, Pass: err == nil && detail == "", Detail: detail}
-		if err != nil {
-			g.Detail = err.Error()
-		}
-		if len(detail) > 5 && detail[:5] == "skip:" {
-			g.Pass, g.Skip, g.Detail = true, true, detail[5:]
-		}
-		gates = append(gates, g)
-		if o.OnGate != nil {
-			o.OnGate(g)
-		}
-	}
 	progress(fmt.Sprintf("reference replies for %d prompts, %d tokens each…", len(ids), steps))
-	ref := make([][]int, len(ids))
-	for i, p := range ids {
-		if ref[i], err = greedy(base, p, steps); err != nil {
-			return nil, err
-		}
+	ref, err := chain.NewReference(base, ids, steps)
+	if err != nil {
+		return nil, err
 	}
-	if o.OnCopies != nil && decoded > 0 {
-		o.OnCopies(float64(copied) / float64(decoded))
+	if o.OnCopies != nil && ref.Decoded > 0 {
+		o.OnCopies(float64(ref.CopiedBytes) / float64(ref.Decoded))
 	}
-
-	add("speculation on == off", func() (string, error) {
-		verify := base.Capabilities().MaxVerify()
-		if verify == 0 {
-			return "skip: the bundle cannot verify drafts", nil
-		}
-		for i, p := range prompts {
-			var got [2][]int
-			for j, mode := range []SpecMode{SpecModeOff, SpecModeOn} {
-				c, err := open(Options{})
-				if err != nil {
-					return "", err
-				}
-				s, err := NewSession(b, c, tok, Settings{Speculation: mode, MaxTokens: steps, DraftLen: min(8, verify), NGramMin: 1, NGramMax: 3})
-				if err != nil {
-					c.Close()
-					return "", err
-				}
-				s.Memory = nil
-				err = s.Send(p, func(e Event) {
-					if d, ok := e.(*Delta); ok {
-						got[j] = append(got[j], d.Tokens...)
+	checks := append([]chain.Check{
+		{Name: "speculation on == off", Run: func() (string, error) {
+			verify := base.Capabilities().MaxVerify()
+			if verify == 0 {
+				return "", chain.Skip{Why: "the bundle cannot verify drafts"}
+			}
+			for i, p := range prompts {
+				var got [2][]int
+				for j, mode := range []SpecMode{SpecModeOff, SpecModeOn} {
+					c, err := open(chain.Options{})
+					if err != nil {
+						return "", err
 					}
-				})
-				c.Close()
+					s, err := NewSession(b, c, tok, Settings{Speculation: mode, MaxTokens: steps, DraftLen: min(8, verify), NGramMin: 1, NGramMax: 3})
+					if err != nil {
+						c.Close()
+						return "", err
+					}
+					s.Memory = nil
+					err = s.Send(p, func(e Event) {
+						if d, ok := e.(*Delta); ok {
+							got[j] = append(got[j], d.Tokens...)
+						}
+					})
+					c.Close()
+					if err != nil {
+						return "", err
+					}
+				}
+				if d := chain.FirstDiff(got[0], got[1]); d != "" {
+					return fmt.Sprintf("prompt %d: %s", i+1, d), nil
+				}
+			}
+			return "", nil
+		}},
+		{Name: "KV reuse == cold prefill", Run: func() (string, error) {
+			c, err := open(chain.Options{})
+			if err != nil {
+				return "", err
+			}
+			defer c.Close()
+			s, err := NewSession(b, c, tok, Settings{Speculation: SpecModeOff, MaxTokens: steps / 2})
+			if err != nil {
+				return "", err
+			}
+			s.Memory = nil
+			for i, p := range prompts {
+				var got []int
+				if err := s.Send(p, func(e Event) {
+					if d, ok := e.(*Delta); ok {
+						got = append(got, d.Tokens...)
+					}
+				}); err != nil {
+					return "", err
+				}
+				want, err := chain.Greedy(base, s.LastPrompt(), len(got))
 				if err != nil {
 					return "", err
 				}
-			}
-			if d := firstDiff(got[0], got[1]); d != "" {
-				return fmt.Sprintf("prompt %d: %s", i+1, d), nil
-			}
-		}
-		return "", nil
-	})
-	add("KV reuse == cold prefill", func() (string, error) {
-		c, err := open(Options{})
-		if err != nil {
-			return "", err
-		}
-		defer c.Close()
-		s, err := NewSession(b, c, tok, Settings{Speculation: SpecModeOff, MaxTokens: steps / 2})
-		if err != nil {
-			return "", err
-		}
-		s.Memory = nil
-		for i, p := range prompts {
-			var got []int
-			if err := s.Send(p, func(e Event) {
-				if d, ok := e.(*Delta); ok {
-					got = append(got, d.Tokens...)
+				if d := chain.FirstDiff(want[:min(len(want), len(got))], got); d != "" {
+					return fmt.Sprintf("turn %d: %s", i+1, d), nil
 				}
-			}); err != nil {
-				return "", err
 			}
-			want, err := greedy(base, s.LastPrompt(), len(got))
-			if err != nil {
-				return "", err
-			}
-			if d := firstDiff(want[:min(len(want), len(got))], got); d != "" {
-				return fmt.Sprintf("turn %d: %s", i+1, d), nil
-			}
-		}
-		return "", nil
-	})
-	add("batched prefill == token by token", func() (string, error) {
-		c, err := open(Options{NoBatchedPrefill: true})
-		if err != nil {
-			return "", err
-		}
-		defer c.Close()
-		for i, p := range ids {
-			got, err := greedy(c, p, steps)
-			if err != nil {
-				return "", err
-			}
-			if d := firstDiff(ref[i], got); d != "" {
-				return fmt.Sprintf("prompt %d: %s", i+1, d), nil
-			}
-		}
-		return "", nil
-	})
-	add("rewind == fresh", func() (string, error) {
-		for i, p := range ids {
-			if _, err := greedy(base, p, steps); err != nil {
-				return "", err
-			}
-			back := min(steps/2, base.Position()-base.Capabilities().MinRewind)
-			target := base.Position() - back
-			if target < len(p) {
-				target, back = len(p), base.Position()-len(p)
-			}
-			if err := base.Rewind(target); err != nil {
-				return "", err
-			}
-			next := ref[i][target-len(p)]
-			got := slices.Clone(ref[i][:target-len(p)+1])
-			for len(got) < len(ref[i]) {
-				if next, err = base.Decode(next); err != nil {
-					return "", err
-				}
-				got = append(got, next)
-			}
-			if d := firstDiff(ref[i], got); d != "" {
-				return fmt.Sprintf("prompt %d, back %d: %s", i+1, back, d), nil
-			}
-		}
-		return "", nil
-	})
-	add("checkpoint restore == uninterrupted", func() (string, error) {
-		c, err := open(Options{})
-		if err != nil {
-			return "", err
-		}
-		defer c.Close()
-		for i, p := range ids {
-			half := steps / 2
-			first, err := greedy(base, p, half)
-			if err != nil {
-				return "", err
-			}
-			snap, err := base.Snapshot()
-			if err != nil {
-				return "", err
-			}
-			if err := c.Restore(snap); err != nil {
-				return "", err
-			}
-			got, next := first, first[len(first)-1]
-			for len(got) < len(ref[i]) {
-				if next, err = c.Decode(next); err != nil {
-					return "", err
-				}
-				got = append(got, next)
-			}
-			if d := firstDiff(ref[i], got); d != "" {
-				return fmt.Sprintf("prompt %d: %s", i+1, d), nil
-			}
-		}
-		return "", nil
-	})
-	return gates, nil
+			return "", nil
+		}},
+	}, chain.Checks(base, open, ref)...)
+	return chain.RunChecks(checks, progress, o.OnGate), nil
 }
 
 // fitSelfTest shortens the prompts (whole words from the end) and the
@@ -324,17 +202,4 @@ func fitSelfTest(tmpl *tokenizer.Template, prompts []string, steps, ctx int) ([]
 		return out, steps, "", nil
 	}
 	return out, fitSteps, fmt.Sprintf("the context holds %d positions: %s", ctx, strings.Join(notes, ", ")), nil
-}
-
-// firstDiff describes the first differing token, "" when equal.
-func firstDiff(want, got []int) string {
-	for i := range min(len(want), len(got)) {
-		if want[i] != got[i] {
-			return fmt.Sprintf("token %d is %d, want %d", i, got[i], want[i])
-		}
-	}
-	if len(want) != len(got) {
-		return fmt.Sprintf("%d tokens, want %d", len(got), len(want))
-	}
-	return ""
 }

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/bundle"
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/memledger"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -20,12 +21,12 @@ import (
 // Engine's); only Cancel may be called from another.
 type Session struct {
 	b     *bundle.Bundle
-	chain Chain
+	chain chain.Chain
 	tok   *tokenizer.Tokenizer
 	tmpl  *tokenizer.Template
 	stops []int
 	set   Settings
-	caps  Capabilities
+	caps  chain.Capabilities
 
 	// msgs is the whole conversation, the record: no context policy ever
 	// takes a message out of it. The model sees msgs[window:] — the
@@ -70,7 +71,7 @@ type Session struct {
 	samplerTurn int
 
 	// Memory samples the ledgers; nil disables them.
-	Memory func() (coreml.Memory, error)
+	Memory func() (memledger.Memory, error)
 	peak   Memory
 	// Metrics receives one record per turn (metrics.jsonl); nil disables it.
 	Metrics func(TurnMetrics) error
@@ -100,13 +101,13 @@ type Session struct {
 var ErrCancelled = errors.New("cancelled")
 
 // NewSession prepares a session over an open chain.
-func NewSession(b *bundle.Bundle, chain Chain, tok *tokenizer.Tokenizer, set Settings) (*Session, error) {
+func NewSession(b *bundle.Bundle, ch chain.Chain, tok *tokenizer.Tokenizer, set Settings) (*Session, error) {
 	tmpl, err := templateFor(b, tok)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{b: b, chain: chain, tok: tok, tmpl: tmpl, caps: chain.Capabilities(), pending: -1,
-		Memory: coreml.ReadMemory, now: time.Now, set: DefaultSettings()}
+	s := &Session{b: b, chain: ch, tok: tok, tmpl: tmpl, caps: ch.Capabilities(), pending: -1,
+		Memory: memledger.Read, now: time.Now, set: DefaultSettings()}
 	s.stops = stopSet(b, tmpl)
 	if err := s.SetSettings(set); err != nil {
 		return nil, err
@@ -214,7 +215,7 @@ func withVersions(msgs []Message, versions map[int]*versionSet) []Message {
 func (s *Session) Committed() []int { return slices.Clone(s.committed) }
 
 // Capabilities of the chain.
-func (s *Session) Capabilities() Capabilities { return s.chain.Capabilities() }
+func (s *Session) Capabilities() chain.Capabilities { return s.chain.Capabilities() }
 
 // Cancel stops the running turn after the chain call in flight.
 func (s *Session) Cancel() { s.cancel.Store(true) }

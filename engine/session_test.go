@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/bundle"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -18,7 +21,7 @@ func newSession(t testing.TB, b *bundle.Bundle, set Settings) *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := openChain(t, b, Options{})
+	c := chaintest.Open(t, b, chain.Options{})
 	s, err := NewSession(b, c, tok, set)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +106,7 @@ func TestSpeculationIsLossless(t *testing.T) {
 	for _, fam := range []string{"r1", "v2"} {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
-			b := tinyBundle(t, fam)
+			b := testbundle.Tiny(t, fam)
 			for _, capTokens := range []int{9, 40} { // TestContextEnd covers running to the end
 				for pi, p := range prompts3 {
 					off := newSession(t, b, Settings{Speculation: SpecModeOff, MaxTokens: capTokens})
@@ -141,7 +144,7 @@ func TestSpeculationIsLossless(t *testing.T) {
 // ends the turn exactly where plain decoding ends it.
 func TestSpeculationStopsInsideDraft(t *testing.T) {
 	for _, fam := range []string{"r1", "v2"} {
-		b := tinyBundle(t, fam)
+		b := testbundle.Tiny(t, fam)
 		ref := newSession(t, b, Settings{Speculation: SpecModeOff, MaxTokens: 30})
 		gen, _ := reply(t, ref, prompts3[1])
 		truth := append(ref.Committed(), ref.pending)
@@ -175,7 +178,7 @@ func TestSpeculationStopsInsideDraft(t *testing.T) {
 // without speculation and stops identically with finish reason contextFull.
 func TestContextEnd(t *testing.T) {
 	for _, fam := range []string{"r1", "v2", "stateful3"} {
-		b := tinyBundle(t, fam)
+		b := testbundle.Tiny(t, fam)
 		long := strings.Repeat("orchard apples and pears. ", 6) // most of the 128 positions
 		off := newSession(t, b, Settings{Speculation: SpecModeOff})
 		want, end := reply(t, off, long)

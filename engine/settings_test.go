@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestCheckSettings: the one rule every front end gets: values out of
@@ -74,7 +76,7 @@ func TestCheckSettings(t *testing.T) {
 		})
 	}
 	// A session applies the same rule and keeps its settings on a refusal.
-	s := newSession(t, tinyBundle(t, "r1"), Settings{})
+	s := newSession(t, testbundle.Tiny(t, "r1"), Settings{})
 	before := s.Settings()
 	if err := s.SetSettings(with(func(s *Settings) { s.Sampling.TopK = 40 })); !errors.Is(err, ErrSettingUnsupported) || s.Settings() != before {
 		t.Fatalf("session: %v, settings %+v", err, s.Settings())
@@ -85,7 +87,7 @@ func TestCheckSettings(t *testing.T) {
 // its context on its own (every turn would fail), in a sentence, and
 // keeps the settings it had; one that leaves room is taken.
 func TestSystemPromptMustFit(t *testing.T) {
-	s := newSession(t, tinyBundle(t, "r1"), Settings{}) // a 128-token context
+	s := newSession(t, testbundle.Tiny(t, "r1"), Settings{}) // a 128-token context
 	before := s.Settings()
 	for _, tc := range []struct {
 		system string

@@ -4,13 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestSpillRemovesOnlyItsOwn: in a folder the engine did not make, its
 // spilled caches are written and removed at Close, and nothing else is:
 // a file someone else put there, and the folder, stay as they were.
 func TestSpillRemovesOnlyItsOwn(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := greedyOff(4)
 	dir := t.TempDir()
 	thesis := filepath.Join(dir, "thesis.txt")

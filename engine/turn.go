@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -177,7 +178,7 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 		return nil
 	}
 	t.decodeStart = s.now()
-	t.copied0, t.seamMetered = SeamCopies(s.chain)
+	t.copied0, t.seamMetered = chain.SeamCopies(s.chain)
 	if err := s.decode(t, next); err != nil {
 		if errors.Is(err, ErrCancelled) {
 			return s.cancelled(t)
@@ -686,7 +687,7 @@ func (s *Session) metrics(t *turn) TurnMetrics {
 	if !t.firstEmit.IsZero() {
 		m.TTFTSeconds = t.firstEmit.Sub(t.start).Seconds()
 	}
-	if n, ok := SeamCopies(s.chain); ok && t.seamMetered && len(t.gen) > 0 {
+	if n, ok := chain.SeamCopies(s.chain); ok && t.seamMetered && len(t.gen) > 0 {
 		m.SeamMetered, m.SeamCopiedBytesPerToken = true, float64(n-t.copied0)/float64(len(t.gen))
 	}
 	if !t.decodeStart.IsZero() {
@@ -770,7 +771,7 @@ func (s *Session) Continue(emit func(Event)) error {
 	}
 	s.pending, s.unfed, s.contOK = -1, nil, false
 	t.decodeStart = s.now()
-	t.copied0, t.seamMetered = SeamCopies(s.chain)
+	t.copied0, t.seamMetered = chain.SeamCopies(s.chain)
 	if err := s.decode(t, next); err != nil {
 		if errors.Is(err, ErrCancelled) {
 			return s.cancelled(t)

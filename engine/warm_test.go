@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
@@ -65,19 +68,19 @@ func (m *slowFirstModel) Predict(in coreml.Features, st coreml.State, o *coreml.
 
 // slowSession opens r1 over a runtime whose first call of every model
 // costs 30 s on the session's clock; with good drafts, speculation pays.
-func slowSession(t *testing.T, warm bool) (*Session, *testClock, []WarmStep) {
+func slowSession(t *testing.T, warm bool) (*Session, *testClock, []chain.WarmStep) {
 	t.Helper()
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	clock := &testClock{t: time.Unix(0, 0)}
 	rt := &slowFirstRuntime{Runtime: reference.New(), clock: clock, cost: 30 * time.Second}
-	c, err := Open(b, rt, Options{})
+	c, err := chain.Open(b, rt, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	var steps []WarmStep
+	var steps []chain.WarmStep
 	if warm {
-		if steps, err = Warm(c, nil, WarmOptions{DraftLen: 4}, clock.now, nil); err != nil {
+		if steps, err = chain.Warm(c, nil, chain.WarmOptions{DraftLen: 4}, clock.now, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,18 +149,18 @@ func TestWarmBeforeTheFirstWord(t *testing.T) {
 // TestWarmEveryFamily: each family warms its functions and its encoders,
 // then gives the tokens a chain that was never warmed gives.
 func TestWarmEveryFamily(t *testing.T) {
-	for _, fam := range families {
-		b := tinyBundle(t, fam)
-		want := chainGreedy(t, openChain(t, b, Options{}), prompts(b.Geometry.Vocab)[5], 8)
+	for _, fam := range testbundle.Families() {
+		b := testbundle.Tiny(t, fam)
+		want := chaintest.Greedy(t, chaintest.Open(t, b, chain.Options{}), chaintest.Prompts(b.Geometry.Vocab)[5], 8)
 		rt := reference.New()
-		c, err := Open(b, rt, Options{})
+		c, err := chain.Open(b, rt, chain.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
 		enc := NewEncoders(b, rt, coreml.DefaultUnits)
 		var lines []string
-		steps, err := Warm(c, enc, WarmOptions{}, nil, func(s WarmStep) { lines = append(lines, s.Line()) })
+		steps, err := chain.Warm(c, enc.WarmTasks(), chain.WarmOptions{}, nil, func(s chain.WarmStep) { lines = append(lines, s.Line()) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,11 +175,11 @@ func TestWarmEveryFamily(t *testing.T) {
 		if len(b.Encoders) > 0 && !strings.Contains(strings.Join(lines, "\n"), "vision encoder") {
 			t.Errorf("%s: the encoders were not warmed: %q", fam, lines)
 		}
-		if got := chainGreedy(t, c, prompts(b.Geometry.Vocab)[5], 8); !equalInts(got, want) {
+		if got := chaintest.Greedy(t, c, chaintest.Prompts(b.Geometry.Vocab)[5], 8); !equalInts(got, want) {
 			t.Errorf("%s after warm-up: %v, want %v", fam, got, want)
 		}
 		c.Prefill([]int{2})
-		if _, err := Warm(c, nil, WarmOptions{}, nil, nil); err != ErrWarmPosition {
+		if _, err := chain.Warm(c, nil, chain.WarmOptions{}, nil, nil); err != chain.ErrWarmPosition {
 			t.Errorf("%s: warm-up of a used chain: %v", fam, err)
 		}
 	}
@@ -200,22 +203,22 @@ func (r *unitsRuntime) Load(path string, o coreml.LoadOptions) (coreml.Model, er
 // whatever the chunks use (the seed cards: the vision encoder is 7× faster
 // there than on all, the audio tower overflows on the Neural Engine).
 func TestEncoderUnits(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	rt := &unitsRuntime{Runtime: reference.New(), units: map[string]coreml.ComputeUnits{}}
-	c, err := Open(b, rt, Options{ComputeUnits: coreml.CPUAndNeuralEngine})
+	c, err := chain.Open(b, rt, chain.Options{ComputeUnits: coreml.CPUAndNeuralEngine})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	enc := NewEncoders(b, rt, coreml.DefaultUnits)
-	if _, err := Warm(c, enc, WarmOptions{}, nil, nil); err != nil {
+	if _, err := chain.Warm(c, enc.WarmTasks(), chain.WarmOptions{}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if v, a := rt.units["vision_fp16.mlmodelc"], rt.units["audio_fp16.mlmodelc"]; v != coreml.CPUAndGPU || a != coreml.CPUAndGPU {
 		t.Errorf("encoders loaded on %s and %s, want cpuAndGPU for both", v, a)
 	}
 	enc.SetUnits(EncoderUnits{Vision: coreml.All})
-	if _, err := Warm(c, enc, WarmOptions{}, nil, nil); err != nil {
+	if _, err := chain.Warm(c, enc.WarmTasks(), chain.WarmOptions{}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if v, a := rt.units["vision_fp16.mlmodelc"], rt.units["audio_fp16.mlmodelc"]; v != coreml.All || a != coreml.CPUAndGPU {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/checkpoints"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // orchardQuestions fill the tiny preset's 128-token context in a few turns.
@@ -63,7 +64,7 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/keep%d", fam, keep), func(t *testing.T) {
 			t.Parallel()
 			set := Settings{MaxTokens: 10, ContextPolicy: ContextDropOldest, System: "Be brief.", Speculation: SpecModeOff}
-			u := newSession(t, tinyBundle(t, fam), set)
+			u := newSession(t, testbundle.Tiny(t, fam), set)
 			u.stops = nil
 			for _, x := range texts {
 				reply(t, u, x)
@@ -116,7 +117,7 @@ func TestDropOldestKeepsTheRecord(t *testing.T) {
 // used to be thrown away); switching to one and back continues token for
 // token, and a greedy regenerate after the drop repeats its reply.
 func TestVersionsSurviveDropOldest(t *testing.T) {
-	b := tinyBundle(t, "r1")
+	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 10, ContextPolicy: ContextDropOldest, Speculation: SpecModeOff}
 	texts := orchardQuestions[:5]
 	u := newSession(t, b, set)

@@ -23,7 +23,7 @@ import (
 
 // fp16Nearest rounds x ≥ 0 to the nearest fp16 (ties to even) from the
 // exact values of the fp16 encodings (positive ones order like their bits):
-// independent of coreml.F32ToF16.
+// independent of f16.FromF32.
 func fp16Nearest(x float64) uint16 {
 	val := func(b uint16) float64 {
 		e, m := int(b>>10), float64(b&0x3ff)

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // The audio encoder's input geometry (multimodal.md §2.3, §2.4).
@@ -107,7 +107,7 @@ func (m *MelExtractor) Compute(samples []float32) (*MelInput, error) {
 		Frames: frames,
 		Tokens: SoftTokens(n),
 	}
-	one := coreml.F32ToF16(1)
+	one := f16.FromF32(1)
 	for f := range frames {
 		if f*hopLength+frameLength < padLeft+n {
 			in.Mask[f] = one
@@ -146,7 +146,7 @@ func (w *melWorker) frame(m *MelExtractor, x []float32, dst []uint16) {
 	w.fft.magnitude(w.windowed[:], &w.mag)
 	m.bank.apply(&w.mag, &w.mel)
 	for j, v := range w.mel {
-		dst[j] = coreml.F32ToF16(float32(math.Log(v + melFloor)))
+		dst[j] = f16.FromF32(float32(math.Log(v + melFloor)))
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // TestHannPeriodic checks the window against the values quoted in
@@ -138,7 +138,7 @@ func TestLogMelMatchesFormulas(t *testing.T) {
 			if wantMask {
 				nValid++
 			}
-			if got := in.Mask[f] == coreml.F32ToF16(1); got != wantMask || (!got && in.Mask[f] != 0) {
+			if got := in.Mask[f] == f16.FromF32(1); got != wantMask || (!got && in.Mask[f] != 0) {
 				t.Fatalf("n=%d frame %d: mask %#04x, want valid=%v", n, f, in.Mask[f], wantMask)
 			}
 			for j := range MelBins {
@@ -149,9 +149,9 @@ func TestLogMelMatchesFormulas(t *testing.T) {
 					}
 					continue
 				}
-				want := coreml.F32ToF16(ref[f][j])
+				want := f16.FromF32(ref[f][j])
 				if d := int(got) - int(want); d < -1 || d > 1 {
-					t.Fatalf("n=%d frame %d bin %d: %g, reference %g", n, f, j, coreml.F16ToF32(got), ref[f][j])
+					t.Fatalf("n=%d frame %d bin %d: %g, reference %g", n, f, j, f16.ToF32(got), ref[f][j])
 				}
 			}
 		}
@@ -167,11 +167,11 @@ func TestLogMelSilenceIsFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := coreml.F32ToF16(float32(math.Log(1e-3)))
+	want := f16.FromF32(float32(math.Log(1e-3)))
 	for f := range in.Frames {
 		for j := range MelBins {
 			if got := in.Mel[f*MelBins+j]; got != want {
-				t.Fatalf("frame %d bin %d = %g, want ln(1e-3)", f, j, coreml.F16ToF32(got))
+				t.Fatalf("frame %d bin %d = %g, want ln(1e-3)", f, j, f16.ToF32(got))
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func cgoStdNames() []string {
 	return []string{"free", "CString", "GoString", "int", "uint", "long", "float", "char"}
 }
 
-// orSkip skips, unless CI is set: there a missing tool or module is a failure.
+// orSkip skips, unless CI is set: there a missing tool is a failure.
 func orSkip(t *testing.T, what string, err error) {
 	t.Helper()
 	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
@@ -53,57 +53,16 @@ func orSkip(t *testing.T, what string, err error) {
 	t.Skipf("skipping: %s (set CI=true to make this a failure): %v", what, err)
 }
 
-// needDarwinDeps skips when the darwin dependencies' source (darwinkit,
-// through package coreml) cannot be had.
-func needDarwinDeps(t *testing.T) {
-	t.Helper()
-	if _, err := crosscheck.RequireModule("github.com/progrium/darwinkit"); err != nil {
-		orSkip(t, "darwinkit's source is needed to type-check media for darwin", err)
-	}
-}
-
 // TestDarwinFilesTypecheck type-checks package media, tests included, as
 // GOOS=darwin GOARCH=arm64 and checks every C name its cgo file uses.
 func TestDarwinFilesTypecheck(t *testing.T) {
-	needDarwinDeps(t)
-	res, err := crosscheck.Check(".", darwinARM64(true), ".")
+	res, macOnly := crosscheck.DarwinFiles(t, ".", cgoStdNames(), "decode_darwin.go", "decode_darwin_test.go")
+	linuxOnly, err := crosscheck.OnlyFiles(".", crosscheck.Target{GOOS: "linux", GOARCH: "amd64", Tests: true}, darwinARM64(true))
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range res.Errors {
-		t.Error(e)
-	}
-	for _, p := range crosscheck.CgoNames(res, cgoStdNames()) {
-		t.Error(p)
-	}
-
-	linux := crosscheck.Target{GOOS: "linux", GOARCH: "amd64", Tests: true}
-	macOnly, err := crosscheck.OnlyFiles(".", darwinARM64(true), linux)
-	if err != nil {
-		t.Fatal(err)
-	}
-	linuxOnly, err := crosscheck.OnlyFiles(".", linux, darwinARM64(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"decode_darwin.go", "decode_darwin_test.go"} {
-		if !slices.Contains(macOnly, want) {
-			t.Errorf("%s is not among the darwin-only files %q", want, macOnly)
-		}
 	}
 	if !slices.Contains(linuxOnly, "decode_other.go") {
 		t.Errorf("decode_other.go is not among the files a Mac leaves out %q", linuxOnly)
-	}
-	checked := make(map[string]bool)
-	for _, p := range res.Packages {
-		for _, f := range p.Pkg.GoFiles {
-			checked[filepath.Base(f)] = true
-		}
-	}
-	for _, f := range macOnly {
-		if !checked[f] {
-			t.Errorf("darwin-only file %s was not type-checked", f)
-		}
 	}
 	t.Logf("type-checked %d packages; darwin-only files of media: %s", res.Checked, strings.Join(macOnly, " "))
 }
@@ -112,7 +71,6 @@ func TestDarwinFilesTypecheck(t *testing.T) {
 // decode_darwin.go against the SDK stand-ins, and type-checks the Go cgo
 // writes in its place.
 func TestDarwinCgoCompiles(t *testing.T) {
-	needDarwinDeps(t)
 	res, err := crosscheck.Check(".", withCgo(t), ".")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package media
 import (
 	"fmt"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // PatchSize is the side of one vision patch in pixels, and PatchWidth the
@@ -70,7 +70,7 @@ func Patchify(rgb []byte, g VisionGeometry) []uint16 {
 	var lut [256]uint16
 	inv := float32(1.0 / 255.0)
 	for v := range lut {
-		lut[v] = coreml.F32ToF16(float32(v) * inv)
+		lut[v] = f16.FromF32(float32(v) * inv)
 	}
 	side := g.Side
 	out := make([]uint16, g.Patches()*PatchWidth)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // TestBatchRowsBitExact: a prefill_b8 call on chunk_1 gives, row for row,
@@ -32,7 +33,7 @@ func TestBatchRowsBitExact(t *testing.T) {
 		if s.DType == coreml.Float16 {
 			u := in8[name].U16()
 			for i := range u {
-				u[i] = coreml.F32ToF16(float32((i*7919)%199-99) / 64)
+				u[i] = f16.FromF32(float32((i*7919)%199-99) / 64)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // s3Chunk executes the stateful 3-chunk contract (stateful-3chunk doc §3):
@@ -200,7 +201,7 @@ func (c *s3Chunk) predict(in coreml.Features, st coreml.State, into coreml.Featu
 			if c.logitsF32 {
 				wide := c.out.get("logits_f32", coreml.Float32, 1, 1, g.Vocab)
 				for i, h := range f16s(lt) {
-					wide.SetF32(i, coreml.F16ToF32(h))
+					wide.SetF32(i, f16.ToF32(h))
 				}
 				lt = wide
 			}
@@ -209,7 +210,7 @@ func (c *s3Chunk) predict(in coreml.Features, st coreml.State, into coreml.Featu
 			id := c.out.get("token_id", coreml.Int32, 1)
 			id.SetI32(0, int32(tok))
 			tl := c.out.get("token_logit", coreml.Float16, 1)
-			tl.SetF16(0, coreml.F32ToF16(logits[tok]))
+			tl.SetF16(0, f16.FromF32(logits[tok]))
 			hn := c.out.get("hidden_normed", coreml.Float16, 1, 1, H)
 			putRow(hn, 0, normed)
 			out["token_id"], out["token_logit"], out["hidden_normed"] = id, tl, hn

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // Encoder twins stand in for the bundles' vision and audio encoders
@@ -108,7 +109,7 @@ func (c *encoder) predict(in coreml.Features, _ coreml.State, _ coreml.Features)
 			for i, v := range x {
 				s += float64(v) * float64(c.w[i*H+j])
 			}
-			dst[j] = coreml.F32ToF16(float32(math.Tanh(s)))
+			dst[j] = f16.FromF32(float32(math.Tanh(s)))
 		}
 	}
 	if c.kind == KindVision {
@@ -124,7 +125,7 @@ func (c *encoder) predict(in coreml.Features, _ coreml.State, _ coreml.Features)
 					for dx := range p {
 						row := (r*p+dy)*g + q*p + dx
 						for i, h := range patches[row*patchDim : (row+1)*patchDim] {
-							x[i] += coreml.F16ToF32(h) / float32(p*p)
+							x[i] += f16.ToF32(h) / float32(p*p)
 						}
 					}
 				}
@@ -141,9 +142,9 @@ func (c *encoder) predict(in coreml.Features, _ coreml.State, _ coreml.Features)
 		clear(x)
 		var n float32
 		for f := 4 * t; f < min(4*t+4, c.e.Frames); f++ {
-			m := coreml.F16ToF32(mask[f])
+			m := f16.ToF32(mask[f])
 			for i := range melBins {
-				x[i] += m * coreml.F16ToF32(mel[f*melBins+i])
+				x[i] += m * f16.ToF32(mel[f*melBins+i])
 			}
 			n += m
 		}

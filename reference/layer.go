@@ -3,7 +3,7 @@ package reference
 import (
 	"math"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // kvView addresses one layer's fp16 K and V cache: element (head h, slot s,
@@ -95,8 +95,8 @@ func (m *Model) runLayer(l int, b *batch, kv kvView) {
 			rmsNorm(vh, vh, nil, g.Eps)
 			o := kv.off(h, slot)
 			for i := range d {
-				kv.K[o+i] = coreml.F32ToF16(kh[i])
-				kv.V[o+i] = coreml.F32ToF16(vh[i])
+				kv.K[o+i] = f16.FromF32(kh[i])
+				kv.V[o+i] = f16.FromF32(vh[i])
 			}
 		}
 	}
@@ -140,7 +140,7 @@ func (m *Model) runLayer(l int, b *batch, kv kvView) {
 		linear(tmp, w.PLProj, pg)
 		rmsNorm(tmp, tmp, w.PostPLNorm, g.Eps)
 		for i := range x {
-			x[i] = coreml.RoundF16((x[i] + tmp[i]) * w.Scalar)
+			x[i] = f16.Round((x[i] + tmp[i]) * w.Scalar)
 		}
 	}
 }
@@ -210,7 +210,7 @@ func (m *Model) combinePLE(dst, x0, raw []float32, a, b int) {
 		}
 		rmsNorm(p, p, m.W.PLProjNorm, g.Eps)
 		for i := range p {
-			dst[l*P+i] = coreml.RoundF16((p[i] + raw[l*P+i]) * float32(math.Sqrt2/2))
+			dst[l*P+i] = f16.Round((p[i] + raw[l*P+i]) * float32(math.Sqrt2/2))
 		}
 	}
 }

@@ -3,7 +3,7 @@ package reference
 import (
 	"math"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // The decoder's arithmetic. Every row is computed on its own, with loops in
@@ -16,7 +16,7 @@ type f16Table [1 << 16]float32
 func newF16Table() *f16Table {
 	var t f16Table
 	for i := range t {
-		t[i] = coreml.F16ToF32(uint16(i))
+		t[i] = f16.ToF32(uint16(i))
 	}
 	return &t
 }
@@ -79,7 +79,7 @@ func applyRope(x []float32, cos, sin []float32) {
 // roundF16Slice rounds every value to fp16 precision in place.
 func roundF16Slice(x []float32) {
 	for i, v := range x {
-		x[i] = coreml.RoundF16(v)
+		x[i] = f16.Round(v)
 	}
 }
 
@@ -91,7 +91,7 @@ func softcapArgmax(logits []float32, limit float64) int {
 		if limit > 0 {
 			v = float32(limit * math.Tanh(float64(v)/limit))
 		}
-		v = coreml.RoundF16(v)
+		v = f16.Round(v)
 		logits[i] = v
 		if v > logits[best] {
 			best = i

@@ -3,7 +3,7 @@ package reference
 import (
 	"fmt"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // HostInputs is the host-side work of a bundle family: dequantized
@@ -157,7 +157,7 @@ const negMask uint16 = 0xfbff
 
 func widen(dst []float32, src []uint16) {
 	for i, h := range src {
-		dst[i] = coreml.F16ToF32(h)
+		dst[i] = f16.ToF32(h)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 	"github.com/orchard-llm/orchard/safetensors"
 )
 
@@ -236,7 +237,7 @@ func rowU16(t *coreml.Tensor, row, n int) []uint16 { return f16s(t)[row*n : (row
 func putRow(t *coreml.Tensor, row int, x []float32) {
 	d := f16s(t)[row*len(x) : (row+1)*len(x)]
 	for i, v := range x {
-		d[i] = coreml.F32ToF16(v)
+		d[i] = f16.FromF32(v)
 	}
 }
 

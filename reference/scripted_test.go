@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // fakeModel computes nothing and allocates nothing: it hands back the same
@@ -72,7 +73,7 @@ func TestScriptedAllocatesNothingPerToken(t *testing.T) {
 					u := logits.U16()
 					best := 0
 					for i, h := range u {
-						if coreml.F16ToF32(h) > coreml.F16ToF32(u[best]) {
+						if f16.ToF32(h) > f16.ToF32(u[best]) {
 							best = i
 						}
 					}

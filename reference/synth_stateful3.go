@@ -5,7 +5,7 @@ import (
 	"math"
 	"path/filepath"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 	"github.com/orchard-llm/orchard/sidecars"
 )
 
@@ -64,7 +64,7 @@ func (s *synth) stateful3(logits bool) error {
 	if !s.o.NoWeights { // optional and unused by the engine; 27 MB at E2B size
 		proj := make([]uint16, len(s.w.PLModelProj))
 		for i, v := range s.w.PLModelProj {
-			proj[i] = coreml.F32ToF16(v)
+			proj[i] = f16.FromF32(v)
 		}
 		if err := sidecars.WriteF16(filepath.Join(s.dir, "per_layer_projection.bin"), proj); err != nil {
 			return err

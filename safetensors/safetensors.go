@@ -16,7 +16,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 	"github.com/orchard-llm/orchard/regfile"
 )
 
@@ -269,7 +269,7 @@ func (st *File) Float32(name string) ([]float32, []int, error) {
 	case "F16":
 		out = make([]float32, len(raw)/2)
 		for i := range out {
-			out[i] = coreml.F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+			out[i] = f16.ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
 		}
 	case "BF16":
 		out = make([]float32, len(raw)/2)

@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"github.com/orchard-llm/orchard/atomicfile"
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // Writer collects tensors and writes them as one safetensors file on Close.
@@ -68,7 +68,7 @@ func (w *Writer) Add(name string, dtype string, shape []int, vals []float32) {
 	case "F16":
 		data = make([]byte, 0, 2*n)
 		for _, v := range vals {
-			data = binary.LittleEndian.AppendUint16(data, coreml.F32ToF16(v))
+			data = binary.LittleEndian.AppendUint16(data, f16.FromF32(v))
 		}
 	case "BF16":
 		data = make([]byte, 0, 2*n)

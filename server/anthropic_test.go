@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // postMessages posts a body to /v1/messages with headers; it returns the
@@ -78,7 +79,7 @@ func TestAnthropicMessages(t *testing.T) {
 	ts := startServer(t, serverOpts{key: "sekret"})
 	set := engine.DefaultSettings()
 	set.MaxTokens, set.System = 10, "Be brief."
-	want := engineTurns(t, tinyBundle(t), set, mediaTurn{"What is this?", []engine.MediaFile{{Kind: engine.MediaImage, Path: m.pics[1]}}}, mediaTurn{"Is it ripe?", nil})
+	want := engineTurns(t, testbundle.Tiny(t, "r1"), set, mediaTurn{"What is this?", []engine.MediaFile{{Kind: engine.MediaImage, Path: m.pics[1]}}}, mediaTurn{"Is it ripe?", nil})
 	img := base64.StdEncoding.EncodeToString(fileBytes(t, m.pics[1]))
 	first := `{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "` + img + `"}}, {"type": "text", "text": "What is this?", "cache_control": {"type": "ephemeral"}}]}`
 	body := `{"model": "orchard", "max_tokens": 10, "system": [{"type": "text", "text": "Be brief."}], "messages": [` + first + `]}`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // savedAutosave waits for the autosave on disk to satisfy ok.
@@ -16,7 +17,7 @@ func savedAutosave(t *testing.T, ts *testServer, what string, ok func(*checkpoin
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		cp, err := ts.store.Load(checkpoints.Autosave, tinyBundle(t).Identity)
+		cp, err := ts.store.Load(checkpoints.Autosave, testbundle.Tiny(t, "r1").Identity)
 		if err == nil && ok(cp) {
 			return
 		}

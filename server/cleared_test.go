@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // staleMessages is an engine whose copy of the conversation lags behind
@@ -21,7 +22,7 @@ func (s staleMessages) Messages() []engine.Message { return s.msgs }
 // the copy, which the engine refreshes before it sends one. An attached
 // screen once showed the old conversation again after /clear.
 func TestClearedCarriesItsOwnConversation(t *testing.T) {
-	b := familyBundle(t, "r1", "tiny")
+	b := testbundle.Tiny(t, "r1")
 	eng := engine.Start(newSession(t, b, engine.DefaultSettings(), 0), engine.ModelInfo{Name: b.Name()})
 	defer eng.Close()
 	old := []engine.Message{{Role: "user", Content: "before"}, {Role: "model", Content: "the clear"}}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tui"
 )
 
@@ -234,7 +235,7 @@ func TestShutdown(t *testing.T) {
 	}
 	ts.closed = true
 	ts.eng.Close()
-	if _, err := ts.store.Load("_autosave", tinyBundle(t).Identity); err != nil {
+	if _, err := ts.store.Load("_autosave", testbundle.Tiny(t, "r1").Identity); err != nil {
 		t.Fatalf("no autosave: %v", err)
 	}
 	// The attached screen says the server went away, and goes on trying.

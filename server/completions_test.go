@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -41,7 +42,7 @@ func TestCompletions(t *testing.T) {
 		t.Fatalf("raw rendering: %+v; the chat's reply %q", got.Choices, want)
 	}
 
-	tok, err := tokenizer.Load(tinyBundle(t).Tokenizer)
+	tok, err := tokenizer.Load(testbundle.Tiny(t, "r1").Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
 )
 
 // apiErrorBody is OpenAI's error object, the shape of every error but
@@ -111,7 +112,7 @@ func (s *Server) classify(api string, err error) apiFailure {
 		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_file", param: fe.Path, msg: err.Error()}
 	case errors.Is(err, engine.ErrNoEncoder):
 		return apiFailure{status: http.StatusBadRequest, typ: "invalid_request_error", code: "unsupported_content", msg: err.Error()}
-	case errors.Is(err, engine.ErrContextFull):
+	case errors.Is(err, chain.ErrContextFull):
 		param := "messages"
 		if api == apiCompletions {
 			param = "prompt"

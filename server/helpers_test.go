@@ -6,10 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,60 +15,17 @@ import (
 	"github.com/orchard-llm/orchard/checkpoints"
 	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/reference"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
-// synthetic bundles, one per preset per test binary run, in temp
-// folders removed after the tests.
-var (
-	synthMu    sync.Mutex
-	synthDirs  = map[string]string{}
-	synthRoots []string
-)
-
-// tinyBundle is the tiny r1 bundle the tests run on.
-func tinyBundle(t testing.TB) *bundle.Bundle { return presetBundle(t, "tiny") }
-
-func presetBundle(t testing.TB, preset string) *bundle.Bundle { return familyBundle(t, "r1", preset) }
-
-// familyBundle is a synthetic bundle of a family: r1 ships vision and
-// audio encoder twins, v2 vision only, stateful3 none.
-func familyBundle(t testing.TB, family, preset string) *bundle.Bundle {
-	t.Helper()
-	synthMu.Lock()
-	defer synthMu.Unlock()
-	key := family + "/" + preset
-	dir, ok := synthDirs[key]
-	if !ok {
-		root, err := os.MkdirTemp("", "orchard-server-test-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		synthRoots = append(synthRoots, root)
-		if dir, err = reference.Synthesize(reference.SynthOptions{Family: family, Preset: preset, Seed: 7, Out: root}); err != nil {
-			t.Fatal(err)
-		}
-		synthDirs[key] = dir
-	}
-	b, err := bundle.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, root := range synthRoots {
-		os.RemoveAll(root)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbundle.Main(m) }
 
 // slowChain paces decoding, so a test can act while a reply streams.
 type slowChain struct {
-	engine.Chain
+	chain.Chain
 	delay time.Duration
 }
 
@@ -87,19 +42,19 @@ func (c slowChain) Verify(t []int) ([]int, error) {
 // newSession opens a session on the tiny bundle; delay paces it.
 func newSession(t testing.TB, b *bundle.Bundle, set engine.Settings, delay time.Duration) *engine.Session {
 	t.Helper()
-	c, err := engine.Open(b, reference.New(), engine.Options{})
+	c, err := chain.Open(b, reference.New(), chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var chain engine.Chain = c
+	var ch chain.Chain = c
 	if delay > 0 {
-		chain = slowChain{Chain: c, delay: delay}
+		ch = slowChain{Chain: c, delay: delay}
 	}
 	tok, err := tokenizer.Load(b.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.NewSession(b, chain, tok, set)
+	s, err := engine.NewSession(b, ch, tok, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +115,7 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	if o.family == "" {
 		o.family = "r1"
 	}
-	b := familyBundle(t, o.family, o.preset)
+	b := testbundle.Preset(t, o.family, o.preset)
 	sess := newSession(t, b, engine.DefaultSettings(), o.delay)
 	sess.Metrics = o.metrics
 	caps := sess.Capabilities()
@@ -235,7 +190,7 @@ func (ts *testServer) stop(t testing.TB) {
 // turn per message, greedy.
 func engineReply(t testing.TB, set engine.Settings, msgs ...string) []string {
 	t.Helper()
-	s := newSession(t, tinyBundle(t), set, 0)
+	s := newSession(t, testbundle.Tiny(t, "r1"), set, 0)
 	defer s.Close()
 	var out []string
 	for _, m := range msgs {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/internal/testmedia"
 )
 
@@ -141,7 +142,7 @@ func TestOpenAIMedia(t *testing.T) {
 			ts := startServer(t, serverOpts{family: tc.family})
 			set := engine.DefaultSettings()
 			set.MaxTokens = 10
-			want := engineTurns(t, familyBundle(t, tc.family, "tiny"), set, tc.turns[0], tc.turns[1])
+			want := engineTurns(t, testbundle.Tiny(t, tc.family), set, tc.turns[0], tc.turns[1])
 			c := openAIClient(ts, "")
 			first := openAIParts(t, tc.turns[0])
 
@@ -276,7 +277,7 @@ func TestOllamaImages(t *testing.T) {
 	}
 	sys := set
 	sys.System = "Be brief."
-	want := engineTurns(t, tinyBundle(t), sys, turns...)
+	want := engineTurns(t, testbundle.Tiny(t, "r1"), sys, turns...)
 	if c1.Message.Content != want[0] {
 		t.Fatalf("reply %q, engine alone %q", c1.Message.Content, want[0])
 	}
@@ -310,7 +311,7 @@ func TestAttachMedia(t *testing.T) {
 	set := engine.DefaultSettings()
 	set.MaxTokens = 10
 	pic := engine.MediaFile{Kind: engine.MediaImage, Path: m.pics[1]}
-	want := engineTurns(t, tinyBundle(t), set, mediaTurn{"What is this?", []engine.MediaFile{pic}}, mediaTurn{"Sure?", nil})
+	want := engineTurns(t, testbundle.Tiny(t, "r1"), set, mediaTurn{"What is this?", []engine.MediaFile{pic}}, mediaTurn{"Sure?", nil})
 	ctx := context.Background()
 
 	a, err := Attach(ctx, strings.TrimPrefix(ts.url, "http://"), "")

@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/memledger"
 )
 
 // GET /metrics in Prometheus's text format: requests by endpoint and
@@ -36,7 +36,7 @@ type promMetrics struct {
 // turnAPIs are the api label's values: the APIs, and the chat's own turns.
 var turnAPIs = []string{apiOpenAI, apiCompletions, apiOllama, apiAnthropic, apiTranscription, "chat"}
 
-func newMetrics(s *Server, memory func() (coreml.Memory, error)) *promMetrics {
+func newMetrics(s *Server, memory func() (memledger.Memory, error)) *promMetrics {
 	m := &promMetrics{reg: prometheus.NewRegistry()}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "orchard", Name: name, Help: help}, labels)
@@ -102,7 +102,7 @@ func newMetrics(s *Server, memory func() (coreml.Memory, error)) *promMetrics {
 
 // memoryCollector reads the three memory ledgers when scraped.
 type memoryCollector struct {
-	read func() (coreml.Memory, error)
+	read func() (memledger.Memory, error)
 }
 
 var memoryDesc = prometheus.NewDesc("orchard_memory_bytes",

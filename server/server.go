@@ -18,8 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/orchard-llm/orchard/coreml"
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/memledger"
 )
 
 // Engine is what the server needs of the engine goroutine
@@ -208,7 +208,7 @@ func New(o Options) *Server {
 		s.o.Defaults = greedyDefaults(s.o.Defaults)
 	}
 	s.q.changed = s.lineChanged
-	s.metrics, s.instruction = newMetrics(s, coreml.ReadMemory), transcriptionFor
+	s.metrics, s.instruction = newMetrics(s, memledger.Read), transcriptionFor
 	s.http = &http.Server{Handler: s.deadlines(s.Handler()), ReadHeaderTimeout: o.HeaderTimeout, IdleTimeout: o.IdleTimeout,
 		ConnState: s.conns.track,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {

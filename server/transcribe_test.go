@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/testbundle"
 )
 
 // TestTranscriptionInstruction: the language goes where the published
@@ -64,8 +65,8 @@ func TestTranscriptions(t *testing.T) {
 	set := engine.DefaultSettings()
 	set.MaxTokens = 8
 	clip := engine.MediaFile{Kind: engine.MediaAudio, Path: m.clip}
-	want := engineTurns(t, tinyBundle(t), set, mediaTurn{"Transcribe (en)", []engine.MediaFile{clip}})[0]
-	wantFr := engineTurns(t, tinyBundle(t), set, mediaTurn{"Transcribe (fr)", []engine.MediaFile{clip}})[0]
+	want := engineTurns(t, testbundle.Tiny(t, "r1"), set, mediaTurn{"Transcribe (en)", []engine.MediaFile{clip}})[0]
+	wantFr := engineTurns(t, testbundle.Tiny(t, "r1"), set, mediaTurn{"Transcribe (fr)", []engine.MediaFile{clip}})[0]
 
 	open := func() *os.File {
 		f, err := os.Open(m.clip)

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // SqrtMult is the r1 runtime multiplier, Float(sqrt(runtime_scale_sqrt)):
@@ -38,7 +38,7 @@ func dequantRow(dst []uint16, q []byte, factor float32) {
 	if len(q) >= lutMin {
 		var lut [256]uint16
 		for b := range lut {
-			lut[b] = coreml.F32ToF16(float32(int8(b)) * factor)
+			lut[b] = f16.FromF32(float32(int8(b)) * factor)
 		}
 		for i, b := range q {
 			dst[i] = lut[b]
@@ -46,7 +46,7 @@ func dequantRow(dst []uint16, q []byte, factor float32) {
 		return
 	}
 	for i, b := range q {
-		dst[i] = coreml.F32ToF16(float32(int8(b)) * factor)
+		dst[i] = f16.FromF32(float32(int8(b)) * factor)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 func TestF64ToF16(t *testing.T) {
@@ -52,7 +52,7 @@ func TestF64ToF16(t *testing.T) {
 // so going through float32 rounds twice and loses a bit.
 func TestF64ToF16AvoidsDoubleRounding(t *testing.T) {
 	x := 1 + 0x1p-11 + 0x1p-40
-	if via32 := coreml.F32ToF16(float32(x)); via32 != 0x3C00 {
+	if via32 := f16.FromF32(float32(x)); via32 != 0x3C00 {
 		t.Fatalf("float32 route gave %#04x, expected the double-rounded 0x3C00", via32)
 	}
 	if got := F64ToF16(x); got != 0x3C01 {
@@ -65,12 +65,12 @@ func TestF64ToF16MatchesF32(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200000 {
 		f := math.Float32frombits(r.Uint32())
-		got, want := F64ToF16(float64(f)), coreml.F32ToF16(f)
+		got, want := F64ToF16(float64(f)), f16.FromF32(f)
 		if math.IsNaN(float64(f)) {
 			got, want = got&0x7e00, want&0x7e00
 		}
 		if got != want {
-			t.Fatalf("F64ToF16(%g) = %#04x, F32ToF16 = %#04x", f, got, want)
+			t.Fatalf("F64ToF16(%g) = %#04x, f16.FromF32 = %#04x", f, got, want)
 		}
 	}
 }

@@ -3,7 +3,7 @@ package sidecars
 import (
 	"math"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // RoPE rows use the duplicated "rotate_half" layout: with half = len(inv),
@@ -33,8 +33,8 @@ func RopeRowF32(inv []float64, p int, cos, sin []uint16) {
 	cos, sin = cos[:2*half], sin[:2*half]
 	for i, f := range inv {
 		a := float32(float32(f) * float32(p)) // the explicit conversion keeps the product in float32
-		cf, sf := coreml.CosSinF32(a)
-		c, s := coreml.F32ToF16(cf), coreml.F32ToF16(sf)
+		cf, sf := f16.CosSinF32(a)
+		c, s := f16.FromF32(cf), f16.FromF32(sf)
 		cos[i], cos[i+half] = c, c
 		sin[i], sin[i+half] = s, s
 	}

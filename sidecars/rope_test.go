@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 func TestRopeRowGolden(t *testing.T) {
@@ -47,7 +47,7 @@ func TestRopeRowPrecision(t *testing.T) {
 		RopeRowF32(inv, p, cos, sin)
 		for i, f := range inv {
 			a := float64(float32(f) * float32(p))
-			if cos[i+128] != coreml.F32ToF16(float32(math.Cos(a))) || sin[i] != coreml.F32ToF16(float32(math.Sin(a))) {
+			if cos[i+128] != f16.FromF32(float32(math.Cos(a))) || sin[i] != f16.FromF32(float32(math.Sin(a))) {
 				t.Fatalf("F32 p=%d i=%d", p, i)
 			}
 			if cos[i] != c64[i] {

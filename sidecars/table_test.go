@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // writeRaw writes a scale or data file byte by byte, independently of WriteInt8.
@@ -154,7 +154,7 @@ func TestRowMatchesFormula(t *testing.T) {
 			for row := range rows {
 				s := scales[row]
 				if st == ScaleF16 {
-					s = f16ToF32FTZ(coreml.F32ToF16(s))
+					s = f16ToF32FTZ(f16.FromF32(s))
 				}
 				factor := s / 127 * mult
 				if err := tab.Row(row, full); err != nil {
@@ -164,7 +164,7 @@ func TestRowMatchesFormula(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range cols {
-					want := coreml.F32ToF16(float32(q[row*cols+i]) * factor)
+					want := f16.FromF32(float32(q[row*cols+i]) * factor)
 					if full[i] != want {
 						t.Fatalf("st=%v mult=%g row %d col %d: %#04x, want %#04x", st, mult, row, i, full[i], want)
 					}

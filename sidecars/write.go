@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/orchard-llm/orchard/atomicfile"
-	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/f16"
 )
 
 // QuantizeInt8 quantizes a row-major [rows, cols] float32 table to int8 with
@@ -34,7 +34,7 @@ func QuantizeInt8Scales(rowsF32 []float32, rows, cols int, st ScaleType) (q []in
 			m = max(m, float32(math.Abs(float64(w))))
 		}
 		if st == ScaleF16 {
-			m = coreml.RoundF16(m)
+			m = f16.Round(m)
 		}
 		scales[r] = m
 		if m == 0 || math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
@@ -69,7 +69,7 @@ func WriteInt8(dataPath, scalePath string, q []int8, scales []float32, st ScaleT
 		for _, s := range scales {
 			n := 4
 			if st == ScaleF16 {
-				binary.LittleEndian.PutUint16(b[:], coreml.F32ToF16(s))
+				binary.LittleEndian.PutUint16(b[:], f16.FromF32(s))
 				n = 2
 			} else {
 				binary.LittleEndian.PutUint32(b[:], math.Float32bits(s))

@@ -6,8 +6,9 @@
 // cgo's C.x references pass unchecked while every Go identifier, method,
 // argument and assignment is checked exactly as the real compiler would.
 // CgoNames then checks that each C.x a cgo file uses is at least declared in
-// its preamble. Tests use it (coreml's darwin backend, media's macOS
-// decoders); nothing is built with it.
+// its preamble. Tests use it (the Core ML backend in coreml/darwin, media's
+// macOS decoders, memledger's and f16's darwin files; DarwinFiles is the
+// check they share); nothing is built with it.
 //
 // For example, the tokenizer's hftokenizers backend from the repository root:
 //

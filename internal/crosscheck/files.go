@@ -3,6 +3,7 @@ package crosscheck
 import (
 	"go/build"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -39,4 +40,23 @@ func OnlyFiles(dir string, target, other Target) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Unchecked returns those of files (base names, as OnlyFiles lists them)
+// that no matched package of res holds: files a check was meant to cover
+// but did not.
+func Unchecked(res *Result, files []string) []string {
+	checked := make(map[string]bool)
+	for _, p := range res.Packages {
+		for _, f := range p.Pkg.GoFiles {
+			checked[filepath.Base(f)] = true
+		}
+	}
+	var out []string
+	for _, f := range files {
+		if !checked[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }

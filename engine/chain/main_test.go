@@ -1,0 +1,9 @@
+package chain_test
+
+import (
+	"testing"
+
+	"github.com/orchard-llm/orchard/internal/testbundle"
+)
+
+func TestMain(m *testing.M) { testbundle.Main(m) }
