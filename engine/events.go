@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/orchard-llm/orchard/tools"
+)
 
 // Event is what the engine goroutine reports. Deltas may be coalesced when
 // the consumer is slow; every other event is always delivered, in order.
@@ -67,6 +71,10 @@ type Finished struct {
 	// Stop is the stop string (Request.Stop) that ended the reply, if
 	// one did (FinishReason "stop").
 	Stop string
+	// Calls are the well-formed tool calls in Reply, in order (a request's
+	// reply; FinishReason "tool_calls" when the model stopped to wait for
+	// their results). Reply holds them as the model wrote them.
+	Calls []tools.Call
 }
 
 // Cancelled: the turn was stopped; the partial reply is kept in the
@@ -190,6 +198,12 @@ type Message struct {
 	Version, Versions int
 	// Attachments are the images and clips of a user message (media.go).
 	Attachments []Attachment
+	// Calls are the functions a model message calls, written after its
+	// Content; Responses are a "tool" message's results for the calls
+	// before it. Calls, results and the model's text after them make one
+	// model turn (toolcalls.go).
+	Calls     []tools.Call
+	Responses []tools.Response
 }
 
 // CheckpointInfo is one saved conversation in the store.
