@@ -389,4 +389,7 @@ type ModelInfo struct {
 	// Thinking: the bundle's template can ask for the model's thinking
 	// (Start fills it in).
 	Thinking bool
+	// Tools: the bundle can call tools (Gemma 4's tool tokens and turns;
+	// Start fills it in).
+	Tools bool
 }

@@ -168,3 +168,18 @@ func toolFinish(e Finished, sink func(Event)) Finished {
 	}
 	return e
 }
+
+// CanCallTools reports whether the bundle can take tool declarations and
+// calls: its tokenizer has Gemma 4's tool tokens and its template writes
+// a system turn for the declarations.
+func (s *Session) CanCallTools() bool {
+	if _, ok := s.toolTokens(); !ok {
+		return false
+	}
+	decl, err := tools.RenderDeclarations([]tools.Declaration{{Name: "f"}})
+	if err != nil {
+		return false
+	}
+	_, err = s.tmpl.Encode(tokenizer.Conversation{Tools: decl, Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "?"}}})
+	return err == nil
+}
