@@ -233,3 +233,63 @@ func TestOllamaTools(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicTools: /v1/messages with tools answers with a tool_use
+// block (stop_reason tool_use), streamed as a content block whose input
+// comes as input_json_delta; the tool_result goes back in a user message
+// and the answer follows, the earlier turn read from the cache.
+func TestAnthropicTools(t *testing.T) {
+	ts := weatherServer(t, "r1")
+	tools := `"tools":[{"name":"get_weather","description":"The weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}]`
+	ask := `{"role":"user","content":"What is the weather in Paris?"}`
+	status, raw := postMessages(t, ts, `{"model":"orchard","max_tokens":64,`+tools+`,"messages":[`+ask+`]}`)
+	var out struct {
+		Content []struct {
+			Type, Text, ID, Name string
+			Input                map[string]any
+		}
+		StopReason string `json:"stop_reason"`
+		Usage      anthropicUsage
+	}
+	if json.Unmarshal(raw, &out); status != 200 || out.StopReason != "tool_use" || len(out.Content) != 2 ||
+		out.Content[0].Text != "Let me look." || out.Content[1].Type != "tool_use" || out.Content[1].Name != "get_weather" ||
+		out.Content[1].Input["city"] != "Paris" || out.Content[1].ID == "" {
+		t.Fatalf("%d %s", status, raw)
+	}
+	first := out.Usage
+	use, _ := json.Marshal(out.Content[1])
+	follow := `{"model":"orchard","max_tokens":64,` + tools + `,"messages":[` + ask +
+		`,{"role":"assistant","content":[{"type":"text","text":"Let me look."},` + string(use) + `]}` +
+		`,{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + out.Content[1].ID + `","content":"sunny"}]}]}`
+	status, raw = postMessages(t, ts, follow)
+	if json.Unmarshal(raw, &out); status != 200 || out.StopReason != "end_turn" || len(out.Content) != 1 || out.Content[0].Text != weatherAnswer {
+		t.Fatalf("follow-up: %d %s", status, raw)
+	}
+	if want := first.InputTokens + first.CacheReadInputTokens + first.OutputTokens; out.Usage.CacheReadInputTokens != want {
+		t.Errorf("follow-up read %d tokens from the cache, want the earlier turn's %d", out.Usage.CacheReadInputTokens, want)
+	}
+
+	status, raw = postMessages(t, ts, `{"model":"orchard","max_tokens":64,"stream":true,`+tools+`,"messages":[`+ask+`]}`)
+	var text, input, reason string
+	var types []string
+	for _, ev := range sseEvents(t, raw) {
+		switch ev.name {
+		case "content_block_start":
+			cb := ev.data["content_block"].(map[string]any)
+			types = append(types, cb["type"].(string))
+		case "content_block_delta":
+			d := ev.data["delta"].(map[string]any)
+			if s, ok := d["text"].(string); ok {
+				text += s
+			}
+			if s, ok := d["partial_json"].(string); ok {
+				input += s
+			}
+		case "message_delta":
+			reason, _ = ev.data["delta"].(map[string]any)["stop_reason"].(string)
+		}
+	}
+	if status != 200 || text != "Let me look." || input != `{"city":"Paris"}` || reason != "tool_use" || strings.Join(types, ",") != "text,tool_use" {
+		t.Fatalf("stream: %d text %q input %q reason %q blocks %v\n%s", status, text, input, reason, types, raw)
+	}
+}
