@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/internal/testbundle"
 	"github.com/orchard-llm/orchard/tokenizer"
@@ -54,68 +55,83 @@ var toolLoop = []toolLoopStep{
 // keeps the whole earlier turn, the model's own call tokens included, so
 // the rendering is byte-stable. After three calls the answer is the
 // script's, and a cold engine fed the last request alone gives the same
-// tokens.
+// tokens; with speculation on and off (r1, v2) every reply has the same ids.
 func TestToolLoopReusesTheTurn(t *testing.T) {
 	for _, fam := range testbundle.Families() {
 		t.Run(fam, func(t *testing.T) {
 			t.Parallel()
 			b := testbundle.Preset(t, fam, "tiny-long") // tiny's 128 positions hold no tool loop
-			tok, err := tokenizer.Load(b.Tokenizer)
-			if err != nil {
-				t.Fatal(err)
-			}
 			set := DefaultSettings()
-			set.MaxTokens, set.System = 64, "You may call tools."
-			s := scriptedSession(t, b, scriptedRuntime(t, b, toolScript), DefaultSettings())
-			cc := &countingChain{Chain: s.chain}
-			s.chain = cc
-			e := Start(s, ModelInfo{})
-			defer e.Close()
-
-			msgs := []Message{{Role: "user", Content: "What is the weather in Paris?"}}
-			held := 0
-			for i, step := range append(toolLoop, toolLoopStep{}) {
-				before := cc.prefilled
-				r := run(t, e, Request{Messages: msgs, Settings: set, Tools: toolDecls})
-				f, ok := r.end.(Finished)
-				if !ok {
-					t.Fatalf("request %d ended with %#v (%v)", i, r.end, errOf(r.end))
-				}
-				m := f.Metrics
-				if r.text != f.Reply {
-					t.Errorf("request %d: deltas %q, reply %q", i, r.text, f.Reply)
-				}
-				if i > 0 {
-					// Only the result is new: it is all that is prefilled.
-					res, _ := tools.RenderResponses([]tools.Response{{Name: toolLoop[i-1].call.Name, Value: toolLoop[i-1].result}})
-					want := len(tok.Encode(res.String()))
-					if m.ReusedTokens != held || m.PromptTokens-m.ReusedTokens != want || cc.prefilled-before != want {
-						t.Errorf("request %d: reused %d of %d cached, prompt %d, prefilled %d; want all cached and %d new",
-							i, m.ReusedTokens, held, m.PromptTokens, cc.prefilled-before, want)
-					}
-				}
-				held = m.PromptTokens + m.GeneratedTokens
-				if step.call.Name == "" {
-					if f.Reply != "Sunny and 15 °C in Paris, for three days." || m.FinishReason != "eos" || len(f.Calls) != 0 {
-						t.Fatalf("answer %q (%s, calls %v)", f.Reply, m.FinishReason, f.Calls)
-					}
-					cold := scriptedSession(t, b, scriptedRuntime(t, b, toolScript), DefaultSettings())
-					ce := Start(cold, ModelInfo{})
-					defer ce.Close()
-					if c := run(t, ce, Request{Messages: msgs, Settings: set, Tools: toolDecls}); !slices.Equal(c.ids, r.ids) {
-						t.Fatalf("cold engine %v, warm %v", c.ids, r.ids)
-					}
-					break
-				}
-				if m.FinishReason != "tool_calls" || len(f.Calls) != 1 || !reflect.DeepEqual(f.Calls[0], step.call) {
-					t.Fatalf("request %d: reply %q, finish %s, calls %#v; want a call %#v", i, f.Reply, m.FinishReason, f.Calls, step.call)
-				}
-				text, _, _ := tools.Split(f.Reply)
-				msgs = append(msgs, Message{Role: "model", Content: text, Calls: f.Calls},
-					Message{Role: "tool", Responses: []tools.Response{{Name: step.call.Name, Value: step.result}}})
+			set.MaxTokens, set.System, set.Speculation = 64, "You may call tools.", SpecModeOff
+			off := toolLoopIDs(t, b, set)
+			if strings.HasPrefix(fam, "stateful3") {
+				return // no verify function: no speculation
+			}
+			set.Speculation = SpecModeOn
+			if on := toolLoopIDs(t, b, set); !reflect.DeepEqual(on, off) {
+				t.Fatalf("speculation on %v, off %v", on, off)
 			}
 		})
 	}
+}
+
+// toolLoopIDs runs the loop of toolScript on b and returns each reply's ids.
+func toolLoopIDs(t *testing.T, b *bundle.Bundle, set Settings) [][]int {
+	tok, err := tokenizer.Load(b.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scriptedSession(t, b, scriptedRuntime(t, b, toolScript), DefaultSettings())
+	cc := &countingChain{Chain: s.chain}
+	s.chain = cc
+	e := Start(s, ModelInfo{})
+	defer e.Close()
+
+	msgs := []Message{{Role: "user", Content: "What is the weather in Paris?"}}
+	var out [][]int
+	held := 0
+	for i, step := range append(toolLoop, toolLoopStep{}) {
+		before := cc.prefilled
+		r := run(t, e, Request{Messages: msgs, Settings: set, Tools: toolDecls})
+		f, ok := r.end.(Finished)
+		if !ok {
+			t.Fatalf("request %d ended with %#v (%v)", i, r.end, errOf(r.end))
+		}
+		out = append(out, r.ids)
+		m := f.Metrics
+		if r.text != f.Reply {
+			t.Errorf("request %d: deltas %q, reply %q", i, r.text, f.Reply)
+		}
+		if i > 0 {
+			// Only the result is new: it is all that is prefilled.
+			res, _ := tools.RenderResponses([]tools.Response{{Name: toolLoop[i-1].call.Name, Value: toolLoop[i-1].result}})
+			want := len(tok.Encode(res.String()))
+			if m.ReusedTokens != held || m.PromptTokens-m.ReusedTokens != want || cc.prefilled-before != want {
+				t.Errorf("request %d: reused %d of %d cached, prompt %d, prefilled %d; want all cached and %d new",
+					i, m.ReusedTokens, held, m.PromptTokens, cc.prefilled-before, want)
+			}
+		}
+		held = m.PromptTokens + m.GeneratedTokens
+		if step.call.Name == "" {
+			if f.Reply != "Sunny and 15 °C in Paris, for three days." || m.FinishReason != "eos" || len(f.Calls) != 0 {
+				t.Fatalf("answer %q (%s, calls %v)", f.Reply, m.FinishReason, f.Calls)
+			}
+			cold := scriptedSession(t, b, scriptedRuntime(t, b, toolScript), DefaultSettings())
+			ce := Start(cold, ModelInfo{})
+			defer ce.Close()
+			if c := run(t, ce, Request{Messages: msgs, Settings: set, Tools: toolDecls}); !slices.Equal(c.ids, r.ids) {
+				t.Fatalf("cold engine %v, warm %v", c.ids, r.ids)
+			}
+			break
+		}
+		if m.FinishReason != "tool_calls" || len(f.Calls) != 1 || !reflect.DeepEqual(f.Calls[0], step.call) {
+			t.Fatalf("request %d: reply %q, finish %s, calls %#v; want a call %#v", i, f.Reply, m.FinishReason, f.Calls, step.call)
+		}
+		text, _, _ := tools.Split(f.Reply)
+		msgs = append(msgs, Message{Role: "model", Content: text, Calls: f.Calls},
+			Message{Role: "tool", Responses: []tools.Response{{Name: step.call.Name, Value: step.result}}})
+	}
+	return out
 }
 
 // TestToolMalformedCall: a call that does not parse is not a call — the
