@@ -236,6 +236,12 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 
 // anthropicSystem reads the system field: a string or text blocks.
 func anthropicSystem(raw json.RawMessage) (string, error) {
+	return textBlocks(raw, "system", "\n\n")
+}
+
+// textBlocks reads a field that holds a string or text blocks (the system
+// prompt, a tool_result's content), the blocks' texts joined by sep.
+func textBlocks(raw json.RawMessage, param, sep string) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -246,16 +252,16 @@ func anthropicSystem(raw json.RawMessage) (string, error) {
 	}
 	var blocks []anthropicBlock
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", bad("invalid_value", "system", "system must be a string or an array of text blocks")
+		return "", bad("invalid_value", param, param+" must be a string or an array of text blocks")
 	}
 	var texts []string
 	for i, b := range blocks {
 		if b.Type != "text" {
-			return "", bad("invalid_value", fmt.Sprintf("system[%d].type", i), fmt.Sprintf("system blocks of type %q are not supported: send text", b.Type))
+			return "", bad("invalid_value", fmt.Sprintf("%s[%d].type", param, i), fmt.Sprintf("blocks of type %q are not supported in %s: send text", b.Type, param))
 		}
 		texts = append(texts, b.Text)
 	}
-	return strings.Join(texts, "\n\n"), nil
+	return strings.Join(texts, sep), nil
 }
 
 // chat turns a message's content into the chat path's: a string stays

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/orchard-llm/orchard/tools"
 )
@@ -107,9 +105,9 @@ func (c *anthropicContent) toolMessages(i int, role string, content contentJSON)
 			if role != "user" {
 				return nil, bad("invalid_value", param, "tool_result blocks are the user's")
 			}
-			text, err := resultText(b.Content)
+			text, err := textBlocks(b.Content, param+".content", "\n")
 			if err != nil {
-				return nil, bad("invalid_value", param+".content", err.Error())
+				return nil, err
 			}
 			if b.IsError {
 				text = "error: " + text // the model is told the call failed
@@ -131,33 +129,6 @@ func (c *anthropicContent) toolMessages(i int, role string, content contentJSON)
 		results = append(results, chatMessage{Role: role, Content: content})
 	}
 	return results, nil
-}
-
-// resultText is a tool_result's content: a string, or text blocks joined.
-func resultText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return one, nil
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", fmt.Errorf("a tool_result's content is a string or text blocks")
-	}
-	var texts []string
-	for _, b := range blocks {
-		if b.Type != "text" {
-			return "", fmt.Errorf("tool_result blocks of type %q are not supported: send text", b.Type)
-		}
-		texts = append(texts, b.Text)
-	}
-	return strings.Join(texts, "\n"), nil
 }
 
 // anthropicToolUse is a tool_use block of a reply.

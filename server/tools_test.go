@@ -14,7 +14,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/engine/chain"
-	"github.com/orchard-llm/orchard/reference"
+	"github.com/orchard-llm/orchard/engine/chain/chaintest"
 	"github.com/orchard-llm/orchard/tokenizer"
 )
 
@@ -31,25 +31,11 @@ const weatherAnswer = "It is sunny in Paris."
 // scriptedSession is a session on b whose runtime plays script.
 func scriptedSession(t testing.TB, b *bundle.Bundle, script string) *engine.Session {
 	t.Helper()
-	sc, err := reference.ParseScript([]byte(script), "test-script.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	tok, err := tokenizer.Load(b.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := chain.NewHost(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	rt, err := reference.NewScripted(reference.New(), reference.ScriptedOptions{Script: sc, Tokenizer: tok,
-		Vocab: b.Geometry.Vocab, Hidden: b.Geometry.Hidden, Embed: host.Embed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chain.Open(b, rt, chain.Options{})
+	c, err := chain.Open(b, chaintest.Scripted(t, b, script), chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
