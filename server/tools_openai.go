@@ -20,8 +20,8 @@ import (
 // ToolChoiceHeader says that a tool_choice was taken as a wish, not a
 // constraint: an argmax bundle's output cannot be masked, so "required"
 // or a named function cannot force a call (the model may answer in text).
-// A named function is the only one declared, so it is the only one the
-// model can call.
+// A named function is the only one declared: the model is offered no
+// other.
 const ToolChoiceHeader = "X-Orchard-Tool-Choice"
 
 // toolSpec is a tool as OpenAI and ollama send it.
