@@ -149,14 +149,14 @@ func (e *Engine) forward() {
 }
 
 // do queues a command for the engine goroutine.
-func (e *Engine) do(op string, cmd func()) {
+func (e *Engine) do(op Op, cmd func()) {
 	e.cmdMu.Lock()
 	defer e.cmdMu.Unlock()
 	if e.closed {
 		e.emit(Failed{Op: op, Err: ErrClosed})
 		return
 	}
-	if !chatOp(op) {
+	if !op.chat() {
 		e.cmds <- cmd
 		return
 	}
@@ -202,36 +202,36 @@ func (e *Engine) Window() int {
 // Send starts a turn; media are files to attach to the message (encoded
 // on the engine goroutine, before the prefill).
 func (e *Engine) Send(text string, media ...MediaFile) {
-	e.startTurn("send", func(emit func(Event)) { e.sess.Send(text, emit, media...) })
+	e.startTurn(OpSend, func(emit func(Event)) { e.sess.Send(text, emit, media...) })
 }
 
 // Regenerate replaces the last reply with a new one, keeping the old one
 // as another version; the cache is rewound to the end of the prompt, not
 // prefilled again.
 func (e *Engine) Regenerate() {
-	e.startTurn("regenerate", func(emit func(Event)) { e.sess.Regenerate(emit) })
+	e.startTurn(OpRegenerate, func(emit func(Event)) { e.sess.Regenerate(emit) })
 }
 
 // Edit replaces the last user message with text and sends it; the cache
 // is rewound to before the message, which stays as another version with
 // its reply.
 func (e *Engine) Edit(text string) {
-	e.startTurn("edit", func(emit func(Event)) { e.sess.Edit(text, emit) })
+	e.startTurn(OpEdit, func(emit func(Event)) { e.sess.Edit(text, emit) })
 }
 
 // SelectVersion shows version (0-based) of the message at index, with the
-// turns that followed it (Branched; Failed{Op: "version"} when there is
+// turns that followed it (Branched; Failed{Op: OpVersion} when there is
 // no such version).
 func (e *Engine) SelectVersion(index, version int) {
-	e.do("version", func() {
+	e.do(OpVersion, func() {
 		if err := e.sess.SelectVersion(index, version, e.emitTurn); err != nil {
-			e.emit(Failed{Op: "version", Err: err})
+			e.emit(Failed{Op: OpVersion, Err: err})
 		}
 	})
 }
 
 // startTurn queues a turn that Cancel can stop before or while it runs.
-func (e *Engine) startTurn(op string, run func(emit func(Event))) {
+func (e *Engine) startTurn(op Op, run func(emit func(Event))) {
 	seq := e.sendSeq.Add(1)
 	e.do(op, func() {
 		cancelled := func() bool { return seq <= e.cancelTo.Load() }
@@ -254,9 +254,9 @@ func (e *Engine) Cancel() {
 
 // SetSettings applies new settings between turns.
 func (e *Engine) SetSettings(s Settings) {
-	e.do("settings", func() {
+	e.do(OpSettings, func() {
 		if err := e.sess.SetSettings(s); err != nil {
-			e.emit(Failed{Op: "settings", Err: err})
+			e.emit(Failed{Op: OpSettings, Err: err})
 			return
 		}
 		e.emit(SettingsChanged{Settings: e.sess.Settings()})
@@ -265,15 +265,15 @@ func (e *Engine) SetSettings(s Settings) {
 
 // Clear starts a new conversation; the one it replaces is kept in the
 // history (when there is one) — and when it cannot be kept, nothing is
-// cleared (Failed{Op: "clear"} with a *NotKeptError).
+// cleared (Failed{Op: OpClear} with a *NotKeptError).
 func (e *Engine) Clear() {
-	e.do("clear", func() {
+	e.do(OpClear, func() {
 		if err := e.keepReplaced(); err != nil {
-			e.emit(Failed{Op: "clear", Err: err})
+			e.emit(Failed{Op: OpClear, Err: err})
 			return
 		}
 		if err := e.sess.Clear(); err != nil {
-			e.emit(Failed{Op: "clear", Err: err})
+			e.emit(Failed{Op: OpClear, Err: err})
 			return
 		}
 		e.refresh() // a consumer that reads Messages on Cleared sees none

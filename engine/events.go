@@ -83,7 +83,7 @@ type Cancelled struct {
 // Failed: the turn or command could not run; the conversation is as it
 // was before it (a message, never a panic).
 type Failed struct {
-	Op  string // "send", "save", "load", ...
+	Op  Op // the command that failed
 	Err error
 }
 
@@ -100,7 +100,7 @@ type SettingsChanged struct{ Settings Settings }
 // after it (every operation's, the autosave's too: a panel takes the list
 // as it comes).
 type Checkpoints struct {
-	Op   string // save, load, delete, rename, fork, list, autosave
+	Op   Op // OpSave, OpLoad, OpDelete, OpRename, OpFork, OpList, OpAutosave
 	Name string
 	List []CheckpointInfo
 }
@@ -122,19 +122,19 @@ type Cleared struct {
 // is the conversation now (with its version counts); a regenerated or
 // edited turn's events follow.
 type Branched struct {
-	Op          string // regenerate, edit, version
+	Op          Op // OpRegenerate, OpEdit, OpVersion
 	Messages    []Message
 	ContextUsed int // tokens of the conversation in the cache (or waiting to be fed back)
 	Window      int // the first message of Messages the model sees (Session.Window)
 }
 
-// History reports the conversation history. Op "list" carries the
-// entries that match Query, newest first; "kept" says the conversation
+// History reports the conversation history. OpList carries the
+// entries that match Query, newest first; OpKept says the conversation
 // that was on screen went into the history (ID, Title) as another
-// replaced it; "resume", "delete" and "rename" (Title the new one)
+// replaced it; OpResume, OpDelete and OpRename (Title the new one)
 // report what happened to ID.
 type History struct {
-	Op    string
+	Op    Op
 	ID    string
 	Title string
 	Query string

@@ -304,7 +304,7 @@ func TestReplacingRefusedWhenNotKept(t *testing.T) {
 
 	hist.fail(syscall.ENOSPC)
 	for _, tc := range []struct {
-		op string
+		op Op
 		do func()
 	}{
 		{"clear", e.Clear},

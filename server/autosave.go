@@ -82,7 +82,7 @@ func (s *Server) autosaveLoop() {
 func (s *Server) autosave() error {
 	s.saver.dirty.Store(false)
 	for _, ev := range s.command(func(e Engine) { e.Autosave() }) {
-		if f, ok := ev.(engine.Failed); ok && f.Op != "list" {
+		if f, ok := ev.(engine.Failed); ok && f.Op != engine.OpList {
 			s.saver.dirty.Store(true)
 			s.log.Warn("autosave", "op", f.Op, "err", f.Err)
 			return f.Err

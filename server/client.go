@@ -320,13 +320,13 @@ func (c *Client) forward() {
 }
 
 // call sends a command; a failure becomes a Failed event for op.
-func (c *Client) call(op, method, path string, body any) {
+func (c *Client) call(op engine.Op, method, path string, body any) {
 	c.callWithin(30*time.Second, op, method, path, body)
 }
 
 // callWithin is call with a deadline: a message carrying files may take
 // a while to reach the server through a slow tunnel.
-func (c *Client) callWithin(limit time.Duration, op, method, path string, body any) {
+func (c *Client) callWithin(limit time.Duration, op engine.Op, method, path string, body any) {
 	if err := c.refusal(); err != nil {
 		c.box.push(engine.Failed{Op: op, Err: err})
 		return
@@ -401,7 +401,7 @@ func (c *Client) Send(text string, media ...engine.MediaFile) {
 		if data == nil {
 			var err error
 			if data, err = regfile.ReadFile(f.Path, c.maxFile); err != nil {
-				c.box.push(engine.Failed{Op: "send", Err: attachError(f, err)})
+				c.box.push(engine.Failed{Op: engine.OpSend, Err: attachError(f, err)})
 				return
 			}
 		}
@@ -414,7 +414,7 @@ func (c *Client) Send(text string, media ...engine.MediaFile) {
 	}
 	// 30 s, and time for the files at 256 KiB/s.
 	limit := 30*time.Second + time.Duration(size/(256<<10))*time.Second
-	c.callWithin(limit, "send", http.MethodPost, "/orchard/v1/session/messages", map[string]any{"text": text, "origin": c.origin, "media": files})
+	c.callWithin(limit, engine.OpSend, http.MethodPost, "/orchard/v1/session/messages", map[string]any{"text": text, "origin": c.origin, "media": files})
 }
 
 // attachError says why a file could not be sent.
@@ -425,73 +425,79 @@ func attachError(f engine.MediaFile, err error) error {
 	return fmt.Errorf("cannot send %s: %s", f.Path, regfile.Reason(err))
 }
 
-func (c *Client) Cancel() { c.call("cancel", http.MethodPost, "/orchard/v1/session/cancel", nil) }
-
-func (c *Client) SetSettings(s engine.Settings) {
-	c.call("settings", http.MethodPut, "/orchard/v1/settings", toWireSettings(s))
+func (c *Client) Cancel() {
+	c.call(engine.OpCancel, http.MethodPost, "/orchard/v1/session/cancel", nil)
 }
 
-func (c *Client) Clear() { c.call("clear", http.MethodPost, "/orchard/v1/session/clear", nil) }
+func (c *Client) SetSettings(s engine.Settings) {
+	c.call(engine.OpSettings, http.MethodPut, "/orchard/v1/settings", toWireSettings(s))
+}
+
+func (c *Client) Clear() { c.call(engine.OpClear, http.MethodPost, "/orchard/v1/session/clear", nil) }
 
 func (c *Client) SaveCheckpoint(name string) {
-	c.call("save", http.MethodPost, "/orchard/v1/checkpoints", map[string]string{"name": name})
+	c.call(engine.OpSave, http.MethodPost, "/orchard/v1/checkpoints", map[string]string{"name": name})
 }
 
 func (c *Client) LoadCheckpoint(name string) {
-	c.call("load", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/load", nil)
+	c.call(engine.OpLoad, http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/load", nil)
 }
 
 func (c *Client) ForkCheckpoint(name string) {
-	c.call("fork", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/fork", nil)
+	c.call(engine.OpFork, http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/fork", nil)
 }
 
 func (c *Client) DeleteCheckpoint(name string) {
-	c.call("delete", http.MethodDelete, "/orchard/v1/checkpoints/"+url.PathEscape(name), nil)
+	c.call(engine.OpDelete, http.MethodDelete, "/orchard/v1/checkpoints/"+url.PathEscape(name), nil)
 }
 
 func (c *Client) RenameCheckpoint(oldName, newName string) {
-	c.call("rename", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(oldName)+"/rename", map[string]string{"name": newName})
+	c.call(engine.OpRename, http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(oldName)+"/rename", map[string]string{"name": newName})
 }
 
-func (c *Client) ListCheckpoints() { c.call("list", http.MethodGet, "/orchard/v1/checkpoints", nil) }
+func (c *Client) ListCheckpoints() {
+	c.call(engine.OpList, http.MethodGet, "/orchard/v1/checkpoints", nil)
+}
 
-func (c *Client) Autosave() { c.call("autosave", http.MethodPost, "/orchard/v1/session/autosave", nil) }
+func (c *Client) Autosave() {
+	c.call(engine.OpAutosave, http.MethodPost, "/orchard/v1/session/autosave", nil)
+}
 
 // Regenerate asks for a new reply to the last message (Branched and the
 // turn's events follow on the stream).
 func (c *Client) Regenerate() {
-	c.call("regenerate", http.MethodPost, "/orchard/v1/session/regenerate", map[string]string{"origin": c.origin})
+	c.call(engine.OpRegenerate, http.MethodPost, "/orchard/v1/session/regenerate", map[string]string{"origin": c.origin})
 }
 
 // Edit replaces the last user message and sends it again.
 func (c *Client) Edit(text string) {
-	c.call("edit", http.MethodPost, "/orchard/v1/session/edit", map[string]string{"text": text, "origin": c.origin})
+	c.call(engine.OpEdit, http.MethodPost, "/orchard/v1/session/edit", map[string]string{"text": text, "origin": c.origin})
 }
 
 // SelectVersion shows another version of message index.
 func (c *Client) SelectVersion(index, version int) {
-	c.call("version", http.MethodPost, "/orchard/v1/session/version", map[string]int{"index": index, "version": version})
+	c.call(engine.OpVersion, http.MethodPost, "/orchard/v1/session/version", map[string]int{"index": index, "version": version})
 }
 
 // ListHistory asks for the history (the list arrives as an event).
 func (c *Client) ListHistory(query string) {
-	c.call("history", http.MethodGet, "/orchard/v1/history?q="+url.QueryEscape(query), nil)
+	c.call(engine.OpHistory, http.MethodGet, "/orchard/v1/history?q="+url.QueryEscape(query), nil)
 }
 
 // ResumeHistory brings a conversation of the history back on the server.
 func (c *Client) ResumeHistory(id string) {
-	c.call("resume", http.MethodPost, "/orchard/v1/history/"+url.PathEscape(id)+"/resume", nil)
+	c.call(engine.OpResume, http.MethodPost, "/orchard/v1/history/"+url.PathEscape(id)+"/resume", nil)
 }
 
 // DeleteHistory removes a conversation from the server's history.
 func (c *Client) DeleteHistory(id string) {
-	c.call("history-delete", http.MethodDelete, "/orchard/v1/history/"+url.PathEscape(id), nil)
+	c.call(engine.OpHistoryDelete, http.MethodDelete, "/orchard/v1/history/"+url.PathEscape(id), nil)
 }
 
 // RenameHistory titles a conversation of the server's history ("" for
 // the one on screen).
 func (c *Client) RenameHistory(id, title string) {
-	c.call("history-rename", http.MethodPost, "/orchard/v1/history/rename", map[string]string{"id": id, "title": title})
+	c.call(engine.OpHistoryRename, http.MethodPost, "/orchard/v1/history/rename", map[string]string{"id": id, "title": title})
 }
 
 // Close detaches: the event stream ends; the server goes on.

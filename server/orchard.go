@@ -135,11 +135,11 @@ func (s *Server) commandFailure(w http.ResponseWriter, f engine.Failed) {
 	if status >= 500 {
 		typ = "server_error"
 	}
-	apiError(w, status, typ, f.Op+"_failed", "", f.Err.Error())
+	apiError(w, status, typ, string(f.Op)+"_failed", "", f.Err.Error())
 }
 
 // commandStatus is the HTTP status of a chat command's failure.
-func commandStatus(op string, err error) int {
+func commandStatus(op engine.Op, err error) int {
 	var ie *checkpoints.IdentityError
 	var se *engine.SettingError
 	switch {
@@ -153,7 +153,7 @@ func commandStatus(op string, err error) int {
 		// Taken, or made by another bundle or a newer orchard: the
 		// request conflicts with what is there.
 		return http.StatusConflict
-	case op == "settings" || op == "version":
+	case op == engine.OpSettings || op == engine.OpVersion:
 		// What these refuse is the request's own value.
 		return http.StatusBadRequest
 	}

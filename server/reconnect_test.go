@@ -23,7 +23,7 @@ func isBack(ev engine.Event) bool {
 	return ok && c.Reconnected
 }
 
-func failedOp(op string) func(engine.Event) bool {
+func failedOp(op engine.Op) func(engine.Event) bool {
 	return func(ev engine.Event) bool { f, ok := ev.(engine.Failed); return ok && f.Op == op }
 }
 

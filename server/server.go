@@ -330,7 +330,7 @@ func (s *Server) pump() {
 		case engine.Finished, engine.Cancelled:
 			s.chatTurnOver()
 		case engine.Failed:
-			if e.Op == "send" {
+			if e.Op == engine.OpSend {
 				s.chatTurnOver()
 			}
 		}
@@ -364,7 +364,7 @@ func (s *Server) command(fn func(Engine)) []engine.Event {
 	case evs := <-s.issue(fn):
 		return evs
 	case <-s.pumpDone:
-		return []engine.Event{engine.Failed{Op: "command", Err: engine.ErrClosed}}
+		return []engine.Event{engine.Failed{Op: engine.OpCommand, Err: engine.ErrClosed}}
 	}
 }
 
@@ -414,7 +414,7 @@ func (s *Server) publishChat(ev engine.Event) {
 	case engine.Branched:
 		s.chatCtx = e.ContextUsed
 	case engine.Failed:
-		if e.Op == "send" || e.Op == "regenerate" || e.Op == "edit" {
+		if e.Op.Turn() {
 			s.current = nil
 			w.Messages, w.Window = toWireMessages(s.eng.Messages()), s.eng.Window()
 		}
@@ -428,7 +428,7 @@ func turnOver(ev engine.Event) bool {
 	case engine.Finished, engine.Cancelled:
 		return true
 	case engine.Failed:
-		return e.Op == "send" || e.Op == "regenerate" || e.Op == "edit"
+		return e.Op.Turn()
 	}
 	return false
 }

@@ -124,8 +124,8 @@ type wireEvent struct {
 	// cancelled: while it waited in line; nothing of it is in the conversation
 	Unstarted bool `json:"unstarted,omitempty"`
 	// failed
-	Op    string `json:"op,omitempty"`
-	Error string `json:"error,omitempty"`
+	Op    engine.Op `json:"op,omitempty"`
+	Error string    `json:"error,omitempty"`
 	// settings (and state)
 	Settings *wireSettings `json:"settings,omitempty"`
 	// checkpoints (and history: the entry's id, title, the query and list)
@@ -285,7 +285,7 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 		return wireEvent{Type: "branched", Op: e.Op, Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed, Window: e.Window}, true
 	case engine.History:
 		w := wireEvent{Type: "history", Op: e.Op, ID: e.ID, Title: e.Title, Query: e.Query}
-		if e.Op == "list" {
+		if e.Op == engine.OpList {
 			w.History = toWireHistory(e.List)
 		}
 		return w, true

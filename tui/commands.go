@@ -245,7 +245,7 @@ func (m *Model) cmdClear(string) tea.Cmd {
 }
 
 // changeSettings sends a modified copy of the settings in force; the
-// engine answers SettingsChanged or Failed{Op: "settings"}. A setting
+// engine answers SettingsChanged or Failed{Op: engine.OpSettings}. A setting
 // the bundle cannot honour is refused here at once, by the engine's own
 // rules (engine.CheckSettings), and again by the engine.
 func (m *Model) changeSettings(edit func(*engine.Settings)) tea.Cmd {

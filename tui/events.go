@@ -60,11 +60,11 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.stats.settings = e.Settings
 			cmds = append(cmds, m.infoToast(describeSettingsChange(old, e.Settings)))
 		case engine.Checkpoints:
-			if e.Op == "save" {
+			if e.Op == engine.OpSave {
 				m.unsaved = false
 			}
 			focus := e.Name
-			if e.Op == "autosave" {
+			if e.Op == engine.OpAutosave {
 				focus = "" // it comes on its own: the cursor stays where the user left it
 			}
 			m.ckpts.SetList(e.List, focus)
@@ -108,9 +108,9 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 // conversation as it was, so its text goes back into the input.
 func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 	switch e.Op {
-	case "regenerate", "edit":
+	case engine.OpRegenerate, engine.OpEdit:
 		m.takeBack(e.Op, e.Err)
-	case "send":
+	case engine.OpSend:
 		// The files go back in the queue, but one the engine could not
 		// read: enter again sends the message with them.
 		text := failureText(e.Op, e.Err)
@@ -127,15 +127,15 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 // conversation, so the screen takes it back as after a refused send.
 // Another screen's turn, never shown here, changes nothing.
 func (m *Model) onUnstarted() tea.Cmd {
-	op := m.pendingSend
+	op := engine.Op(m.pendingSend)
 	if op == "" {
 		return nil
 	}
 	kept := m.takeBack(op, nil)
 	switch op {
-	case "send":
+	case engine.OpSend:
 		return m.infoToast("Cancelled before it started: the message is back in the input." + kept)
-	case "edit":
+	case engine.OpEdit:
 		return m.infoToast("Cancelled before it started: the edit is back in the input.")
 	}
 	return m.infoToast("Cancelled before it started: the conversation is as it was.")
@@ -147,12 +147,12 @@ func (m *Model) onUnstarted() tea.Cmd {
 // goes back into the input, its files back in the queue but one err
 // names; an edit goes back to being edited. It returns what it said of
 // the files ("" for none).
-func (m *Model) takeBack(op string, err error) string {
+func (m *Model) takeBack(op engine.Op, err error) string {
 	m.stats.Failed()
 	m.conv.DropTurn()
 	var kept string
 	switch op {
-	case "edit":
+	case engine.OpEdit:
 		if m.pendingEdit != "" && m.input.Value() == "" {
 			orig := m.lastUserText()
 			m.startEditing()
@@ -160,7 +160,7 @@ func (m *Model) takeBack(op string, err error) string {
 			m.input.SetValue(m.pendingEdit)
 			m.refused = m.pendingEdit
 		}
-	case "send":
+	case engine.OpSend:
 		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
 			if m.sentInput != "" && strings.TrimSpace(m.input.pastes.expand(m.sentInput)) == t {
 				t = m.sentInput // as it was typed: a long paste folded
@@ -178,15 +178,15 @@ func (m *Model) takeBack(op string, err error) string {
 // happened to a conversation.
 func (m *Model) onHistory(e engine.History) tea.Cmd {
 	switch e.Op {
-	case "list":
+	case engine.OpList:
 		m.hist.SetList(e)
-	case "kept":
+	case engine.OpKept:
 		return m.infoToast("The conversation you left is kept in the history (" + m.keys.History.Help().Key + " lists it).")
-	case "resume":
+	case engine.OpResume:
 		return m.infoToast("Resumed " + strconv.Quote(e.Title) + ".")
-	case "delete":
+	case engine.OpDelete:
 		return m.infoToast("Deleted the conversation from the history.")
-	case "rename":
+	case engine.OpRename:
 		return m.infoToast("Renamed the conversation " + strconv.Quote(e.Title) + " in the history.")
 	}
 	return nil
@@ -195,15 +195,15 @@ func (m *Model) onHistory(e engine.History) tea.Cmd {
 func checkpointText(e engine.Checkpoints) string {
 	q := strconv.Quote(e.Name)
 	switch e.Op {
-	case "save":
+	case engine.OpSave:
 		return "Saved checkpoint " + q + "."
-	case "load":
+	case engine.OpLoad:
 		return "Loaded checkpoint " + q + "."
-	case "delete":
+	case engine.OpDelete:
 		return "Deleted checkpoint " + q + "."
-	case "rename":
+	case engine.OpRename:
 		return "Renamed the checkpoint to " + q + "."
-	case "fork":
+	case engine.OpFork:
 		return "Started a new conversation from " + q + "."
 	}
 	return ""

@@ -267,7 +267,7 @@ func lastUser(msgs []engine.Message) int {
 // turn starts a streamed reply; prepare (under the lock) arranges the
 // conversation and returns the user message to reply to and the
 // Branched event to send first, if any.
-func (f *FakeEngine) turn(op string, prepare func() (engine.Message, *engine.Branched, error)) {
+func (f *FakeEngine) turn(op engine.Op, prepare func() (engine.Message, *engine.Branched, error)) {
 	f.mu.Lock()
 	if f.cancel != nil || f.closed {
 		f.mu.Unlock()
@@ -483,8 +483,8 @@ func (f *FakeEngine) save(name string) error {
 func (f *FakeEngine) LoadCheckpoint(name string) { f.restore("load", name) }
 func (f *FakeEngine) ForkCheckpoint(name string) { f.restore("fork", name) }
 
-func (f *FakeEngine) restore(op, name string) {
-	f.record(op + " " + name)
+func (f *FakeEngine) restore(op engine.Op, name string) {
+	f.record(string(op) + " " + name)
 	f.mu.Lock()
 	cp, ok := f.ckpts[name]
 	busy := f.cancel != nil

@@ -52,7 +52,7 @@ type Engine interface {
 	Regenerate()
 	Edit(text string)
 	SelectVersion(index, version int)
-	// The conversation history: ListHistory answers History{Op: "list"}
+	// The conversation history: ListHistory answers History{Op: engine.OpList}
 	// with the conversations whose text holds query; ResumeHistory
 	// replaces the conversation (keeping it in the history first, as
 	// Clear does); DeleteHistory removes one; RenameHistory gives one a
