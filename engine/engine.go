@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/mailbox"
 )
 
 // Engine runs a Session on its own goroutine. Every method returns at
@@ -22,9 +23,7 @@ type Engine struct {
 	done   chan struct{}
 	loopWG sync.WaitGroup
 
-	qmu   sync.Mutex
-	queue []Event
-	kick  chan struct{}
+	box *mailbox.Box[Event] // events on their way to out; deltas merge
 
 	mu     sync.Mutex // guards the copies the UI reads
 	msgs   []Message
@@ -62,7 +61,7 @@ var ErrClosed = errors.New("the engine is closed")
 func Start(sess *Session, info ModelInfo) *Engine {
 	info.Thinking = sess.CanThink()
 	e := &Engine{sess: sess, info: info, cmds: make(chan func(), 64), out: make(chan Event),
-		done: make(chan struct{}), kick: make(chan struct{}, 1), msgs: sess.Messages(), window: sess.Window(), set: sess.Settings()}
+		done: make(chan struct{}), box: mailbox.New(0, MergeDeltas), msgs: sess.Messages(), window: sess.Window(), set: sess.Settings()}
 	e.loopWG.Add(1)
 	go e.loop()
 	go e.forward()
@@ -95,21 +94,21 @@ func (e *Engine) refresh() {
 }
 
 // emit queues an event; a Delta merges into a Delta at the queue's tail.
-func (e *Engine) emit(ev Event) {
-	e.qmu.Lock()
-	if d, ok := ev.(*Delta); ok && len(e.queue) > 0 {
-		if tail, ok := e.queue[len(e.queue)-1].(*Delta); ok {
-			e.queue[len(e.queue)-1] = d.After(tail)
-			e.qmu.Unlock()
-			return
-		}
+func (e *Engine) emit(ev Event) { e.box.Push(ev) }
+
+// MergeDeltas merges next into last when both are deltas (Delta.After):
+// the merge of every mailbox that carries engine events.
+func MergeDeltas(last *Event, next Event) bool {
+	d, ok := next.(*Delta)
+	if !ok {
+		return false
 	}
-	e.queue = append(e.queue, ev)
-	e.qmu.Unlock()
-	select {
-	case e.kick <- struct{}{}:
-	default:
+	tail, ok := (*last).(*Delta)
+	if !ok {
+		return false
 	}
+	*last = d.After(tail)
+	return true
 }
 
 // emitTurn is the session's callback: it runs on the engine goroutine, so
@@ -127,19 +126,16 @@ func (e *Engine) emitTurn(ev Event) {
 func (e *Engine) forward() {
 	defer close(e.out)
 	for {
-		e.qmu.Lock()
-		if len(e.queue) == 0 {
-			e.qmu.Unlock()
+		// One at a time: the events behind a slow consumer go on merging.
+		ev, ok, _ := e.box.Next()
+		if !ok {
 			select {
-			case <-e.kick:
+			case <-e.box.Wake():
 				continue
 			case <-e.done:
 				return
 			}
 		}
-		ev := e.queue[0]
-		e.queue = e.queue[1:]
-		e.qmu.Unlock()
 		select {
 		case e.out <- ev:
 		case <-e.done:

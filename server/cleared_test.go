@@ -32,7 +32,7 @@ func TestClearedCarriesItsOwnConversation(t *testing.T) {
 	srv.publishChat(engine.Cleared{})
 	srv.publishChat(engine.Cleared{Messages: old[:1]}) // a checkpoint loaded
 	srv.publishChat(engine.Cancelled{})
-	items, _ := sub.take()
+	items, _ := sub.Take()
 	var got []int
 	for _, w := range items {
 		if w.Type == "cleared" || w.Type == "cancelled" {

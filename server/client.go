@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/mailbox"
 	"github.com/orchard-llm/orchard/regfile"
 )
 
@@ -34,7 +35,7 @@ type Client struct {
 	hc     *http.Client
 
 	events chan engine.Event
-	box    *mailbox[engine.Event]
+	box    *mailbox.Box[engine.Event]
 	ctx    context.Context // ends at Close
 	stop   context.CancelFunc
 	done   chan struct{}
@@ -139,7 +140,7 @@ func Attach(ctx context.Context, addr, key string) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{addr: addr, base: base, key: key, origin: newID("screen-"), hc: &http.Client{Transport: tr},
-		events: make(chan engine.Event), box: newMailbox(0, mergeScreenEvent), done: make(chan struct{})}
+		events: make(chan engine.Event), box: mailbox.New(0, mergeScreenEvent), done: make(chan struct{})}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	st, first, err := c.dial(ctx)
 	if err != nil {
@@ -174,17 +175,17 @@ func (c *Client) adopt(first wireEvent, again bool) {
 	c.line, c.apiGen, c.apiTPS = first.Line, 0, 0
 	line := c.line.event(0, 0)
 	c.mu.Unlock()
-	c.box.push(engine.Connection{Addr: c.addr, Reconnected: again, ContextUsed: first.ContextUsed})
+	c.box.Push(engine.Connection{Addr: c.addr, Reconnected: again, ContextUsed: first.ContextUsed})
 	if again {
-		c.box.push(engine.Cleared{Messages: slices.Clone(msgs), ContextUsed: first.ContextUsed, Settings: set, Window: first.Window})
+		c.box.Push(engine.Cleared{Messages: slices.Clone(msgs), ContextUsed: first.ContextUsed, Settings: set, Window: first.Window})
 	}
-	c.box.push(line)
+	c.box.Push(line)
 	if cur != nil {
 		// A reply is being generated: show what came so far, then the
 		// rest as it streams.
-		c.box.push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens, Attachments: cur.Attachments})
+		c.box.Push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens, Attachments: cur.Attachments})
 		if cur.Text != "" {
-			c.box.push(&engine.Delta{Text: cur.Text, Live: cur.Live.live()})
+			c.box.Push(&engine.Delta{Text: cur.Text, Live: cur.Live.live()})
 		}
 	}
 }
@@ -252,10 +253,10 @@ func (c *Client) read(st *eventStream) error {
 		}
 		c.mu.Unlock()
 		if shown != nil {
-			c.box.push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: c.Settings(), Window: w.Window})
+			c.box.Push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: c.Settings(), Window: w.Window})
 		}
 		if ev, ok := fromWire(w); ok {
-			c.box.push(ev)
+			c.box.Push(ev)
 		}
 	}
 }
@@ -276,7 +277,7 @@ func (c *Client) lineEvent(w wireEvent) {
 	default:
 		return
 	}
-	c.box.push(c.line.event(c.apiGen, c.apiTPS))
+	c.box.Push(c.line.event(c.apiGen, c.apiTPS))
 }
 
 // mergeScreenEvent merges what a screen needs only the latest of:
@@ -298,7 +299,7 @@ func mergeScreenEvent(last *engine.Event, next engine.Event) bool {
 			return true
 		}
 	}
-	return mergeDelta(last, next)
+	return engine.MergeDeltas(last, next)
 }
 
 // forward hands events to the screen, blocking only itself.
@@ -306,7 +307,7 @@ func (c *Client) forward() {
 	defer close(c.events)
 	defer close(c.done)
 	for {
-		evs, open := c.box.take()
+		evs, open := c.box.Take()
 		for _, ev := range evs {
 			c.events <- ev
 		}
@@ -314,7 +315,7 @@ func (c *Client) forward() {
 			return
 		}
 		if len(evs) == 0 {
-			<-c.box.wake
+			<-c.box.Wake()
 		}
 	}
 }
@@ -328,14 +329,14 @@ func (c *Client) call(op engine.Op, method, path string, body any) {
 // a while to reach the server through a slow tunnel.
 func (c *Client) callWithin(limit time.Duration, op engine.Op, method, path string, body any) {
 	if err := c.refusal(); err != nil {
-		c.box.push(engine.Failed{Op: op, Err: err})
+		c.box.Push(engine.Failed{Op: op, Err: err})
 		return
 	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			c.box.push(engine.Failed{Op: op, Err: err})
+			c.box.Push(engine.Failed{Op: op, Err: err})
 			return
 		}
 		rd = bytes.NewReader(b)
@@ -344,7 +345,7 @@ func (c *Client) callWithin(limit time.Duration, op engine.Op, method, path stri
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		c.box.push(engine.Failed{Op: op, Err: err})
+		c.box.Push(engine.Failed{Op: op, Err: err})
 		return
 	}
 	c.auth(req)
@@ -352,12 +353,12 @@ func (c *Client) callWithin(limit time.Duration, op engine.Op, method, path stri
 	req.Header.Set("Prefer", "respond-async")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.box.push(engine.Failed{Op: op, Err: fmt.Errorf("the server at %s: %w", c.addr, err)})
+		c.box.Push(engine.Failed{Op: op, Err: fmt.Errorf("the server at %s: %w", c.addr, err)})
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		c.box.push(engine.Failed{Op: op, Err: responseError(resp)})
+		c.box.Push(engine.Failed{Op: op, Err: responseError(resp)})
 		return
 	}
 	io.Copy(io.Discard, resp.Body)
@@ -401,7 +402,7 @@ func (c *Client) Send(text string, media ...engine.MediaFile) {
 		if data == nil {
 			var err error
 			if data, err = regfile.ReadFile(f.Path, c.maxFile); err != nil {
-				c.box.push(engine.Failed{Op: engine.OpSend, Err: attachError(f, err)})
+				c.box.Push(engine.Failed{Op: engine.OpSend, Err: attachError(f, err)})
 				return
 			}
 		}

@@ -69,9 +69,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			continue
-		case <-sub.wake:
+		case <-sub.Wake():
 		}
-		evs, open := sub.take()
+		evs, open := sub.Take()
 		for _, ev := range evs {
 			if writeSSE(w, ev.Type, ev) != nil {
 				return

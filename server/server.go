@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/mailbox"
 	"github.com/orchard-llm/orchard/memledger"
 )
 
@@ -140,7 +141,7 @@ type Server struct {
 	pending []engine.Event // the pump's events since the last marker
 
 	hubMu   sync.Mutex
-	subs    map[*mailbox[wireEvent]]struct{}
+	subs    map[*mailbox.Box[wireEvent]]struct{}
 	current *wireEvent // the chat turn in flight: started, then the reply so far
 	user    string     // the message of the chat turn about to start, and its sender
 	origin  string
@@ -202,7 +203,7 @@ func New(o Options) *Server {
 		o.MaxConns = defaultMaxConns()
 	}
 	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
-		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
+		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox.Box[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
 		pumpDone: make(chan struct{}), conns: newConnLimit(o.MaxConns)}
 	if !s.info.Logits {
 		s.o.Defaults = greedyDefaults(s.o.Defaults)
@@ -337,7 +338,7 @@ func (s *Server) pump() {
 	}
 	s.hubMu.Lock()
 	for sub := range s.subs {
-		sub.close()
+		sub.Close()
 	}
 	s.hubMu.Unlock()
 }
@@ -442,7 +443,7 @@ func (s *Server) publish(w wireEvent) {
 
 func (s *Server) broadcastLocked(w wireEvent) {
 	for sub := range s.subs {
-		if !sub.push(w) {
+		if !sub.Push(w) {
 			delete(s.subs, sub) // a reader that fell too far behind
 		}
 	}
@@ -450,12 +451,12 @@ func (s *Server) broadcastLocked(w wireEvent) {
 
 // subscribe adds a subscriber; its first event is the state: the model,
 // the settings, the conversation and the chat turn in flight.
-func (s *Server) subscribe() *mailbox[wireEvent] {
-	sub := newMailbox(4096, mergeWireDelta)
+func (s *Server) subscribe() *mailbox.Box[wireEvent] {
+	sub := mailbox.New(4096, mergeWireDelta)
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
 	if s.closing.Load() {
-		sub.close()
+		sub.Close()
 		return sub
 	}
 	st := wireEvent{Type: "state", Info: s.wireInfo(), Settings: toWireSettings(s.eng.Settings()),
@@ -464,16 +465,16 @@ func (s *Server) subscribe() *mailbox[wireEvent] {
 		cur := *s.current
 		st.Current = &cur
 	}
-	sub.push(st)
+	sub.Push(st)
 	s.subs[sub] = struct{}{}
 	return sub
 }
 
-func (s *Server) unsubscribe(sub *mailbox[wireEvent]) {
+func (s *Server) unsubscribe(sub *mailbox.Box[wireEvent]) {
 	s.hubMu.Lock()
 	delete(s.subs, sub)
 	s.hubMu.Unlock()
-	sub.close()
+	sub.Close()
 }
 
 // errChatBusy refuses a chat message while another is queued or running.
@@ -623,9 +624,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.q.close()
 	s.hubMu.Lock()
 	for sub := range s.subs {
-		sub.close() // event streams end, so their handlers return
+		sub.Close() // event streams end, so their handlers return
 	}
-	s.subs = map[*mailbox[wireEvent]]struct{}{}
+	s.subs = map[*mailbox.Box[wireEvent]]struct{}{}
 	s.hubMu.Unlock()
 	grace, cancel := context.WithTimeout(ctx, s.o.ShutdownGrace)
 	defer cancel()

@@ -350,3 +350,15 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// mergeWireDelta merges consecutive stream deltas of the same source.
+func mergeWireDelta(last *wireEvent, next wireEvent) bool {
+	if next.Type != "delta" || last.Type != "delta" || last.Request != next.Request {
+		return false
+	}
+	last.Text += next.Text
+	last.Tokens = append(last.Tokens[:len(last.Tokens):len(last.Tokens)], next.Tokens...)
+	last.FromDraft = append(last.FromDraft[:len(last.FromDraft):len(last.FromDraft)], next.FromDraft...)
+	last.Live = next.Live
+	return true
+}
