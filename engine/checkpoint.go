@@ -216,12 +216,12 @@ type CheckpointStore interface {
 }
 
 // UseStore connects a checkpoint store; units are recorded in checkpoints.
-func (e *Engine) UseStore(st CheckpointStore, units coreml.ComputeUnits) {
-	e.do(OpStore, func() { e.store, e.units = st, units })
+func (e *Engine) UseStore(st CheckpointStore, units coreml.ComputeUnits) error {
+	return e.do(OpStore, func() { e.store, e.units = st, units })
 }
 
-func (e *Engine) withStore(op Op, name string, fn func(CheckpointStore) error) {
-	e.do(op, func() {
+func (e *Engine) withStore(op Op, name string, fn func(CheckpointStore) error) error {
+	return e.do(op, func() {
 		if e.store == nil {
 			e.emit(Failed{Op: op, Err: errors.New("checkpoints are not available (no data folder)")})
 			return
@@ -251,8 +251,8 @@ func (e *Engine) emitList(op Op, name string) {
 }
 
 // SaveCheckpoint saves the conversation under name.
-func (e *Engine) SaveCheckpoint(name string) {
-	e.withStore(OpSave, name, func(st CheckpointStore) error {
+func (e *Engine) SaveCheckpoint(name string) error {
+	return e.withStore(OpSave, name, func(st CheckpointStore) error {
 		cp, err := e.sess.Checkpoint(name, e.units)
 		if err != nil {
 			return err
@@ -263,8 +263,8 @@ func (e *Engine) SaveCheckpoint(name string) {
 
 // Autosave saves the conversation under the reserved autosave name; an
 // empty conversation is not saved.
-func (e *Engine) Autosave() {
-	e.do(OpAutosave, func() {
+func (e *Engine) Autosave() error {
+	return e.do(OpAutosave, func() {
 		if _, err := e.keep(); err != nil {
 			e.emit(Failed{Op: OpHistory, Err: err})
 		}
@@ -285,14 +285,14 @@ func (e *Engine) Autosave() {
 
 // LoadCheckpoint replaces the conversation with a saved one. A checkpoint
 // of another bundle, a corrupt or a newer one is refused and nothing changes.
-func (e *Engine) LoadCheckpoint(name string) { e.load(OpLoad, name) }
+func (e *Engine) LoadCheckpoint(name string) error { return e.load(OpLoad, name) }
 
 // ForkCheckpoint starts a new conversation from a saved one (the saved
 // checkpoint stays as it is; save the fork under a new name).
-func (e *Engine) ForkCheckpoint(name string) { e.load(OpFork, name) }
+func (e *Engine) ForkCheckpoint(name string) error { return e.load(OpFork, name) }
 
-func (e *Engine) load(op Op, name string) {
-	e.withStore(op, name, func(st CheckpointStore) error {
+func (e *Engine) load(op Op, name string) error {
+	return e.withStore(op, name, func(st CheckpointStore) error {
 		cp, err := st.Load(name, e.sess.b.Identity)
 		if err != nil {
 			var ie *checkpoints.IdentityError
@@ -321,16 +321,16 @@ func (e *Engine) load(op Op, name string) {
 }
 
 // DeleteCheckpoint removes a saved checkpoint.
-func (e *Engine) DeleteCheckpoint(name string) {
-	e.withStore(OpDelete, name, func(st CheckpointStore) error { return st.Delete(name) })
+func (e *Engine) DeleteCheckpoint(name string) error {
+	return e.withStore(OpDelete, name, func(st CheckpointStore) error { return st.Delete(name) })
 }
 
 // RenameCheckpoint renames a saved checkpoint; it never overwrites.
-func (e *Engine) RenameCheckpoint(oldName, newName string) {
-	e.withStore(OpRename, newName, func(st CheckpointStore) error { return st.Rename(oldName, newName) })
+func (e *Engine) RenameCheckpoint(oldName, newName string) error {
+	return e.withStore(OpRename, newName, func(st CheckpointStore) error { return st.Rename(oldName, newName) })
 }
 
 // ListCheckpoints reports the store's checkpoints.
-func (e *Engine) ListCheckpoints() {
-	e.withStore(OpList, "", func(CheckpointStore) error { return nil })
+func (e *Engine) ListCheckpoints() error {
+	return e.withStore(OpList, "", func(CheckpointStore) error { return nil })
 }

@@ -61,8 +61,8 @@ func (Marker) event() {}
 
 // Mark queues a Marker; a consumer that issues a command and then a Mark
 // knows which events the command produced.
-func (e *Engine) Mark(id uint64) {
-	e.do(OpMark, func() { e.emit(Marker{ID: id}) })
+func (e *Engine) Mark(id uint64) error {
+	return e.do(OpMark, func() { e.emit(Marker{ID: id}) })
 }
 
 // Complete runs req on the engine goroutine after the commands queued
@@ -110,8 +110,8 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 // KeepConversations sets how many conversations besides the one in the
 // session are kept for later requests, and the cache bytes they may hold
 // together; the least recently used go first.
-func (e *Engine) KeepConversations(n int, bytes int64) {
-	e.do(OpKeep, func() { e.convs.setBudget(n, bytes) })
+func (e *Engine) KeepConversations(n int, bytes int64) error {
+	return e.do(OpKeep, func() { e.convs.setBudget(n, bytes) })
 }
 
 // SpillConversations keeps conversations pushed out of memory in dir, up
@@ -119,8 +119,8 @@ func (e *Engine) KeepConversations(n int, bytes int64) {
 // prefill. The engine removes only the files it wrote there (SpillFiles)
 // when they are dropped and at Close; give each engine a folder of its
 // own (orchard serve: a scratch.Folder).
-func (e *Engine) SpillConversations(dir string, bytes int64) {
-	e.do(OpKeep, func() {
+func (e *Engine) SpillConversations(dir string, bytes int64) error {
+	return e.do(OpKeep, func() {
 		if err := e.convs.setSpill(dir, bytes); err != nil {
 			e.emit(Failed{Op: OpKeep, Err: err})
 		}

@@ -112,14 +112,36 @@ func MergeDeltas(last *Event, next Event) bool {
 }
 
 // emitTurn is the session's callback: it runs on the engine goroutine, so
-// before an event that ends a turn it can refresh the copies Messages and
-// Settings return — a consumer reading them on Finished sees the reply.
+// an event that ends a turn carries the conversation it leaves (and the
+// copies the getters return are refreshed with it).
 func (e *Engine) emitTurn(ev Event) {
-	switch ev.(type) {
-	case Finished, Cancelled, Failed, Branched:
+	switch x := ev.(type) {
+	case Finished:
+		x.Messages, x.Window = e.conversation()
+		ev = x
+	case Cancelled:
+		x.Messages, x.Window = e.conversation()
+		ev = x
+	case Failed:
+		if x.Op.Turn() {
+			x.Messages, x.Window = e.conversation()
+			ev = x
+		} else {
+			e.refresh()
+		}
+	case Branched:
 		e.refresh()
 	}
 	e.emit(ev)
+}
+
+// conversation refreshes the getters' copies and returns the chat's
+// conversation for an event.
+func (e *Engine) conversation() ([]Message, int) {
+	e.refresh()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.msgs), e.window
 }
 
 // forward hands queued events to the consumer, blocking only itself.
@@ -144,27 +166,28 @@ func (e *Engine) forward() {
 	}
 }
 
-// do queues a command for the engine goroutine.
-func (e *Engine) do(op Op, cmd func()) {
+// do queues a command for the engine goroutine: its acceptance. A
+// command refused (ErrClosed) reports nothing on Events.
+func (e *Engine) do(op Op, cmd func()) error {
 	e.cmdMu.Lock()
 	defer e.cmdMu.Unlock()
 	if e.closed {
-		e.emit(Failed{Op: op, Err: ErrClosed})
-		return
+		return ErrClosed
 	}
 	if !op.chat() {
 		e.cmds <- cmd
-		return
+		return nil
 	}
 	e.cmds <- func() {
 		// A request's conversation may be in the session (Complete):
 		// chat commands act on the chat's own.
 		if err := e.convs.toHome(e.sess); err != nil {
-			e.emit(Failed{Op: op, Err: err})
+			e.emitTurn(Failed{Op: op, Err: err})
 			return
 		}
 		cmd()
 	}
+	return nil
 }
 
 // Events delivers the engine's events; it is closed after Close.
@@ -197,29 +220,29 @@ func (e *Engine) Window() int {
 
 // Send starts a turn; media are files to attach to the message (encoded
 // on the engine goroutine, before the prefill).
-func (e *Engine) Send(text string, media ...MediaFile) {
-	e.startTurn(OpSend, func(emit func(Event)) { e.sess.Send(text, emit, media...) })
+func (e *Engine) Send(text string, media ...MediaFile) error {
+	return e.startTurn(OpSend, func(emit func(Event)) { e.sess.Send(text, emit, media...) })
 }
 
 // Regenerate replaces the last reply with a new one, keeping the old one
 // as another version; the cache is rewound to the end of the prompt, not
 // prefilled again.
-func (e *Engine) Regenerate() {
-	e.startTurn(OpRegenerate, func(emit func(Event)) { e.sess.Regenerate(emit) })
+func (e *Engine) Regenerate() error {
+	return e.startTurn(OpRegenerate, func(emit func(Event)) { e.sess.Regenerate(emit) })
 }
 
 // Edit replaces the last user message with text and sends it; the cache
 // is rewound to before the message, which stays as another version with
 // its reply.
-func (e *Engine) Edit(text string) {
-	e.startTurn(OpEdit, func(emit func(Event)) { e.sess.Edit(text, emit) })
+func (e *Engine) Edit(text string) error {
+	return e.startTurn(OpEdit, func(emit func(Event)) { e.sess.Edit(text, emit) })
 }
 
 // SelectVersion shows version (0-based) of the message at index, with the
 // turns that followed it (Branched; Failed{Op: OpVersion} when there is
 // no such version).
-func (e *Engine) SelectVersion(index, version int) {
-	e.do(OpVersion, func() {
+func (e *Engine) SelectVersion(index, version int) error {
+	return e.do(OpVersion, func() {
 		if err := e.sess.SelectVersion(index, version, e.emitTurn); err != nil {
 			e.emit(Failed{Op: OpVersion, Err: err})
 		}
@@ -227,12 +250,12 @@ func (e *Engine) SelectVersion(index, version int) {
 }
 
 // startTurn queues a turn that Cancel can stop before or while it runs.
-func (e *Engine) startTurn(op Op, run func(emit func(Event))) {
+func (e *Engine) startTurn(op Op, run func(emit func(Event))) error {
 	seq := e.sendSeq.Add(1)
-	e.do(op, func() {
+	return e.do(op, func() {
 		cancelled := func() bool { return seq <= e.cancelTo.Load() }
 		if cancelled() {
-			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
+			e.emitTurn(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return
 		}
 		e.sess.cancelHook = cancelled
@@ -243,14 +266,15 @@ func (e *Engine) startTurn(op Op, run func(emit func(Event))) {
 
 // Cancel stops the running turn, and any turn requested before it that
 // has not started yet, after the chain call in flight.
-func (e *Engine) Cancel() {
+func (e *Engine) Cancel() error {
 	e.cancelTo.Store(e.sendSeq.Load())
 	e.sess.Cancel()
+	return nil
 }
 
 // SetSettings applies new settings between turns.
-func (e *Engine) SetSettings(s Settings) {
-	e.do(OpSettings, func() {
+func (e *Engine) SetSettings(s Settings) error {
+	return e.do(OpSettings, func() {
 		if err := e.sess.SetSettings(s); err != nil {
 			e.emit(Failed{Op: OpSettings, Err: err})
 			return
@@ -262,8 +286,8 @@ func (e *Engine) SetSettings(s Settings) {
 // Clear starts a new conversation; the one it replaces is kept in the
 // history (when there is one) — and when it cannot be kept, nothing is
 // cleared (Failed{Op: OpClear} with a *NotKeptError).
-func (e *Engine) Clear() {
-	e.do(OpClear, func() {
+func (e *Engine) Clear() error {
+	return e.do(OpClear, func() {
 		if err := e.keepReplaced(); err != nil {
 			e.emit(Failed{Op: OpClear, Err: err})
 			return

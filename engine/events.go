@@ -67,6 +67,11 @@ type Finished struct {
 	// Stop is the stop string (Request.Stop) that ended the reply, if
 	// one did (FinishReason "stop").
 	Stop string
+	// Messages is the conversation with the reply, Window its first
+	// message the model sees: on Events, the chat's (an API request's
+	// sink gets neither).
+	Messages []Message
+	Window   int
 }
 
 // Cancelled: the turn was stopped; the partial reply is kept in the
@@ -78,6 +83,10 @@ type Cancelled struct {
 	Partial   string
 	Metrics   TurnMetrics
 	Unstarted bool
+	// Messages and Window: the chat's conversation now (the partial reply
+	// in it), as on Finished.
+	Messages []Message
+	Window   int
 }
 
 // Failed: the turn or command could not run; the conversation is as it
@@ -85,6 +94,11 @@ type Cancelled struct {
 type Failed struct {
 	Op  Op // the command that failed
 	Err error
+	// Messages and Window: for a turn (Op.Turn) on Events, the chat's
+	// conversation as it is again; nil for other commands, which change
+	// nothing.
+	Messages []Message
+	Window   int
 }
 
 // Notice is information for the user: context trimmed, speculation

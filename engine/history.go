@@ -49,8 +49,8 @@ type HistoryPolicy struct {
 var ErrNoHistory = errors.New("the conversation history is off (history.enabled in the config) or has no data folder")
 
 // UseHistory connects the history's store.
-func (e *Engine) UseHistory(st HistoryStore, p HistoryPolicy) {
-	e.do(OpHistory, func() {
+func (e *Engine) UseHistory(st HistoryStore, p HistoryPolicy) error {
+	return e.do(OpHistory, func() {
 		e.hmu.Lock()
 		e.hist, e.histPolicy = st, p
 		e.hmu.Unlock()
@@ -61,7 +61,10 @@ func (e *Engine) UseHistory(st HistoryStore, p HistoryPolicy) {
 // of them for ""), newest first, as History{Op: OpList}. It runs beside
 // the engine goroutine, so it never waits for a reply; requests made
 // faster than they are answered are merged into the last.
-func (e *Engine) ListHistory(query string) { e.reads.ask(&query) }
+func (e *Engine) ListHistory(query string) error {
+	e.reads.ask(&query)
+	return nil
+}
 
 // SearchHistory answers what ListHistory reports, to the caller: the
 // conversations whose text holds query (all for ""), newest first. It
@@ -73,8 +76,8 @@ func (e *Engine) SearchHistory(query string) ([]HistoryInfo, error) {
 
 // ResumeHistory replaces the conversation with one from the history; the
 // conversation it replaces is kept there first.
-func (e *Engine) ResumeHistory(id string) {
-	e.do(OpResume, func() {
+func (e *Engine) ResumeHistory(id string) error {
+	return e.do(OpResume, func() {
 		if err := e.resume(id); err != nil {
 			e.emit(Failed{Op: OpResume, Err: err})
 		}
@@ -84,8 +87,8 @@ func (e *Engine) ResumeHistory(id string) {
 
 // DeleteHistory removes a conversation from the history. The conversation
 // on screen goes on; it is kept again once it changes.
-func (e *Engine) DeleteHistory(id string) {
-	e.do(OpHistoryDelete, func() {
+func (e *Engine) DeleteHistory(id string) error {
+	return e.do(OpHistoryDelete, func() {
 		if e.hist == nil {
 			e.emit(Failed{Op: OpHistory, Err: ErrNoHistory})
 			return

@@ -305,12 +305,12 @@ func TestReplacingRefusedWhenNotKept(t *testing.T) {
 	hist.fail(syscall.ENOSPC)
 	for _, tc := range []struct {
 		op Op
-		do func()
+		do func() error
 	}{
 		{"clear", e.Clear},
-		{"load", func() { e.LoadCheckpoint("saved") }},
-		{"fork", func() { e.ForkCheckpoint("saved") }},
-		{"resume", func() { e.ResumeHistory(kept.ID) }},
+		{"load", func() error { return e.LoadCheckpoint("saved") }},
+		{"fork", func() error { return e.ForkCheckpoint("saved") }},
+		{"resume", func() error { return e.ResumeHistory(kept.ID) }},
 	} {
 		tc.do()
 		var failed Failed

@@ -22,8 +22,8 @@ const maxTitle = 80
 // "" gives it back its first message. id "" is the conversation on
 // screen, kept first if it changed. It answers History{Op: OpRename} and
 // a new list, or Failed{Op: OpHistoryRename}.
-func (e *Engine) RenameHistory(id, title string) {
-	e.do(OpHistoryRename, func() {
+func (e *Engine) RenameHistory(id, title string) error {
+	return e.do(OpHistoryRename, func() {
 		if err := e.renameHistory(id, oneLine(title, maxTitle)); err != nil {
 			e.emit(Failed{Op: OpHistoryRename, Err: err})
 		}

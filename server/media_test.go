@@ -402,14 +402,10 @@ func TestAttachMedia(t *testing.T) {
 	}
 
 	// Refusals: a missing file, a file that is no picture.
-	a.Send("And this?", engine.MediaFile{Kind: engine.MediaImage, Path: filepath.Join(t.TempDir(), "gone.png")})
-	fl := until(t, a, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == "send" })
-	if err := fl[len(fl)-1].(engine.Failed).Err; !strings.Contains(err.Error(), "gone.png") || !strings.Contains(err.Error(), "missing") {
+	if err := sendRefused(t, a, "And this?", engine.MediaFile{Kind: engine.MediaImage, Path: filepath.Join(t.TempDir(), "gone.png")}); !strings.Contains(err.Error(), "gone.png") || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("missing file: %v", err)
 	}
-	a.Send("And this?", engine.MediaFile{Kind: engine.MediaImage, Path: m.clip})
-	fl = until(t, a, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == "send" })
-	if err := fl[len(fl)-1].(engine.Failed).Err; !strings.Contains(err.Error(), "tone.wav") {
+	if err := sendRefused(t, a, "And this?", engine.MediaFile{Kind: engine.MediaImage, Path: m.clip}); !strings.Contains(err.Error(), "tone.wav") {
 		t.Fatalf("a clip sent as a picture: %v", err)
 	}
 }
@@ -436,9 +432,7 @@ func TestAttachMediaRefused(t *testing.T) {
 		{engine.MediaFile{Kind: engine.MediaAudio, Data: testmedia.WAV(0.01, 300), Name: "tiny.wav"}, "audio_fp16.mlmodelc"},
 		{engine.MediaFile{Kind: engine.MediaImage, Data: bytes.Repeat([]byte{1}, 2<<10), Name: "big.png"}, "media[0] is 2 KiB, over the 1 KiB"},
 	} {
-		a.Send("hear this", tc.f)
-		fl := until(t, a, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == "send" })
-		if err := fl[len(fl)-1].(engine.Failed).Err; !strings.Contains(err.Error(), tc.says) {
+		if err := sendRefused(t, a, "hear this", tc.f); !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%+v: %v", tc.f, err)
 		}
 	}

@@ -313,12 +313,13 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 		if w.Metrics != nil {
 			m = *w.Metrics
 		}
+		msgs := fromWireMessages(w.Messages)
 		if w.Type == "finished" {
-			return engine.Finished{Reply: reply, Metrics: m}, true
+			return engine.Finished{Reply: reply, Metrics: m, Messages: msgs, Window: w.Window}, true
 		}
-		return engine.Cancelled{Partial: reply, Metrics: m, Unstarted: w.Unstarted}, true
+		return engine.Cancelled{Partial: reply, Metrics: m, Unstarted: w.Unstarted, Messages: msgs, Window: w.Window}, true
 	case "failed":
-		return engine.Failed{Op: w.Op, Err: errors.New(w.Error)}, true
+		return engine.Failed{Op: w.Op, Err: errors.New(w.Error), Messages: fromWireMessages(w.Messages), Window: w.Window}, true
 	case "notice":
 		return engine.Notice{Text: w.Text}, true
 	case "settings":

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/orchard-llm/orchard/engine"
 )
 
 // Regenerate, edit, versions, the history and the search: what the keys
@@ -51,7 +52,7 @@ func (m *Model) sendEdit(v string) tea.Cmd {
 	m.pendingSend, m.pendingEdit = "edit", v
 	m.refused = ""
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Edit(v) })
+	m.call(engine.OpEdit, func(e Engine) error { return e.Edit(v) })
 	return nil
 }
 
@@ -83,7 +84,7 @@ func (m *Model) cmdRetry(string) tea.Cmd {
 	}
 	m.pendingSend = "regenerate"
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Regenerate() })
+	m.call(engine.OpRegenerate, func(e Engine) error { return e.Regenerate() })
 	return nil
 }
 
@@ -113,7 +114,7 @@ func (m *Model) stepVersion(d int) tea.Cmd {
 		return m.infoToast(fmt.Sprintf("This is version %d of %d.", c.version+1, c.versions))
 	}
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.SelectVersion(i, v) })
+	m.call(engine.OpVersion, func(e Engine) error { return e.SelectVersion(i, v) })
 	return nil
 }
 
@@ -124,7 +125,7 @@ func (m *Model) cmdNew(string) tea.Cmd {
 		return m.errorToast("A reply is streaming; esc stops it before starting anew.")
 	}
 	m.stopEditing()
-	m.call(func(e Engine) { e.Clear() })
+	m.call(engine.OpClear, func(e Engine) error { return e.Clear() })
 	return nil
 }
 
@@ -134,7 +135,7 @@ func (m *Model) cmdHistory(arg string) tea.Cmd {
 	m.hist.field.SetValue(strings.TrimSpace(arg))
 	m.hist.field.CursorEnd()
 	q := m.hist.Query()
-	m.call(func(e Engine) { e.ListHistory(q) })
+	m.call(engine.OpHistory, func(e Engine) error { return e.ListHistory(q) })
 	return m.setFocus(focusHistory)
 }
 
@@ -143,7 +144,7 @@ func (m *Model) historyAction(a histAction) tea.Cmd {
 	switch a.op {
 	case "search":
 		q := m.hist.Query()
-		m.call(func(e Engine) { e.ListHistory(q) })
+		m.call(engine.OpHistory, func(e Engine) error { return e.ListHistory(q) })
 	case "close":
 		m.closePanel()
 	case "blur":
@@ -157,12 +158,12 @@ func (m *Model) historyAction(a histAction) tea.Cmd {
 			return m.errorToast("A reply is streaming; esc stops it before resuming another conversation.")
 		}
 		m.stopEditing()
-		m.call(func(e Engine) { e.ResumeHistory(a.id) })
+		m.call(engine.OpResume, func(e Engine) error { return e.ResumeHistory(a.id) })
 		m.closePanel()
 	case "delete":
-		m.call(func(e Engine) { e.DeleteHistory(a.id) })
+		m.call(engine.OpHistoryDelete, func(e Engine) error { return e.DeleteHistory(a.id) })
 	case "rename":
-		m.call(func(e Engine) { e.RenameHistory(a.id, a.title) })
+		m.call(engine.OpHistoryRename, func(e Engine) error { return e.RenameHistory(a.id, a.title) })
 	}
 	return nil
 }
@@ -171,7 +172,7 @@ func (m *Model) historyAction(a histAction) tea.Cmd {
 // title in the history (kept there first if it is not yet).
 func (m *Model) cmdTitle(arg string) tea.Cmd {
 	title := oneName(arg)
-	m.call(func(e Engine) { e.RenameHistory("", title) })
+	m.call(engine.OpHistoryRename, func(e Engine) error { return e.RenameHistory("", title) })
 	return nil
 }
 

@@ -160,7 +160,7 @@ func (m *Model) hasCheckpoint(name string) bool {
 func (m *Model) cmdSave(arg string) tea.Cmd {
 	name := oneName(arg)
 	save := func(m *Model) tea.Cmd {
-		m.call(func(e Engine) { e.SaveCheckpoint(name) })
+		m.call(engine.OpSave, func(e Engine) error { return e.SaveCheckpoint(name) })
 		return m.infoToast("Saving " + strconv.Quote(name) + "…")
 	}
 	if m.hasCheckpoint(name) {
@@ -182,9 +182,9 @@ func (m *Model) replaceConversation(op, name string) tea.Cmd {
 	}
 	do := func(m *Model) tea.Cmd {
 		if op == "load" {
-			m.call(func(e Engine) { e.LoadCheckpoint(name) })
+			m.call(engine.OpLoad, func(e Engine) error { return e.LoadCheckpoint(name) })
 		} else {
-			m.call(func(e Engine) { e.ForkCheckpoint(name) })
+			m.call(engine.OpFork, func(e Engine) error { return e.ForkCheckpoint(name) })
 		}
 		m.setFocus(focusInput)
 		return m.infoToast(strings.ToUpper(verb[:1]) + verb[1:] + " " + strconv.Quote(name) + "…")
@@ -210,7 +210,7 @@ func (m *Model) cmdRename(arg string) tea.Cmd {
 	if len(w) != 2 {
 		return m.errorToast(`/rename needs two names: /rename OLD NEW (quote a name with spaces: /rename "my chat" notes)`)
 	}
-	m.call(func(e Engine) { e.RenameCheckpoint(w[0], w[1]) })
+	m.call(engine.OpRename, func(e Engine) error { return e.RenameCheckpoint(w[0], w[1]) })
 	return nil
 }
 
@@ -222,14 +222,14 @@ func (m *Model) cmdDelete(arg string) tea.Cmd {
 		return m.errorToast(fmt.Sprintf("There is no checkpoint %q.", name))
 	}
 	return m.ask(fmt.Sprintf("Delete the checkpoint %q? This cannot be undone.", name), func(m *Model) tea.Cmd {
-		m.call(func(e Engine) { e.DeleteCheckpoint(name) })
+		m.call(engine.OpDelete, func(e Engine) error { return e.DeleteCheckpoint(name) })
 		return nil
 	})
 }
 
 func (m *Model) cmdCheckpoints(string) tea.Cmd {
 	m.openPanel(panelCheckpoints)
-	m.call(func(e Engine) { e.ListCheckpoints() })
+	m.call(engine.OpList, func(e Engine) error { return e.ListCheckpoints() })
 	return nil
 }
 
@@ -240,7 +240,7 @@ func (m *Model) cmdClear(string) tea.Cmd {
 		return m.errorToast("A reply is streaming; esc stops it before clearing.")
 	}
 	m.stopEditing()
-	m.call(func(e Engine) { e.Clear() })
+	m.call(engine.OpClear, func(e Engine) error { return e.Clear() })
 	return nil
 }
 
@@ -254,7 +254,7 @@ func (m *Model) changeSettings(edit func(*engine.Settings)) tea.Cmd {
 	if _, err := engine.CheckSettings(m.info, m.settings, s); err != nil {
 		return m.errorToast(failureText("settings", err))
 	}
-	m.call(func(e Engine) { e.SetSettings(s) })
+	m.call(engine.OpSettings, func(e Engine) error { return e.SetSettings(s) })
 	return nil
 }
 

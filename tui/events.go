@@ -249,3 +249,9 @@ func describeSettingsChange(a, b engine.Settings) string {
 	}
 	return "Now: " + strings.Join(d, ", ") + "."
 }
+
+// onRefused takes a command the engine refused: as its failure would
+// have been (a message sent goes back into the input).
+func (m *Model) onRefused(r refusedMsg) tea.Cmd {
+	return m.onFailed(engine.Failed{Op: r.op, Err: r.err})
+}

@@ -228,17 +228,21 @@ func (m *Model) setWelcome() {
 	}
 }
 
-// call runs an engine method off the Update path, in order.
-func (m *Model) call(f func(Engine)) {
+// call runs an engine command off the Update path, in order; a refusal
+// comes back as a refusedMsg.
+func (m *Model) call(op engine.Op, f func(Engine) error) {
 	if m.calls == nil {
-		f(m.eng)
+		// Tests without a queue: inline, the refusal taken at once.
+		if err := f(m.eng); err != nil {
+			m.onRefused(refusedMsg{op: op, err: err})
+		}
 		return
 	}
-	m.calls.push(f)
+	m.calls.push(op, f)
 }
 
 func (m *Model) Init() tea.Cmd {
-	m.call(func(e Engine) { e.ListCheckpoints() })
+	m.call(engine.OpList, func(e Engine) error { return e.ListCheckpoints() })
 	cmds := []tea.Cmd{m.waitEvents(), m.autosaveTick()}
 	if m.theme == "auto" && !m.noColor {
 		cmds = append(cmds, tea.RequestBackgroundColor)
@@ -304,6 +308,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		cmd = tea.Batch(cmd, m.waitEvents())
+	case refusedMsg:
+		cmd = m.onRefused(msg)
 	case frameMsg:
 		m.frameScheduled = false
 		m.conv.Refresh()
@@ -312,7 +318,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case autosaveMsg:
 		if m.changed && !m.stats.busy() {
 			m.changed = false
-			m.call(func(e Engine) { e.Autosave() })
+			m.call(engine.OpAutosave, func(e Engine) error { return e.Autosave() })
 		}
 		cmd = m.autosaveTick()
 	case editorReadyMsg:
@@ -455,7 +461,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case m.comp.Visible():
 			m.comp.Hide()
 		case m.replying():
-			m.call(func(e Engine) { e.Cancel() })
+			m.call(engine.OpCancel, func(e Engine) error { return e.Cancel() })
 		case m.refused != "" && m.input.Value() == m.refused:
 			m.input.Reset()
 			m.refused = ""
@@ -641,7 +647,7 @@ func (m *Model) submit() tea.Cmd {
 	m.pendingSend = "send"
 	m.refused = ""
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Send(text, files...) })
+	m.call(engine.OpSend, func(e Engine) error { return e.Send(text, files...) })
 	return nil
 }
 
@@ -697,7 +703,7 @@ func (m *Model) interrupt() tea.Cmd {
 		return nil
 	case m.replying():
 		m.quitArmedAt = time.Time{}
-		m.call(func(e Engine) { e.Cancel() })
+		m.call(engine.OpCancel, func(e Engine) error { return e.Cancel() })
 		return nil
 	case m.focus == focusInput && m.input.Value() != "":
 		m.quitArmedAt = time.Time{}
@@ -805,9 +811,9 @@ func (m *Model) checkpointAction(a ckptAction) tea.Cmd {
 	case "save":
 		return m.cmdSave(a.name)
 	case "delete":
-		m.call(func(e Engine) { e.DeleteCheckpoint(a.name) })
+		m.call(engine.OpDelete, func(e Engine) error { return e.DeleteCheckpoint(a.name) })
 	case "rename":
-		m.call(func(e Engine) { e.RenameCheckpoint(a.name, a.newName) })
+		m.call(engine.OpRename, func(e Engine) error { return e.RenameCheckpoint(a.name, a.newName) })
 	}
 	return nil
 }
