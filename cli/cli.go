@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/termsafe"
-	"github.com/orchard-llm/orchard/tokenizer"
 )
 
 const usage = `orchard — chat with Gemma 4 Core ML bundles
@@ -60,7 +59,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "bundle":
 		return runBundle(args[1:], stdout, stderr)
 	case "tokenize":
-		return tokenizer.RunCLI(args[1:], stdin, terminalSafe(stdout), stderr)
+		return tokenize(args[1:], stdin, terminalSafe(stdout), stderr)
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
 	case "run":
