@@ -68,17 +68,17 @@ func runAttached(ctx context.Context, addr string, cfg *config.Config, opts tui.
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard:", err)
 		fmt.Fprintln(stderr, "orchard: start a server with orchard serve --model DIR, or give its address: orchard --attach HOST:PORT")
-		return 1
+		return exitFailure
 	}
 	err = tui.Run(ctx, c, opts)
 	c.Close()
 	switch {
 	case errors.Is(err, tui.ErrEngineStopped):
 		fmt.Fprintf(stderr, "orchard: the server at %s went away\n", addr)
-		return 1
+		return exitFailure
 	case err != nil && !errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "orchard:", err)
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }

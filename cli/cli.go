@@ -49,7 +49,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
-		return 0
+		return exitOK
 	case "version", "--version":
 		return runVersion(args[1:], stdout, stderr)
 	case "--demo", "demo":
@@ -78,5 +78,5 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runMedia(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return exitUsage
 }
