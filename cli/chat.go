@@ -46,7 +46,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 	script := fs.String("script", "", scriptUsage)
 	cont := fs.Bool("continue", false, "resume the last conversation (the autosave)")
 	pick := fs.Bool("pick", false, "choose the model in the picker even when one is configured")
-	var attach attachFlag
+	var attach remoteFlag
 	fs.Var(&attach, "attach", "open the chat over a running orchard serve: the default one, or --attach=ADDR (host:port, unix:/path)")
 	noAttach := fs.Bool("no-attach", false, "open the model here even when orchard serve already serves it")
 	rest, err := parseFlags(fs, args)
@@ -99,7 +99,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 		if attach.addr == "" {
 			attach.addr = defaultServer(ctx, cfg)
 		}
-		return runAttached(ctx, attach.addr, cfg, opts, stderr)
+		return runRemote(ctx, attach.addr, cfg, opts, stderr)
 	}
 
 	store, storeErr := checkpoints.Open(cfg.CheckpointsDir())
@@ -141,7 +141,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 	// (Not with --script: the server's runtime plays its own script or none.)
 	if sock, ok := servedHere(ctx, cfg, dir); ok && !*noAttach && !*cont && *script == "" {
 		logger.Info("attaching", "bundle", dir, "server", sock)
-		return runAttached(ctx, sock, cfg, opts, stderr)
+		return runRemote(ctx, sock, cfg, opts, stderr)
 	}
 	logger.Info("opening", "bundle", dir)
 	set := settingsFrom(cfg, 0)

@@ -336,7 +336,7 @@ type ModelInfo struct {
 	Runtime      string
 	Notes        []string
 	Media        []string // kinds of attachments the bundle takes: "image", "audio"
-	Attached     string   // the server's address when the chat runs over orchard serve
+	Server       string   // the server's address when the chat runs over orchard serve (server.Client); "" in-process
 	// Thinking: the bundle's template can ask for the model's thinking
 	// (Start fills it in).
 	Thinking bool

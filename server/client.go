@@ -134,7 +134,7 @@ func responseError(resp *http.Response) error {
 // it has the model, settings and conversation; events follow: the
 // Connection (with the context the conversation fills), the line, the
 // reply in flight if there is one.
-func Attach(ctx context.Context, addr, key string) (*Client, error) {
+func Connect(ctx context.Context, addr, key string) (*Client, error) {
 	base, tr, err := transport(addr)
 	if err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func Attach(ctx context.Context, addr, key string) (*Client, error) {
 		return nil, fmt.Errorf("attach to %s: %w", addr, err)
 	}
 	c.info = first.Info.info()
-	c.info.Attached = addr
+	c.info.Server = addr
 	c.maxFile = first.Info.MaxFileBytes
 	if c.maxFile <= 0 {
 		c.maxFile = DefaultMaxMediaBytes

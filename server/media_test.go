@@ -314,7 +314,7 @@ func TestAttachMedia(t *testing.T) {
 	want := engineTurns(t, testbundle.Tiny(t, "r1"), set, mediaTurn{"What is this?", []engine.MediaFile{pic}}, mediaTurn{"Sure?", nil})
 	ctx := context.Background()
 
-	a, err := Attach(ctx, strings.TrimPrefix(ts.url, "http://"), "")
+	a, err := Connect(ctx, strings.TrimPrefix(ts.url, "http://"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestAttachMedia(t *testing.T) {
 	if got := a.Info().Media; len(got) != 2 {
 		t.Fatalf("the attached screen sees media %v, want image and audio", got)
 	}
-	b, err := Attach(ctx, "unix:"+ts.sock, "")
+	b, err := Connect(ctx, "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestAttachMedia(t *testing.T) {
 	}
 
 	// A screen attached later gets the conversation with its chips.
-	c, err := Attach(ctx, "unix:"+ts.sock, "")
+	c, err := Connect(ctx, "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestAttachMedia(t *testing.T) {
 func TestAttachMediaRefused(t *testing.T) {
 	m := writeMedia(t)
 	ts := startServer(t, serverOpts{family: "v2", maxMedia: 1 << 10})
-	a, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	a, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,12 +33,12 @@ func TestReconnect(t *testing.T) {
 	ts := startServer(t, serverOpts{dir: dir})
 	addr := strings.TrimPrefix(ts.url, "http://")
 	ctx := context.Background()
-	a, err := Attach(ctx, "unix:"+ts.sock, "")
+	a, err := Connect(ctx, "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := Attach(ctx, addr, "")
+	b, err := Connect(ctx, addr, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +103,12 @@ func TestReconnectGivesUp(t *testing.T) {
 	dir := t.TempDir()
 	ts := startServer(t, serverOpts{dir: dir})
 	addr := strings.TrimPrefix(ts.url, "http://")
-	a, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	a, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := Attach(context.Background(), addr, "")
+	b, err := Connect(context.Background(), addr, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func runScreen(t *testing.T, c *Client) (io.Writer, *screenOutput) {
 func TestAttachedScreenReconnects(t *testing.T) {
 	dir := t.TempDir()
 	ts := startServer(t, serverOpts{dir: dir})
-	c, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	c, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func (h *header) View() string {
 	// address is shortened in the middle, down to "attached" alone. Then
 	// the name itself is shortened.
 	for len(facts) > 0 {
-		if len(facts) == 1 && h.info.Attached != "" && xansi.StringWidth(facts[0]) > room {
+		if len(facts) == 1 && h.info.Server != "" && xansi.StringWidth(facts[0]) > room {
 			const prefix = "attached to "
 			facts[0] = "attached"
 			if n := room - len(prefix); n >= 16 {
@@ -51,7 +51,7 @@ func (h *header) View() string {
 // address is the server's address as the header shows it: a socket under
 // $HOME starts with ~.
 func (h *header) address() string {
-	a := h.info.Attached
+	a := h.info.Server
 	if h.home == "" || h.home == "/" {
 		return a
 	}
@@ -100,7 +100,7 @@ func (h *header) pad(left, right string) string {
 func (h *header) facts() []string {
 	i := h.info
 	var f []string
-	if i.Attached != "" {
+	if i.Server != "" {
 		f = append(f, "attached to "+h.address())
 	}
 	if i.Family != "" {

@@ -15,7 +15,7 @@ import (
 // "attached" alone, never dropped.
 func TestHeaderSaysAttached(t *testing.T) {
 	info := engine.ModelInfo{Name: "demo-r1", Family: "r1", Context: 2048, VerifyWidths: []int{4}, Runtime: "reference",
-		Attached: "unix:/run/orchard.sock"}
+		Server: "unix:/run/orchard.sock"}
 	for _, w := range []int{80, 120} {
 		h := header{st: newStyles(true, true), info: info}
 		h.SetSize(w)
@@ -30,7 +30,7 @@ func TestHeaderSaysAttached(t *testing.T) {
 	}
 
 	long := engine.ModelInfo{Name: "gemma-4-e2b-it-coreml-speculative", Family: "stateful3", Context: 4096, Runtime: "coreml",
-		Attached: "unix:/Users/alice/Library/Application Support/orchard/run/orchard.sock"}
+		Server: "unix:/Users/alice/Library/Application Support/orchard/run/orchard.sock"}
 	for _, c := range []struct {
 		width int
 		home  string

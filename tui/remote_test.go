@@ -14,7 +14,7 @@ import (
 func attachedModel(t *testing.T) *Model {
 	t.Helper()
 	info := engine.ModelInfo{Name: "demo-r1-small", Family: "r1", Context: 2048, VerifyWidths: []int{4}, Runtime: "reference",
-		Attached: "unix:/run/orchard.sock"}
+		Server: "unix:/run/orchard.sock"}
 	return newTestModel(t, testFake(t, FakeOptions{Info: info}), 140, 30, Options{})
 }
 
