@@ -127,6 +127,17 @@ type Options struct {
 }
 
 // Server serves one engine.
+//
+// Lock order: a goroutine holding one of these mutexes takes only those
+// after it, never one before —
+//
+//	turnMu → flightMu → hubMu
+//	turnMu → cmdMu → waitMu
+//
+// jobsMu is taken alone. hubMu may take the subscribers' mailboxes'
+// locks (leaves); the scheduler tells the line (lineChanged: hubMu)
+// outside its own lock. Nothing is called on the engine under hubMu or
+// waitMu, so the event pump, which takes them, never waits on a command.
 type Server struct {
 	o       Options
 	eng     Engine
@@ -140,11 +151,11 @@ type Server struct {
 
 	cmdMu   sync.Mutex // a command and its marker are queued together
 	markID  uint64
-	waitMu  sync.Mutex
+	waitMu  sync.Mutex // guards waiters (pending is the pump's own)
 	waiters map[uint64]chan []engine.Event
 	pending []engine.Event // the pump's events since the last marker
 
-	hubMu   sync.Mutex
+	hubMu   sync.Mutex // guards the fields down to chat: what the screens are told
 	subs    map[*mailbox.Box[wireEvent]]struct{}
 	current *wireEvent // the chat turn in flight: started, then the reply so far
 	user    string     // the message of the chat turn about to start, and its sender
@@ -153,10 +164,10 @@ type Server struct {
 	chatCtx int       // positions the chat's conversation fills in the cache
 	chat    chatState // the chat's conversation and settings, as its events told
 
-	turnMu   sync.Mutex
+	turnMu   sync.Mutex // guards chatTurn
 	chatTurn *chatTurn
 
-	jobsMu sync.Mutex
+	jobsMu sync.Mutex // guards jobs
 	jobs   map[*engine.Job]struct{}
 
 	conns  *connLimit
