@@ -10,8 +10,10 @@ import (
 	"github.com/orchard-llm/orchard/internal/mailbox"
 )
 
-// Engine runs a Session on its own goroutine. Every method returns at
-// once; results arrive as events. Deltas are coalesced when the consumer
+// Engine runs a Session on its own goroutine. Every command returns at
+// once with its acceptance (nil: queued; ErrClosed: refused, and nothing
+// follows); its results arrive as events, each carrying the state it
+// implies (ARCHITECTURE.md, "The engine protocol"). Deltas are coalesced when the consumer
 // falls behind, so the engine never waits for the screen; every other
 // event is delivered, in order.
 type Engine struct {
@@ -296,7 +298,7 @@ func (e *Engine) Clear() error {
 			e.emit(Failed{Op: OpClear, Err: err})
 			return
 		}
-		e.refresh() // a consumer that reads Messages on Cleared sees none
+		e.refresh() // the getters agree with Cleared
 		e.emit(Cleared{Settings: e.sess.Settings()})
 	})
 }
