@@ -48,7 +48,7 @@ func (m *Model) sendEdit(v string) tea.Cmd {
 	if v == orig {
 		return m.cmdRetry("")
 	}
-	m.pendingSend, m.pendingEdit = "edit", v
+	m.turn.sendEdit(v)
 	m.refused = ""
 	m.changed, m.unsaved = true, true
 	m.call(func(e Engine) { e.Edit(v) })
@@ -81,7 +81,7 @@ func (m *Model) cmdRetry(string) tea.Cmd {
 	if m.lastUserText() == "" {
 		return m.errorToast("There is no reply to regenerate yet.")
 	}
-	m.pendingSend = "regenerate"
+	m.turn.regenerate()
 	m.changed, m.unsaved = true, true
 	m.call(func(e Engine) { e.Regenerate() })
 	return nil

@@ -243,7 +243,7 @@ func TestAttachmentsKeptAfterAFailedSend(t *testing.T) {
 	m.runCommand("/image " + pic)
 	m.runCommand("/audio " + wav)
 	checkAttachments(m)
-	m.sentFiles, m.attached = m.attached, nil
+	m.turn.sentFiles, m.attached = m.attached, nil
 	m.conv.AddUser("and again")
 	send(m, engine.Failed{Op: "send", Err: errors.New("the conversation no longer fits the context")})
 	if got := m.attachmentNames(); !slices.Equal(got, []string{"apple.png", "hi.wav"}) || !strings.HasSuffix(m.toast.text, "context. Kept for the next message: apple.png and hi.wav (/detach NAME drops one).") {

@@ -249,9 +249,9 @@ func (m *Model) cmdClear(string) tea.Cmd {
 // the bundle cannot honour is refused here at once, by the engine's own
 // rules (engine.CheckSettings), and again by the engine.
 func (m *Model) changeSettings(edit func(*engine.Settings)) tea.Cmd {
-	s := m.settings
+	s := m.turn.settings
 	edit(&s)
-	if _, err := engine.CheckSettings(m.info, m.settings, s); err != nil {
+	if _, err := engine.CheckSettings(m.info, m.turn.settings, s); err != nil {
 		return m.errorToast(failureText("settings", err))
 	}
 	m.call(func(e Engine) { e.SetSettings(s) })
@@ -262,12 +262,12 @@ func (m *Model) changeSettings(edit func(*engine.Settings)) tea.Cmd {
 func (m *Model) cmdSystem(text string) tea.Cmd {
 	switch strings.TrimSpace(text) {
 	case "":
-		if m.settings.System == "" {
+		if m.turn.settings.System == "" {
 			return m.infoToast("There is no system prompt. /system TEXT sets one.")
 		}
-		return m.infoToast("System prompt: " + m.settings.System + " (/system clear removes it)")
+		return m.infoToast("System prompt: " + m.turn.settings.System + " (/system clear removes it)")
 	case "clear":
-		if m.settings.System == "" {
+		if m.turn.settings.System == "" {
 			return m.infoToast("There is no system prompt to clear.")
 		}
 		return m.changeSettings(func(s *engine.Settings) { s.System = "" })
@@ -357,7 +357,7 @@ func (m *Model) cmdExport(arg string) tea.Cmd {
 	if path == "" {
 		path = "orchard-" + m.now().Format("20060102-150405") + ".md"
 	}
-	return exportTranscript(path, m.exportDir, m.info, m.settings, msgs, m.now(), lookupEnv(m.env, "HOME"))
+	return exportTranscript(path, m.exportDir, m.info, m.turn.settings, msgs, m.now(), lookupEnv(m.env, "HOME"))
 }
 
 func (m *Model) cmdHelp(string) tea.Cmd {

@@ -92,7 +92,8 @@ type Model struct {
 
 	width, height int
 	info          engine.ModelInfo
-	settings      engine.Settings
+	turn          turnState   // the chat's turn and the settings in force (turn.go)
+	remote        remoteState // over a server: its line and the connection (remote.go)
 
 	header  header
 	conv    *conversation
@@ -118,17 +119,13 @@ type Model struct {
 	frameScheduled bool
 	changed        bool               // the conversation changed since the last autosave
 	unsaved        bool               // the conversation changed since it was last saved or loaded by name
-	pendingSend    string             // a turn sent that the engine has not started yet: send, regenerate or edit
 	attached       []engine.MediaFile // files queued for the next message (/image, /audio)
 	checking       []engine.MediaFile // files being checked before they join attached
-	sentFiles      []engine.MediaFile // the files of a message sent, until its turn starts
-	sentInput      string             // the input it was sent from (folded pastes as chips)
 	pics           *pictures          // which picture protocol the terminal speaks
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
 	editing        bool               // the input holds the last message, to be sent in its place
 	editOrig       string             // that message as it was
-	pendingEdit    string             // an edit sent, until its turn starts
 	helpOffset     int                // lines the help screen is scrolled
 	quitting       bool
 	engineStopped  bool
@@ -182,8 +179,8 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		md:              md,
 		commands:        commandTable(),
 		info:            safeInfo(eng.Info()),
-		settings:        eng.Settings(),
 	}
+	m.turn.settings = eng.Settings()
 	if m.autosaveEvery == 0 {
 		m.autosaveEvery = 2 * time.Minute
 	}
@@ -194,7 +191,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.conv.SetMessages(eng.Messages())
 	m.conv.SetWindow(eng.Window())
 	m.input = newInput(st, keys)
-	m.stats = stats{st: st, info: m.info, settings: m.settings}
+	m.stats = stats{st: st, info: m.info, turn: &m.turn}
 	m.status = statusBar{st: st}
 	m.ckpts = newCheckpoints(st)
 	m.toast = toast{st: st, more: keys.Message.Help().Key + " shows all"}
@@ -310,7 +307,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case toastExpireMsg:
 		m.toast.Expire(msg.id)
 	case autosaveMsg:
-		if m.changed && !m.stats.busy() {
+		if m.changed && !m.turn.busy() {
 			m.changed = false
 			m.call(func(e Engine) { e.Autosave() })
 		}
@@ -636,9 +633,9 @@ func (m *Model) submit() tea.Cmd {
 	m.input.Reset()
 	m.comp.Hide()
 	files := m.attached
-	m.attached, m.sentFiles, m.sentInput = nil, files, v
+	m.attached = nil
+	m.turn.send(files, v)
 	m.conv.AddUser(text, files...)
-	m.pendingSend = "send"
 	m.refused = ""
 	m.changed, m.unsaved = true, true
 	m.call(func(e Engine) { e.Send(text, files...) })
@@ -678,7 +675,7 @@ func (m *Model) runPaletteItem(it paletteItem) tea.Cmd {
 
 // replying reports whether a reply is on its way: streaming, or sent
 // and not started yet.
-func (m *Model) replying() bool { return m.stats.busy() || m.pendingSend != "" }
+func (m *Model) replying() bool { return m.turn.replying() }
 
 // interrupt is ctrl+c, as in shells and chat programs: it closes the
 // palette or a question, stops a reply, clears the input; on an empty
@@ -970,7 +967,7 @@ func (m *Model) View() tea.View {
 	inputTop := 1 + mainH
 	b.WriteString(m.input.View())
 	b.WriteByte('\n')
-	b.WriteString(m.status.View(&m.stats, m.settings))
+	b.WriteString(m.status.View(&m.turn, &m.stats, &m.remote))
 	b.WriteByte('\n')
 	switch {
 	case m.confirm.active:

@@ -19,7 +19,7 @@ func turn(t *testing.T, m *Model, f *FakeEngine, text string) {
 
 func pumpIdle(t *testing.T, m *Model, f *FakeEngine) {
 	t.Helper()
-	pump(t, m, f, func() bool { return m.pendingSend == "" && !m.stats.busy() && m.stats.phase != phaseIdle })
+	pump(t, m, f, func() bool { return m.turn.pending == turnNone && !m.turn.busy() && m.turn.phase != phaseIdle })
 }
 
 func lastCall(f *FakeEngine) string {
