@@ -131,39 +131,24 @@ func (m *Model) cmdNew(string) tea.Cmd {
 // cmdHistory opens the history panel, searching for arg if given.
 func (m *Model) cmdHistory(arg string) tea.Cmd {
 	m.openPanel(panelHistory)
-	m.hist.field.SetValue(strings.TrimSpace(arg))
-	m.hist.field.CursorEnd()
+	m.hist.SetQuery(strings.TrimSpace(arg))
 	q := m.hist.Query()
 	m.call(func(e Engine) { e.ListHistory(q) })
 	return m.setFocus(focusHistory)
 }
 
-// historyAction carries out what the history panel asked for.
-func (m *Model) historyAction(a histAction) tea.Cmd {
-	switch a.op {
-	case "search":
-		q := m.hist.Query()
-		m.call(func(e Engine) { e.ListHistory(q) })
-	case "close":
+// resumeHistory resumes a conversation chosen in the history panel.
+func (m *Model) resumeHistory(id string) tea.Cmd {
+	if id == "" { // the conversation on screen, not kept yet
 		m.closePanel()
-	case "blur":
-		m.setFocus(focusInput)
-	case "resume":
-		if a.id == "" { // the conversation on screen, not kept yet
-			m.closePanel()
-			return nil
-		}
-		if m.replying() {
-			return m.errorToast("A reply is streaming; esc stops it before resuming another conversation.")
-		}
-		m.stopEditing()
-		m.call(func(e Engine) { e.ResumeHistory(a.id) })
-		m.closePanel()
-	case "delete":
-		m.call(func(e Engine) { e.DeleteHistory(a.id) })
-	case "rename":
-		m.call(func(e Engine) { e.RenameHistory(a.id, a.title) })
+		return nil
 	}
+	if m.replying() {
+		return m.errorToast("A reply is streaming; esc stops it before resuming another conversation.")
+	}
+	m.stopEditing()
+	m.call(func(e Engine) { e.ResumeHistory(id) })
+	m.closePanel()
 	return nil
 }
 
@@ -177,39 +162,21 @@ func (m *Model) cmdTitle(arg string) tea.Cmd {
 
 // cmdFind opens the search in the conversation, with arg as its text.
 func (m *Model) cmdFind(arg string) tea.Cmd {
-	cmd := m.setFocus(focusFind)
+	cmd := m.open(focusFind)
 	cmd = tea.Batch(cmd, m.findBar.Open(strings.TrimSpace(arg)))
-	m.find()
+	m.find(m.findBar.Query())
 	return cmd
 }
 
-// find searches for the bar's text and shows the newest match.
-func (m *Model) find() {
-	m.conv.SetFind(m.findBar.Query())
-	m.findBar.cur, m.findBar.total = m.conv.FindCount()
+// find searches for q and shows the newest match.
+func (m *Model) find(q string) {
+	m.conv.SetFind(q)
+	m.findBar.SetCount(m.conv.FindCount())
 }
 
 func (m *Model) closeFind() {
 	m.conv.CloseFind()
 	m.setFocus(focusInput)
-}
-
-// findAction carries out what a key in the search bar asked for.
-func (m *Model) findAction(a findAction) tea.Cmd {
-	switch a {
-	case findChange:
-		m.find()
-	case findPrev, findNext:
-		d := -1
-		if a == findNext {
-			d = 1
-		}
-		m.conv.FindStep(d)
-		m.findBar.cur, m.findBar.total = m.conv.FindCount()
-	case findClose:
-		m.closeFind()
-	}
-	return nil
 }
 
 // cmdCopy is /copy (the last reply) and /copy code [N] (a code block:

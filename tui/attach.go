@@ -149,14 +149,14 @@ func (m *Model) offerPastedPath(text string) (tea.Cmd, bool) {
 	if kind == "" || m.canAttach(kind) != nil || !filepath.IsAbs(p) && !strings.HasPrefix(p, ".") {
 		return nil, false
 	}
-	m.confirm.Ask(fmt.Sprintf("Attach %s as %s to your next message?", filepath.Base(p), map[string]string{engine.MediaImage: "an image", engine.MediaAudio: "a clip"}[kind]), m.focus,
+	m.confirm.Ask(fmt.Sprintf("Attach %s as %s to your next message?", filepath.Base(p), map[string]string{engine.MediaImage: "an image", engine.MediaAudio: "a clip"}[kind]),
 		func(m *Model) tea.Cmd { return m.attachFile(kind, p) })
 	m.confirm.Otherwise("y attaches · n pastes the text · esc neither", func(m *Model) tea.Cmd {
-		cmd := m.input.Update(tea.PasteMsg{Content: text})
+		_, cmd := m.input.Update(tea.PasteMsg{Content: text})
 		m.updateCompletion()
 		return cmd
 	})
-	m.setFocus(focusConfirm)
+	m.open(focusConfirm)
 	return nil, true
 }
 

@@ -95,8 +95,8 @@ func TestAttachments(t *testing.T) {
 
 	// A pasted path asks; y attaches.
 	m.Update(tea.PasteMsg{Content: "'" + pic + "'"})
-	if m.focus != focusConfirm || !strings.Contains(m.confirm.prompt, "Attach orchard photo.png as an image") {
-		t.Fatalf("focus %v prompt %q", m.focus, m.confirm.prompt)
+	if m.focused() != focusConfirm || !strings.Contains(m.confirm.prompt, "Attach orchard photo.png as an image") {
+		t.Fatalf("focus %v prompt %q", m.focused(), m.confirm.prompt)
 	}
 	m.Update(press("y"))
 	checkAttachments(m)
@@ -314,13 +314,13 @@ func TestPastedPathQuestion(t *testing.T) {
 	} {
 		m.input.Reset()
 		m.Update(tea.PasteMsg{Content: pic})
-		if m.focus != focusConfirm || !strings.Contains(xansi.Strip(m.View().Content), "y attaches · n pastes the text · esc neither") {
+		if m.focused() != focusConfirm || !strings.Contains(xansi.Strip(m.View().Content), "y attaches · n pastes the text · esc neither") {
 			t.Fatalf("%s: no question:\n%s", c.key, xansi.Strip(m.View().Content))
 		}
 		m.Update(press(c.key))
 		checkAttachments(m)
-		if m.focus != focusInput || m.input.Value() != c.input || len(m.attached) != c.attached {
-			t.Errorf("%s: focus %v, input %q, attached %v", c.key, m.focus, m.input.Value(), m.attached)
+		if m.focused() != focusInput || m.input.Value() != c.input || len(m.attached) != c.attached {
+			t.Errorf("%s: focus %v, input %q, attached %v", c.key, m.focused(), m.input.Value(), m.attached)
 		}
 	}
 }

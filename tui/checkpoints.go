@@ -20,13 +20,6 @@ const (
 	ckptSaveAs
 )
 
-// ckptAction is what the panel asks the model to do.
-type ckptAction struct {
-	op      string // load, fork, delete, rename, save, close; "" for nothing
-	name    string
-	newName string
-}
-
 // checkpoints is the panel of saved conversations.
 type checkpoints struct {
 	st            *Styles
@@ -92,11 +85,33 @@ func (c *checkpoints) selected() (engine.CheckpointInfo, bool) {
 	return c.list[c.cursor], true
 }
 
-func (c *checkpoints) Focus() { c.focused = true }
-func (c *checkpoints) Blur()  { c.focused = false; c.mode = ckptBrowse; c.field.Blur() }
+// Listed reports whether a list has arrived from the engine.
+func (c *checkpoints) Listed() bool { return c.listed }
 
-// Update handles a key while the panel has focus.
-func (c *checkpoints) Update(msg tea.KeyPressMsg) (ckptAction, tea.Cmd) {
+func (c *checkpoints) Focus() tea.Cmd { c.focused = true; return nil }
+func (c *checkpoints) Blur()          { c.focused = false; c.mode = ckptBrowse; c.field.Blur() }
+
+func (c *checkpoints) Placeholder() string {
+	return "keys go to the checkpoints panel · esc returns here"
+}
+
+// Update handles a key or a paste while the panel has the focus; a paste
+// types into a name being given, and is dropped otherwise.
+func (c *checkpoints) Update(msg tea.Msg) (action, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return c.key(msg)
+	case tea.PasteMsg:
+		if c.mode == ckptRename || c.mode == ckptSaveAs {
+			var cmd tea.Cmd
+			c.field, cmd = c.field.Update(msg)
+			return nil, cmd
+		}
+	}
+	return nil, nil
+}
+
+func (c *checkpoints) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 	switch c.mode {
 	case ckptConfirmDelete:
 		// Only y deletes; any other key keeps the checkpoint, so text
@@ -104,10 +119,10 @@ func (c *checkpoints) Update(msg tea.KeyPressMsg) (ckptAction, tea.Cmd) {
 		c.mode = ckptBrowse
 		if s := msg.String(); s == "y" || s == "Y" {
 			if cp, ok := c.selected(); ok {
-				return ckptAction{op: "delete", name: cp.Name}, nil
+				return deleteCheckpoint{cp.Name}, nil
 			}
 		}
-		return ckptAction{}, nil
+		return nil, nil
 	case ckptRename, ckptSaveAs:
 		switch msg.String() {
 		case "enter":
@@ -116,23 +131,23 @@ func (c *checkpoints) Update(msg tea.KeyPressMsg) (ckptAction, tea.Cmd) {
 			c.mode = ckptBrowse
 			c.field.Blur()
 			if name == "" {
-				return ckptAction{}, nil
+				return nil, nil
 			}
 			if mode == ckptSaveAs {
-				return ckptAction{op: "save", name: name}, nil
+				return saveCheckpoint{name}, nil
 			}
 			if cp, ok := c.selected(); ok && name != cp.Name {
-				return ckptAction{op: "rename", name: cp.Name, newName: name}, nil
+				return renameCheckpoint{cp.Name, name}, nil
 			}
-			return ckptAction{}, nil
+			return nil, nil
 		case "esc":
 			c.mode = ckptBrowse
 			c.field.Blur()
-			return ckptAction{}, nil
+			return nil, nil
 		}
 		var cmd tea.Cmd
 		c.field, cmd = c.field.Update(msg)
-		return ckptAction{}, cmd
+		return nil, cmd
 	}
 
 	switch msg.String() {
@@ -146,11 +161,11 @@ func (c *checkpoints) Update(msg tea.KeyPressMsg) (ckptAction, tea.Cmd) {
 		c.cursor = len(c.list) - 1
 	case "enter", "l":
 		if cp, ok := c.selected(); ok {
-			return ckptAction{op: "load", name: cp.Name}, nil
+			return loadCheckpoint{cp.Name}, nil
 		}
 	case "f":
 		if cp, ok := c.selected(); ok {
-			return ckptAction{op: "fork", name: cp.Name}, nil
+			return forkCheckpoint{cp.Name}, nil
 		}
 	case "d", "delete", "backspace":
 		if _, ok := c.selected(); ok {
@@ -161,18 +176,18 @@ func (c *checkpoints) Update(msg tea.KeyPressMsg) (ckptAction, tea.Cmd) {
 			c.mode = ckptRename
 			c.field.SetValue(cp.Name)
 			c.field.CursorEnd()
-			return ckptAction{}, c.field.Focus()
+			return nil, c.field.Focus()
 		}
 	case "s", "n":
 		c.mode = ckptSaveAs
 		c.field.SetValue("")
-		return ckptAction{}, c.field.Focus()
+		return nil, c.field.Focus()
 	case "esc", "tab", "q":
-		return ckptAction{op: "close"}, nil
+		return leaveAction{}, nil
 	}
 	c.cursor = max(0, c.cursor)
 	c.scroll()
-	return ckptAction{}, nil
+	return nil, nil
 }
 
 func (c *checkpoints) scroll() {

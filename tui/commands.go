@@ -218,7 +218,7 @@ func (m *Model) cmdRename(arg string) tea.Cmd {
 // input whatever the answer.
 func (m *Model) cmdDelete(arg string) tea.Cmd {
 	name := oneName(arg)
-	if m.ckpts.listed && !m.hasCheckpoint(name) {
+	if m.ckpts.Listed() && !m.hasCheckpoint(name) {
 		return m.errorToast(fmt.Sprintf("There is no checkpoint %q.", name))
 	}
 	return m.ask(fmt.Sprintf("Delete the checkpoint %q? This cannot be undone.", name), func(m *Model) tea.Cmd {

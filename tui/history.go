@@ -32,13 +32,6 @@ type historyPanel struct {
 	renameKey     key.Binding
 }
 
-// histAction is what the panel asks the model to do.
-type histAction struct {
-	op    string // search, resume, delete, rename, close, blur; "" for nothing
-	id    string
-	title string // rename: the new title, "" for its first message
-}
-
 // histRows is how many conversations the panel shows at once.
 const histRows = 7
 
@@ -63,6 +56,12 @@ func (h *historyPanel) SetSize(w, hgt int) {
 
 // Query is the search as typed.
 func (h *historyPanel) Query() string { return strings.TrimSpace(h.field.Value()) }
+
+// SetQuery puts a search in the field, as if typed.
+func (h *historyPanel) SetQuery(q string) {
+	h.field.SetValue(q)
+	h.field.CursorEnd()
+}
 
 // SetList takes a list if it answers the query typed now; one for an
 // older query is dropped (the answer to the newer one is on its way).
@@ -103,48 +102,62 @@ func (h *historyPanel) Blur() {
 	h.field.Blur()
 }
 
+func (h *historyPanel) Placeholder() string {
+	return "keys go to the history panel · esc closes it, tab returns here"
+}
+
 func (h *historyPanel) stopRenaming() {
 	h.renaming = false
 	h.title.Blur()
 }
 
-// Update handles a key while the panel has the focus.
-func (h *historyPanel) Update(msg tea.KeyPressMsg) (histAction, tea.Cmd) {
+// Update handles a key or a paste while the panel has the focus.
+func (h *historyPanel) Update(msg tea.Msg) (action, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return h.key(msg)
+	case tea.PasteMsg:
+		return h.paste(msg)
+	}
+	return nil, nil
+}
+
+func (h *historyPanel) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 	if h.renaming {
 		switch msg.String() {
 		case "enter":
 			h.stopRenaming()
 			if it, ok := h.selected(); ok {
-				return histAction{op: "rename", id: it.ID, title: strings.TrimSpace(h.title.Value())}, nil
+				return renameHistory{it.ID, strings.TrimSpace(h.title.Value())}, nil
 			}
-			return histAction{}, nil
+			return nil, nil
 		case "esc":
 			h.stopRenaming()
-			return histAction{}, nil
+			return nil, nil
 		}
 		var cmd tea.Cmd
 		h.title, cmd = h.title.Update(msg)
-		return histAction{}, cmd
+		return nil, cmd
 	}
 	if key.Matches(msg, h.renameKey) {
 		it, ok := h.selected()
 		if !ok {
-			return histAction{}, nil
+			return nil, nil
 		}
 		h.renaming = true
 		h.title.SetValue(it.Title)
 		h.title.CursorEnd()
-		return histAction{}, h.title.Focus()
+		return nil, h.title.Focus()
 	}
 	if h.confirmDelete {
 		// Only y deletes; any other key keeps it.
 		h.confirmDelete = false
 		if s := msg.String(); s == "y" || s == "Y" {
 			if it, ok := h.selected(); ok && it.ID != "" {
-				return histAction{op: "delete", id: it.ID}, nil
+				return deleteHistory{it.ID}, nil
 			}
 		}
-		return histAction{}, nil
+		return nil, nil
 	}
 	switch msg.String() {
 	case "up", "ctrl+p":
@@ -157,44 +170,44 @@ func (h *historyPanel) Update(msg tea.KeyPressMsg) (histAction, tea.Cmd) {
 		h.cursor = min(len(h.list)-1, h.cursor+histRows)
 	case "enter":
 		if it, ok := h.selected(); ok {
-			return histAction{op: "resume", id: it.ID}, nil
+			return resumeHistory{it.ID}, nil
 		}
 	case "ctrl+d", "delete":
 		if it, ok := h.selected(); ok && it.ID != "" {
 			h.confirmDelete = true
 		}
 	case "esc":
-		return histAction{op: "close"}, nil
+		return closePanelAction{}, nil
 	case "tab":
-		return histAction{op: "blur"}, nil
+		return leaveAction{}, nil
 	default:
 		before := h.field.Value()
 		var cmd tea.Cmd
 		h.field, cmd = h.field.Update(msg)
 		if h.field.Value() != before {
-			return histAction{op: "search"}, cmd
+			return searchHistory{h.Query()}, cmd
 		}
-		return histAction{}, cmd
+		return nil, cmd
 	}
 	h.cursor = max(0, h.cursor)
 	h.scroll()
-	return histAction{}, nil
+	return nil, nil
 }
 
-// Paste types into the search, or the new title.
-func (h *historyPanel) Paste(msg tea.PasteMsg) (histAction, tea.Cmd) {
+// paste types into the search, or the new title.
+func (h *historyPanel) paste(msg tea.PasteMsg) (action, tea.Cmd) {
 	if h.renaming {
 		var cmd tea.Cmd
 		h.title, cmd = h.title.Update(tea.PasteMsg{Content: strings.Join(strings.Fields(msg.Content), " ")})
-		return histAction{}, cmd
+		return nil, cmd
 	}
 	before := h.field.Value()
 	var cmd tea.Cmd
 	h.field, cmd = h.field.Update(msg)
 	if h.field.Value() != before {
-		return histAction{op: "search"}, cmd
+		return searchHistory{h.Query()}, cmd
 	}
-	return histAction{}, cmd
+	return nil, cmd
 }
 
 func (h *historyPanel) scroll() {

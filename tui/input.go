@@ -77,10 +77,11 @@ func (in *input) SetSize(w, maxRows int) {
 	in.ta, _ = in.ta.Update(nil) // recompute the dynamic height
 }
 
-func (in *input) Update(msg tea.Msg) tea.Cmd {
+// Update edits the text with a key or a paste.
+func (in *input) Update(msg tea.Msg) (action, tea.Cmd) {
 	var cmd tea.Cmd
 	in.ta, cmd = in.ta.Update(msg)
-	return cmd
+	return nil, cmd
 }
 
 // Value is the input as shown, chips and all; Text is the message it
@@ -95,7 +96,8 @@ func (in *input) Paste(msg tea.PasteMsg) tea.Cmd {
 		in.ta, _ = in.ta.Update(nil)
 		return nil
 	}
-	return in.Update(msg)
+	_, cmd := in.Update(msg)
+	return cmd
 }
 
 // ToggleFold unfolds the chips of the input into their text, or folds the
@@ -128,8 +130,17 @@ func (in *input) Reset() {
 	in.hpos = len(in.history)
 }
 
-func (in *input) Focus() { in.ta.Focus() }
-func (in *input) Blur()  { in.ta.Blur() }
+// Focus takes the keys. The terminal's own cursor is shown (View's
+// Cursor), so the textarea's blink is not needed.
+func (in *input) Focus() tea.Cmd {
+	in.ta.Focus()
+	return nil
+}
+
+func (in *input) Blur() { in.ta.Blur() }
+
+// Placeholder is "": the input's own placeholder says what it takes.
+func (in *input) Placeholder() string { return "" }
 
 // SetPlaceholder says, in the empty input, where the keys go while the
 // input does not have them; "" restores the message placeholder.

@@ -27,20 +27,6 @@ const (
 	panelHistory
 )
 
-type focusKind int
-
-// The component that receives keys. Exactly one has the focus, and it
-// shows it: the input its cursor, a panel its highlighted border and
-// selection, the palette and a question by being drawn over the screen.
-const (
-	focusInput   focusKind = iota
-	focusPanel             // the checkpoints panel
-	focusPalette           // the command palette
-	focusConfirm           // a yes/no question on the bottom line
-	focusHistory           // the history panel (its search and list)
-	focusFind              // the search bar of the conversation
-)
-
 // Layout constants.
 const (
 	wideLayout    = 110 // from this width panels sit beside the conversation
@@ -109,8 +95,9 @@ type Model struct {
 	findBar findBar
 	help    help.Model
 
+	panes          [numFocus]focusable // the components that take the keys, by focusKind
+	layers         []focusKind         // the focus stack (focus.go): the last has the keys
 	panel          panelKind
-	focus          focusKind
 	showHelp       bool
 	showMessage    bool // the last notice or error, whole (f6)
 	convH, convW   int
@@ -200,6 +187,15 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.confirm = confirm{st: st}
 	m.hist = newHistoryPanel(st)
 	m.findBar = newFindBar(st)
+	m.panes = [numFocus]focusable{
+		focusInput:   &m.input,
+		focusPanel:   &m.ckpts,
+		focusPalette: &m.palette,
+		focusConfirm: &m.confirm,
+		focusHistory: &m.hist,
+		focusFind:    &m.findBar,
+	}
+	m.layers = []focusKind{focusInput}
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.setWelcome()
@@ -358,8 +354,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmd = m.handleKey(msg)
 	default:
-		if m.focus == focusInput {
-			cmd = m.input.Update(msg)
+		if m.focused() == focusInput {
+			_, cmd = m.input.Update(msg)
 		}
 	}
 	m.layout()
@@ -371,25 +367,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // routeText sends pasted text where the focus is.
 func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
-	switch m.focus {
-	case focusPalette:
-		_, _, cmd := m.palette.Update(msg)
-		return cmd
-	case focusPanel:
-		if m.ckpts.mode == ckptRename || m.ckpts.mode == ckptSaveAs {
-			var cmd tea.Cmd
-			m.ckpts.field, cmd = m.ckpts.field.Update(msg)
-			return cmd
-		}
-		return nil
-	case focusConfirm:
-		return nil // a paste never answers a question
-	case focusHistory:
-		act, cmd := m.hist.Paste(msg)
-		return tea.Batch(cmd, m.historyAction(act))
-	case focusFind:
-		act, cmd := m.findBar.Paste(msg)
-		return tea.Batch(cmd, m.findAction(act))
+	if f := m.focused(); f != focusInput {
+		act, cmd := m.panes[f].Update(msg)
+		return tea.Batch(cmd, m.act(act))
 	}
 	if m.input.Value() == "" {
 		if cmd, asked := m.offerPastedPath(msg.Content); asked {
@@ -415,35 +395,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.showHelp, m.showMessage = false, false
 		return nil
 	}
-	switch m.focus {
-	case focusConfirm:
-		act := m.confirm.Answer(msg)
-		m.setFocus(m.confirm.prev)
-		if act == nil {
-			return m.infoToast("Nothing was changed.")
-		}
-		return act(m)
-	case focusPalette:
-		chosen, closed, cmd := m.palette.Update(msg)
-		if closed {
-			m.closePalette()
-		}
-		if chosen != nil {
-			return tea.Batch(cmd, m.runPaletteItem(*chosen))
-		}
-		return cmd
-	case focusPanel:
-		act, cmd := m.ckpts.Update(msg)
-		return tea.Batch(cmd, m.checkpointAction(act))
-	case focusHistory:
-		act, cmd := m.hist.Update(msg)
-		return tea.Batch(cmd, m.historyAction(act))
-	case focusFind:
-		if m.scrollKey(msg) {
-			return nil
-		}
-		act, cmd := m.findBar.Update(msg)
-		return tea.Batch(cmd, m.findAction(act))
+	switch f := m.focused(); {
+	case f == focusFind && m.scrollKey(msg):
+		return nil // the conversation scrolls under the search bar
+	case f != focusInput:
+		act, cmd := m.panes[f].Update(msg)
+		return tea.Batch(cmd, m.act(act))
 	}
 
 	switch {
@@ -472,7 +429,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case key.Matches(msg, k.Palette):
-		m.setFocus(focusPalette)
+		m.open(focusPalette)
 		return m.palette.Open()
 	case key.Matches(msg, k.Editor):
 		return prepareEditor(m.input.Text())
@@ -500,7 +457,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.acceptCompletion()
 		return nil
 	case key.Matches(msg, k.Focus) && m.panel == panelCheckpoints:
-		m.focusPanel()
+		m.setFocus(focusPanel)
 		return nil
 	case key.Matches(msg, k.Focus) && m.panel == panelHistory:
 		return m.setFocus(focusHistory)
@@ -552,7 +509,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Send):
 		return m.submit()
 	}
-	cmd := m.input.Update(msg)
+	_, cmd := m.input.Update(msg)
 	m.updateCompletion()
 	return cmd
 }
@@ -681,22 +638,23 @@ func (m *Model) replying() bool { return m.turn.replying() }
 // palette or a question, stops a reply, clears the input; on an empty
 // input it arms quitting, and a second press within quitWindow quits.
 func (m *Model) interrupt() tea.Cmd {
-	switch {
-	case m.focus == focusPalette:
+	switch m.focused() {
+	case focusPalette:
 		m.closePalette()
 		return nil
-	case m.focus == focusConfirm:
-		m.confirm.active = false
-		m.setFocus(m.confirm.prev)
+	case focusConfirm:
+		m.closeTop()
 		return m.infoToast("Nothing was changed.")
-	case m.focus == focusFind:
+	case focusFind:
 		m.closeFind()
 		return nil
+	}
+	switch {
 	case m.replying():
 		m.quitArmedAt = time.Time{}
 		m.call(func(e Engine) { e.Cancel() })
 		return nil
-	case m.focus == focusInput && m.input.Value() != "":
+	case m.focused() == focusInput && m.input.Value() != "":
 		m.quitArmedAt = time.Time{}
 		m.input.Reset()
 		m.comp.Hide()
@@ -704,7 +662,7 @@ func (m *Model) interrupt() tea.Cmd {
 		m.stopEditing()
 		return nil
 	}
-	if m.focus != focusInput {
+	if m.focused() != focusInput {
 		m.setFocus(focusInput)
 	}
 	if !m.quitArmedAt.IsZero() && m.now().Sub(m.quitArmedAt) <= quitWindow {
@@ -714,66 +672,23 @@ func (m *Model) interrupt() tea.Cmd {
 	return m.infoToast("Press " + m.keys.Quit.Keys()[0] + " again to quit (the conversation is saved).")
 }
 
-// setFocus gives the keys to one component and makes that visible: only
-// the focused component draws a cursor, a selection or a highlighted
-// border, and the input's placeholder says where the keys went. Other
-// components (a history panel, a search bar) take the focus the same way.
-func (m *Model) setFocus(f focusKind) tea.Cmd {
-	if m.focus == focusPanel && f != focusPanel {
-		m.ckpts.Blur()
-	}
-	if m.focus == focusPalette && f != focusPalette {
-		m.palette.filter.Blur()
-	}
-	if m.focus == focusHistory && f != focusHistory {
-		m.hist.Blur()
-	}
-	if m.focus == focusFind && f != focusFind {
-		m.findBar.Blur()
-	}
-	m.focus = f
-	var cmd tea.Cmd
-	switch f {
-	case focusInput:
-		m.input.Focus()
-		m.input.SetPlaceholder("")
-	case focusPanel:
-		m.ckpts.Focus()
-		m.input.Blur()
-		m.input.SetPlaceholder("keys go to the checkpoints panel · esc returns here")
-	case focusConfirm:
-		m.input.Blur()
-		m.input.SetPlaceholder("answer the question below first")
-	case focusHistory:
-		cmd = m.hist.Focus()
-		m.input.Blur()
-		m.input.SetPlaceholder("keys go to the history panel · esc closes it, tab returns here")
-	case focusFind:
-		m.input.Blur()
-		m.input.SetPlaceholder("keys go to the search below · esc closes it")
-	default:
-		m.input.Blur()
-	}
-	return cmd
-}
-
 // ask puts a yes/no question on the bottom line; yes runs on y. The
-// focus comes back to where it is now.
+// focus comes back to where it is now (the input, over a palette or
+// another question).
 func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
-	prev := m.focus
-	if prev == focusConfirm || prev == focusPalette {
-		prev = focusInput
+	if f := m.focused(); f == focusConfirm || f == focusPalette {
+		m.setFocus(focusInput)
 	}
-	m.confirm.Ask(prompt, prev, yes)
-	m.setFocus(focusConfirm)
+	m.confirm.Ask(prompt, yes)
+	m.open(focusConfirm)
 	return nil
 }
 
 func (m *Model) closePalette() { m.setFocus(focusInput) }
 
 func (m *Model) openPanel(p panelKind) {
-	if m.panel == panelCheckpoints && p != panelCheckpoints && m.focus == focusPanel ||
-		m.panel == panelHistory && p != panelHistory && m.focus == focusHistory {
+	if f := m.focused(); m.panel == panelCheckpoints && p != panelCheckpoints && f == focusPanel ||
+		m.panel == panelHistory && p != panelHistory && f == focusHistory {
 		m.setFocus(focusInput)
 	}
 	m.panel = p
@@ -781,32 +696,9 @@ func (m *Model) openPanel(p panelKind) {
 
 func (m *Model) closePanel() {
 	m.panel = panelNone
-	if m.focus == focusPanel || m.focus == focusHistory {
+	if f := m.focused(); f == focusPanel || f == focusHistory {
 		m.setFocus(focusInput)
 	}
-}
-
-func (m *Model) focusPanel() { m.setFocus(focusPanel) }
-
-// checkpointAction carries out what the panel asked for. Loading or
-// forking replaces the conversation, so the keys go back to the input
-// afterwards; other actions keep the panel focused.
-func (m *Model) checkpointAction(a ckptAction) tea.Cmd {
-	switch a.op {
-	case "close":
-		m.setFocus(focusInput)
-	case "load":
-		return m.cmdLoad(a.name)
-	case "fork":
-		return m.cmdFork(a.name)
-	case "save":
-		return m.cmdSave(a.name)
-	case "delete":
-		m.call(func(e Engine) { e.DeleteCheckpoint(a.name) })
-	case "rename":
-		m.call(func(e Engine) { e.RenameCheckpoint(a.name, a.newName) })
-	}
-	return nil
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -845,8 +737,8 @@ func (m *Model) resize() {
 	m.header.SetSize(w)
 	m.status.SetSize(w)
 	m.toast.SetSize(w, m.height)
-	m.confirm.SetSize(w)
-	m.findBar.SetSize(w)
+	m.confirm.SetSize(w, 1)
+	m.findBar.SetSize(w, 1)
 	m.comp.width = w
 	m.input.SetSize(w, max(1, m.height/4))
 	m.layout()
@@ -901,9 +793,9 @@ func (m *Model) setPanelSize(w, h int) {
 // help bar.
 func (m *Model) bottomLines() int {
 	switch {
-	case m.confirm.active:
+	case m.asking():
 		return m.confirm.Lines()
-	case m.focus == focusFind:
+	case m.focused() == focusFind:
 		return 1
 	case m.showMessage:
 		return 1 // the message itself is on screen
@@ -939,13 +831,13 @@ func (m *Model) View() tea.View {
 		main = m.scrolledHelp(mainH)
 	case m.showMessage:
 		main = m.messageView()
-	case m.focus == focusPalette:
+	case m.focused() == focusPalette:
 		main = m.palette.View()
 	default:
 		main = m.mainView()
 	}
 	lines := fitLines(main, mainH, m.width)
-	if m.comp.Visible() && !m.showHelp && m.focus == focusInput {
+	if m.comp.Visible() && !m.showHelp && m.focused() == focusInput {
 		comp := strings.Split(m.comp.View(), "\n")
 		if len(comp) <= len(lines) {
 			copy(lines[len(lines)-len(comp):], comp)
@@ -970,9 +862,9 @@ func (m *Model) View() tea.View {
 	b.WriteString(m.status.View(&m.turn, &m.stats, &m.remote))
 	b.WriteByte('\n')
 	switch {
-	case m.confirm.active:
+	case m.asking():
 		b.WriteString(m.confirm.View())
-	case m.focus == focusFind:
+	case m.focused() == focusFind:
 		b.WriteString(m.findBar.View())
 	case m.toast.Visible() && !m.showMessage:
 		b.WriteString(m.toast.View())
@@ -980,7 +872,7 @@ func (m *Model) View() tea.View {
 		b.WriteString(m.helpBar)
 	}
 	v.SetContent(b.String())
-	if m.focus == focusInput && !m.showHelp && !m.showMessage {
+	if m.focused() == focusInput && !m.showHelp && !m.showMessage {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += inputTop
 			v.Cursor = c

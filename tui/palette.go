@@ -71,34 +71,39 @@ func (p *palette) refilter() {
 	p.sel = max(0, min(p.sel, len(p.shown)-1))
 }
 
-// Update returns the chosen item when the user presses enter, and
-// closed when the palette should go away.
-func (p *palette) Update(msg tea.Msg) (chosen *paletteItem, closed bool, cmd tea.Cmd) {
+func (p *palette) Focus() tea.Cmd      { return p.filter.Focus() }
+func (p *palette) Blur()               { p.filter.Blur() }
+func (p *palette) Placeholder() string { return "" }
+
+// Update filters as the user types; enter closes the palette with the
+// item chosen, esc without.
+func (p *palette) Update(msg tea.Msg) (action, tea.Cmd) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		switch k.String() {
 		case "esc", "ctrl+p", "ctrl+c":
-			return nil, true, nil
+			return closePaletteAction{}, nil
 		case "enter":
 			if p.sel < len(p.shown) {
 				it := p.items[p.shown[p.sel]]
-				return &it, true, nil
+				return closePaletteAction{&it}, nil
 			}
-			return nil, true, nil
+			return closePaletteAction{}, nil
 		case "up", "ctrl+k", "shift+tab":
 			if len(p.shown) > 0 {
 				p.sel = (p.sel - 1 + len(p.shown)) % len(p.shown)
 			}
-			return nil, false, nil
+			return nil, nil
 		case "down", "ctrl+n", "tab":
 			if len(p.shown) > 0 {
 				p.sel = (p.sel + 1) % len(p.shown)
 			}
-			return nil, false, nil
+			return nil, nil
 		}
 	}
+	var cmd tea.Cmd
 	p.filter, cmd = p.filter.Update(msg)
 	p.refilter()
-	return nil, false, cmd
+	return nil, cmd
 }
 
 // View draws the palette box centred in w×h.

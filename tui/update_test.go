@@ -782,7 +782,7 @@ func TestCheckpointPanelActions(t *testing.T) {
 	m.Update(press("ctrl+s"))
 	drain(m, f)
 	m.Update(press("tab"))
-	if m.focus != focusPanel {
+	if m.focused() != focusPanel {
 		t.Fatal("tab does not focus the panel")
 	}
 	// Rename the selected one.
@@ -823,7 +823,7 @@ func TestCheckpointPanelActions(t *testing.T) {
 		t.Fatalf("fork:\n%s", plain(m))
 	}
 	m.Update(press("esc"))
-	if m.focus != focusInput {
+	if m.focused() != focusInput {
 		t.Fatal("esc does not give the focus back")
 	}
 }
@@ -888,8 +888,8 @@ func TestFocusReturnsToInputAfterCommands(t *testing.T) {
 	}
 	m.Update(press("y"))
 	drain(m, f)
-	if m.focus != focusInput {
-		t.Fatalf("focus %d after /delete, want the input", m.focus)
+	if m.focused() != focusInput {
+		t.Fatalf("focus %d after /delete, want the input", m.focused())
 	}
 	before := len(f.Calls())
 	typeText(m, "what day is it today? fruit")
@@ -909,8 +909,8 @@ func TestFocusReturnsToInputAfterCommands(t *testing.T) {
 	m.Update(press("ctrl+p"))
 	typeText(m, "stats panel")
 	m.Update(press("enter"))
-	if m.focus != focusInput || m.panel != panelStats {
-		t.Fatalf("after the palette: focus %d, panel %d", m.focus, m.panel)
+	if m.focused() != focusInput || m.panel != panelStats {
+		t.Fatalf("after the palette: focus %d, panel %d", m.focused(), m.panel)
 	}
 }
 
@@ -950,8 +950,8 @@ func TestPanelFocusIsVisibleAndLoadAsks(t *testing.T) {
 	}
 	m.Update(press("r"))
 	drain(m, f)
-	if len(f.Calls()) != before || m.focus != focusPanel || m.ckpts.mode != ckptBrowse {
-		t.Fatalf("r after the question: calls %v, focus %d, mode %d", f.Calls()[before:], m.focus, m.ckpts.mode)
+	if len(f.Calls()) != before || m.focused() != focusPanel || m.ckpts.mode != ckptBrowse {
+		t.Fatalf("r after the question: calls %v, focus %d, mode %d", f.Calls()[before:], m.focused(), m.ckpts.mode)
 	}
 	m.Update(press("enter"))
 	m.Update(press("y"))
@@ -959,13 +959,13 @@ func TestPanelFocusIsVisibleAndLoadAsks(t *testing.T) {
 	if calls := f.Calls(); calls[len(calls)-1] != "load apples" {
 		t.Fatalf("y did not load: %v", calls[before:])
 	}
-	if m.focus != focusInput || !strings.Contains(plain(m), "saved question") {
-		t.Fatalf("after loading: focus %d\n%s", m.focus, plain(m))
+	if m.focused() != focusInput || !strings.Contains(plain(m), "saved question") {
+		t.Fatalf("after loading: focus %d\n%s", m.focused(), plain(m))
 	}
 	// Loaded and unchanged: loading again does not ask.
 	typeText(m, "/load apples")
 	m.Update(press("enter"))
-	if m.confirm.active {
+	if m.asking() {
 		t.Fatal("loading over a saved conversation asks")
 	}
 }
