@@ -37,6 +37,11 @@ type (
 	// (+1) match.
 	findQuery struct{ query string }
 	findStep  struct{ by int }
+
+	// The input: ↑ on an empty input edits the last message sent; the
+	// input stepped through the messages sent.
+	editLastAction struct{}
+	browsedAction  struct{}
 )
 
 // act carries out what a component asked for.
@@ -87,6 +92,11 @@ func (m *Model) act(a action) tea.Cmd {
 	case findStep:
 		m.conv.FindStep(a.by)
 		m.findBar.SetCount(m.conv.FindCount())
+
+	case editLastAction:
+		if m.input.EditLast(m.lastUserText()) {
+			m.updateCompletion()
+		}
 	}
 	return nil
 }

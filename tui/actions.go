@@ -22,25 +22,19 @@ func (m *Model) lastUserText() string {
 }
 
 // startEditing puts the last message in the input, to be sent in its
-// place; the rule above the input says so.
+// place.
 func (m *Model) startEditing() {
-	t := m.lastUserText()
-	m.editing, m.editOrig = true, t
-	m.input.SetValue(t)
-	m.input.SetLabel("editing your last message · enter sends it in its place · esc leaves it")
+	m.input.StartEditing(m.lastUserText())
 	m.updateCompletion()
 }
 
-func (m *Model) stopEditing() {
-	m.editing, m.editOrig = false, ""
-	m.input.SetLabel("")
-}
+func (m *Model) stopEditing() { m.input.StopEditing() }
 
-// sendEdit sends the edited last message: the engine rewinds to before
-// it and keeps the old one as another version. The same text again is a
-// regenerate.
-func (m *Model) sendEdit(v string) tea.Cmd {
-	orig := strings.TrimSpace(m.editOrig)
+// sendEdit sends v, the edited last message orig: the engine rewinds to
+// before it and keeps the old one as another version. The same text
+// again is a regenerate.
+func (m *Model) sendEdit(v, orig string) tea.Cmd {
+	orig = strings.TrimSpace(orig)
 	m.stopEditing()
 	m.input.Remember(v)
 	m.input.Reset()
@@ -65,8 +59,7 @@ func (m *Model) cmdEdit(arg string) tea.Cmd {
 		return m.errorToast("There is no message to edit yet.")
 	}
 	if arg = strings.TrimSpace(arg); arg != "" {
-		m.editing, m.editOrig = true, m.lastUserText()
-		return m.sendEdit(arg)
+		return m.sendEdit(arg, m.lastUserText())
 	}
 	m.startEditing()
 	return nil

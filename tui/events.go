@@ -155,9 +155,7 @@ func (m *Model) takeBack(op turnKind, err error) string {
 	switch op {
 	case turnEdit:
 		if m.turn.edit != "" && m.input.Value() == "" {
-			orig := m.lastUserText()
 			m.startEditing()
-			m.editOrig = orig
 			m.input.SetValue(m.turn.edit)
 			m.refused = m.turn.edit
 		}

@@ -18,15 +18,22 @@ const maxInputRows = 6
 const inputPlaceholder = "Message · / for commands · ctrl+p palette"
 
 // input is the message editor: a multi-line textarea with a history of
-// sent messages (up/down on an empty input) and $EDITOR on demand.
+// sent messages (up/down on an empty input) and $EDITOR on demand. It
+// owns what ↑ and ↓ mean: on an empty input ↑ edits the last message
+// sent, ↑ again walks back through the messages sent; in a longer text
+// they move the cursor.
 type input struct {
-	st    *Styles
-	ta    textarea.Model
-	width int
+	st         *Styles
+	ta         textarea.Model
+	width      int
+	prev, next key.Binding // ↑ and ↓, as bound
 
 	history []string
 	hpos    int    // index into history while browsing; len(history) when not
 	stash   string // what was typed before browsing started
+
+	editing  bool   // the input holds the last message, to be sent in its place
+	editOrig string // that message as it was
 
 	label string // said on the rule above the input (editing a message)
 
@@ -67,7 +74,7 @@ func newInput(st *Styles, k keyMap) input {
 	km.SelectAll.SetEnabled(false)
 	ta.KeyMap = km
 	ta.Focus()
-	return input{st: st, ta: ta, foldKey: k.Fold.Help().Key}
+	return input{st: st, ta: ta, foldKey: k.Fold.Help().Key, prev: k.HistoryPrev, next: k.HistoryNext}
 }
 
 func (in *input) SetSize(w, maxRows int) {
@@ -77,12 +84,64 @@ func (in *input) SetSize(w, maxRows int) {
 	in.ta, _ = in.ta.Update(nil) // recompute the dynamic height
 }
 
-// Update edits the text with a key or a paste.
+// Update edits the text with a key or a paste. ↑ on an empty input asks
+// for the last message sent (editLastAction); a step through the history
+// says so (browsedAction), so the Model leaves the completion alone.
 func (in *input) Update(msg tea.Msg) (action, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		v := in.ta.Value()
+		switch {
+		case key.Matches(k, in.prev) && v == "" && !in.Browsing():
+			return editLastAction{}, nil
+		case key.Matches(k, in.prev) && in.editing && v == in.editOrig:
+			// ↑ again on the message shown for editing: back through
+			// the ones sent before it.
+			orig := in.editOrig
+			in.StopEditing()
+			in.BrowseFrom(orig)
+			return browsedAction{}, nil
+		case key.Matches(k, in.prev) && (v == "" || in.Browsing()):
+			in.HistoryPrev()
+			return browsedAction{}, nil
+		case key.Matches(k, in.next) && in.Browsing():
+			in.HistoryNext()
+			return browsedAction{}, nil
+		}
+	}
 	var cmd tea.Cmd
 	in.ta, cmd = in.ta.Update(msg)
 	return nil, cmd
 }
+
+// EditLast puts last, the last message sent, in the input to be sent in
+// its place; with none it steps back through the history instead. It
+// reports whether it started editing.
+func (in *input) EditLast(last string) bool {
+	if last == "" {
+		in.HistoryPrev()
+		return false
+	}
+	in.StartEditing(last)
+	return true
+}
+
+// StartEditing shows orig to be edited; the rule above the input says so.
+func (in *input) StartEditing(orig string) {
+	in.editing, in.editOrig = true, orig
+	in.SetValue(orig)
+	in.SetLabel("editing your last message · enter sends it in its place · esc leaves it")
+}
+
+// StopEditing leaves the text as it is, no longer an edit.
+func (in *input) StopEditing() {
+	in.editing, in.editOrig = false, ""
+	in.SetLabel("")
+}
+
+// Editing reports whether the input holds the last message, to be sent
+// in its place; EditOrig is that message as it was.
+func (in *input) Editing() bool    { return in.editing }
+func (in *input) EditOrig() string { return in.editOrig }
 
 // Value is the input as shown, chips and all; Text is the message it
 // stands for, every chip unfolded.

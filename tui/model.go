@@ -111,8 +111,6 @@ type Model struct {
 	pics           *pictures          // which picture protocol the terminal speaks
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
-	editing        bool               // the input holds the last message, to be sent in its place
-	editOrig       string             // that message as it was
 	helpOffset     int                // lines the help screen is scrolled
 	quitting       bool
 	engineStopped  bool
@@ -415,7 +413,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.refused = ""
 			m.stopEditing()
 			return m.infoToast("Cleared the message that was not sent.")
-		case m.editing:
+		case m.input.Editing():
 			m.input.Reset()
 			m.stopEditing()
 			return m.infoToast("The message was left as it was.")
@@ -485,22 +483,6 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.HistoryNext) && m.comp.Visible():
 		m.comp.Move(1)
 		return nil
-	case key.Matches(msg, k.HistoryPrev) && m.input.Value() == "" && !m.input.Browsing() && m.lastUserText() != "":
-		// ↑ on an empty input edits the last message, as in chat apps;
-		// ↑ again goes back through the messages sent.
-		m.startEditing()
-		return nil
-	case key.Matches(msg, k.HistoryPrev) && m.editing && m.input.Value() == m.editOrig:
-		orig := m.editOrig
-		m.stopEditing()
-		m.input.BrowseFrom(orig)
-		return nil
-	case key.Matches(msg, k.HistoryPrev) && (m.input.Value() == "" || m.input.Browsing()):
-		m.input.HistoryPrev()
-		return nil
-	case key.Matches(msg, k.HistoryNext) && m.input.Browsing():
-		m.input.HistoryNext()
-		return nil
 	case key.Matches(msg, k.Fold):
 		if !m.input.ToggleFold() {
 			return m.infoToast(fmt.Sprintf("Nothing to fold: a paste of more than %d lines or %s characters is folded into one line.", foldLines, commas(foldRunes)))
@@ -509,9 +491,11 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Send):
 		return m.submit()
 	}
-	_, cmd := m.input.Update(msg)
-	m.updateCompletion()
-	return cmd
+	act, cmd := m.input.Update(msg)
+	if act == nil {
+		m.updateCompletion()
+	}
+	return tea.Batch(cmd, m.act(act))
 }
 
 // scrollKey scrolls the conversation for the scrolling keys.
@@ -579,8 +563,8 @@ func (m *Model) submit() tea.Cmd {
 	if m.replying() {
 		return m.errorToast("A reply is still streaming; esc stops it.")
 	}
-	if m.editing {
-		return m.sendEdit(strings.TrimSpace(m.input.Text()))
+	if m.input.Editing() {
+		return m.sendEdit(strings.TrimSpace(m.input.Text()), m.input.EditOrig())
 	}
 	if len(m.checking) > 0 {
 		return m.infoToast(filepath.Base(m.checking[0].Path) + " is still being checked; press enter again in a moment.")
