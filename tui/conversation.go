@@ -322,7 +322,14 @@ func (c *conversation) Messages() []engine.Message {
 	return out
 }
 
-func (c *conversation) ToggleDrafts()   { c.showDrafts = !c.showDrafts; c.invalidate() }
+// ToggleDrafts shows or hides which tokens came from accepted drafts; it
+// reports whether they are shown now.
+func (c *conversation) ToggleDrafts() bool {
+	c.showDrafts = !c.showDrafts
+	c.invalidate()
+	return c.showDrafts
+}
+
 func (c *conversation) ToggleThinking() { c.showThinking = !c.showThinking; c.invalidate() }
 
 func (c *conversation) invalidate() {

@@ -72,6 +72,7 @@ type Model struct {
 	exportDir       string
 
 	keys     keyMap
+	routes   []keyRoute // what each key does where (routes.go)
 	st       *Styles
 	md       *markdown
 	commands []command
@@ -194,6 +195,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		focusFind:    &m.findBar,
 	}
 	m.layers = []focusKind{focusInput}
+	m.routes = keyRoutes(&m.keys)
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.setWelcome()
@@ -377,147 +379,6 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 	cmd := m.input.Paste(msg)
 	m.updateCompletion()
 	return cmd
-}
-
-func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
-	if key.Matches(msg, k.Quit) {
-		return m.interrupt()
-	}
-	m.quitArmedAt = time.Time{}
-
-	if m.showHelp && m.scrollHelp(msg) {
-		return nil
-	}
-	if m.showHelp || m.showMessage {
-		m.showHelp, m.showMessage = false, false
-		return nil
-	}
-	switch f := m.focused(); {
-	case f == focusFind && m.scrollKey(msg):
-		return nil // the conversation scrolls under the search bar
-	case f != focusInput:
-		act, cmd := m.panes[f].Update(msg)
-		return tea.Batch(cmd, m.act(act))
-	}
-
-	switch {
-	case key.Matches(msg, k.Cancel):
-		switch {
-		case m.comp.Visible():
-			m.comp.Hide()
-		case m.replying():
-			m.call(func(e Engine) { e.Cancel() })
-		case m.refused != "" && m.input.Value() == m.refused:
-			m.input.Reset()
-			m.refused = ""
-			m.stopEditing()
-			return m.infoToast("Cleared the message that was not sent.")
-		case m.input.Editing():
-			m.input.Reset()
-			m.stopEditing()
-			return m.infoToast("The message was left as it was.")
-		case m.panel != panelNone:
-			m.closePanel()
-		}
-		return nil
-	case key.Matches(msg, k.Message):
-		if m.toast.last != "" {
-			m.showMessage = true
-		}
-		return nil
-	case key.Matches(msg, k.Palette):
-		m.open(focusPalette)
-		return m.palette.Open()
-	case key.Matches(msg, k.Editor):
-		return prepareEditor(m.input.Text())
-	case key.Matches(msg, k.Help) && (!printableKey(msg.String()) || m.input.Value() == ""):
-		m.showHelp, m.helpOffset = true, 0
-		return nil
-	case key.Matches(msg, k.Stats):
-		return m.cmdStats("")
-	case key.Matches(msg, k.Checkpoints):
-		if m.panel == panelCheckpoints {
-			m.closePanel()
-			return nil
-		}
-		return m.cmdCheckpoints("")
-	case key.Matches(msg, k.Drafts):
-		m.conv.ToggleDrafts()
-		if m.conv.showDrafts {
-			return m.infoToast("Tokens from accepted drafts are highlighted (markdown off while shown).")
-		}
-		return nil
-	case key.Matches(msg, k.Thinking):
-		m.conv.ToggleThinking()
-		return nil
-	case m.comp.Visible() && key.Matches(msg, k.Complete):
-		m.acceptCompletion()
-		return nil
-	case key.Matches(msg, k.Focus) && m.panel == panelCheckpoints:
-		m.setFocus(focusPanel)
-		return nil
-	case key.Matches(msg, k.Focus) && m.panel == panelHistory:
-		return m.setFocus(focusHistory)
-	case m.scrollKey(msg):
-		return nil
-	case key.Matches(msg, k.Regenerate):
-		return m.cmdRetry("")
-	case key.Matches(msg, k.Search):
-		return m.cmdFind("")
-	case key.Matches(msg, k.History):
-		if m.panel == panelHistory {
-			m.closePanel()
-			return nil
-		}
-		return m.cmdHistory("")
-	case key.Matches(msg, k.New):
-		return m.cmdNew("")
-	case key.Matches(msg, k.VersionPrev) && m.input.Value() == "":
-		return m.stepVersion(-1)
-	case key.Matches(msg, k.VersionNext) && m.input.Value() == "":
-		return m.stepVersion(1)
-	case key.Matches(msg, k.HistoryPrev) && m.comp.Visible():
-		m.comp.Move(-1)
-		return nil
-	case key.Matches(msg, k.HistoryNext) && m.comp.Visible():
-		m.comp.Move(1)
-		return nil
-	case key.Matches(msg, k.Fold):
-		if !m.input.ToggleFold() {
-			return m.infoToast(fmt.Sprintf("Nothing to fold: a paste of more than %d lines or %s characters is folded into one line.", foldLines, commas(foldRunes)))
-		}
-		return nil
-	case key.Matches(msg, k.Send):
-		return m.submit()
-	}
-	act, cmd := m.input.Update(msg)
-	if act == nil {
-		m.updateCompletion()
-	}
-	return tea.Batch(cmd, m.act(act))
-}
-
-// scrollKey scrolls the conversation for the scrolling keys.
-func (m *Model) scrollKey(msg tea.KeyPressMsg) bool {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.ScrollUp):
-		m.conv.ScrollUp(1)
-	case key.Matches(msg, k.ScrollDown):
-		m.conv.ScrollDown(1)
-	case key.Matches(msg, k.PageUp):
-		m.conv.PageUp()
-	case key.Matches(msg, k.PageDown):
-		m.conv.PageDown()
-	case key.Matches(msg, k.Top):
-		m.conv.Top()
-	case key.Matches(msg, k.Bottom):
-		m.conv.Bottom()
-	default:
-		return false
-	}
-	return true
 }
 
 // scrollHelp scrolls the help screen when it is taller than the
@@ -911,11 +772,11 @@ func (m *Model) shortHelp() string {
 func (m *Model) messageView() string {
 	st := m.st
 	title := "Last notice"
-	if m.toast.lastKind == toastError {
+	if m.toast.LastKind() == toastError {
 		title = "Last error"
 	}
 	lines := []string{st.PanelTitle.Render(title) + st.Dim.Render("  · any key closes"), ""}
-	lines = append(lines, wrapPlain(m.toast.last, max(m.width-2, 10))...)
+	lines = append(lines, wrapPlain(m.toast.Last(), max(m.width-2, 10))...)
 	return strings.Join(lines, "\n")
 }
 
