@@ -12,14 +12,7 @@ import (
 // and commands of these features do on the model.
 
 // lastUserText is the last message the user sent, as shown.
-func (m *Model) lastUserText() string {
-	for i := len(m.conv.msgs) - 1; i >= 0; i-- {
-		if m.conv.msgs[i].role == "user" {
-			return m.conv.msgs[i].text
-		}
-	}
-	return ""
-}
+func (m *Model) lastUserText() string { return m.conv.LastUserText() }
 
 // startEditing puts the last message in the input, to be sent in its
 // place.
@@ -80,30 +73,19 @@ func (m *Model) cmdRetry(string) tea.Cmd {
 	return nil
 }
 
-// versionTarget is the message ← and → act on: the last one that has
-// other versions.
-func (m *Model) versionTarget() (index int, msg *chatMsg) {
-	for i := len(m.conv.msgs) - 1; i >= 0; i-- {
-		if c := m.conv.msgs[i]; c.versions > 1 {
-			return i, c
-		}
-	}
-	return -1, nil
-}
-
 // stepVersion shows the previous (−1) or next (+1) version of the last
 // message that has several.
 func (m *Model) stepVersion(d int) tea.Cmd {
-	i, c := m.versionTarget()
+	i, version, versions := m.conv.VersionTarget()
 	switch {
-	case c == nil:
+	case i < 0:
 		return nil
 	case m.replying():
 		return m.errorToast("A reply is streaming; esc stops it before switching versions.")
 	}
-	v := c.version + d
-	if v < 0 || v >= c.versions {
-		return m.infoToast(fmt.Sprintf("This is version %d of %d.", c.version+1, c.versions))
+	v := version + d
+	if v < 0 || v >= versions {
+		return m.infoToast(fmt.Sprintf("This is version %d of %d.", version+1, versions))
 	}
 	m.changed, m.unsaved = true, true
 	m.call(func(e Engine) { e.SelectVersion(i, v) })

@@ -374,8 +374,8 @@ func TestKittyThumbnails(t *testing.T) {
 
 	f := testFake(t, FakeOptions{})
 	m := newTestModel(t, f, 100, 30, Options{Env: []string{"HOME=" + dir, "TERM=xterm-256color"}})
-	m.pics.enabled = true
-	if q := runCmds(m.pics.query()); len(q) != 1 || !strings.Contains(fmt.Sprint(q[0]), "a=q") {
+	m.pics.Enable(true)
+	if q := runCmds(m.pics.Query()); len(q) != 1 || !strings.Contains(fmt.Sprint(q[0]), "a=q") {
 		t.Fatalf("query %v", q)
 	}
 	// Before any answer: half blocks.
@@ -403,7 +403,7 @@ func TestKittyThumbnails(t *testing.T) {
 		t.Error("no placeholder cells in the conversation")
 	}
 	// A second send of the same picture transmits nothing again.
-	if cmd := m.pics.send([]engine.Attachment{att}); len(runCmds(cmd)) != 0 {
+	if cmd := m.pics.Send([]engine.Attachment{att}); len(runCmds(cmd)) != 0 {
 		t.Error("the picture was sent twice")
 	}
 }

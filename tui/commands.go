@@ -189,7 +189,7 @@ func (m *Model) replaceConversation(op, name string) tea.Cmd {
 		m.setFocus(focusInput)
 		return m.infoToast(strings.ToUpper(verb[:1]) + verb[1:] + " " + strconv.Quote(name) + "…")
 	}
-	if m.unsaved && len(m.conv.msgs) > 0 {
+	if m.unsaved && !m.conv.Empty() {
 		return m.ask(fmt.Sprintf("The conversation on screen is not saved; %s %q replaces it (/save NAME keeps it).", verb, name), do)
 	}
 	return do(m)
@@ -385,6 +385,8 @@ type compItem struct {
 // compRows bounds the completion list height.
 const compRows = 6
 
+func (c *completion) SetSize(w, _ int) { c.width = w }
+
 func (c *completion) Visible() bool { return len(c.items) > 0 }
 func (c *completion) Hide()         { c.items = nil; c.sel = 0 }
 
@@ -401,18 +403,28 @@ func (c *completion) Selected() (compItem, bool) {
 	return compItem{}, false
 }
 
+// Set shows items, keeping the selection on the item of the same label.
+func (c *completion) Set(items []compItem) {
+	prev := ""
+	if it, ok := c.Selected(); ok {
+		prev = it.label
+	}
+	c.items, c.sel = items, 0
+	for i, it := range items {
+		if it.label == prev {
+			c.sel = i
+		}
+	}
+}
+
 // updateCompletion recomputes the list from the input.
 func (m *Model) updateCompletion() {
 	v := m.input.Value()
-	prev := ""
-	if it, ok := m.comp.Selected(); ok {
-		prev = it.label
-	}
-	m.comp.items = nil
 	if !strings.HasPrefix(v, "/") || strings.Contains(v, "\n") {
-		m.comp.sel = 0
+		m.comp.Hide()
 		return
 	}
+	var items []compItem
 	name, arg, hasSpace := strings.Cut(strings.TrimPrefix(v, "/"), " ")
 	name = strings.ToLower(name)
 	if !hasSpace {
@@ -422,13 +434,13 @@ func (m *Model) updateCompletion() {
 				if c.args != "" {
 					insert += " "
 				}
-				m.comp.items = append(m.comp.items, compItem{insert: insert, label: c.usage(), desc: c.help, final: c.args == ""})
+				items = append(items, compItem{insert: insert, label: c.usage(), desc: c.help, final: c.args == ""})
 			}
 		}
 	} else if name == "image" || name == "audio" {
-		for _, p := range m.paths.choices(arg, name) {
+		for _, p := range m.paths.Choices(arg, name) {
 			dir := strings.HasSuffix(p, "/")
-			m.comp.items = append(m.comp.items, compItem{insert: "/" + name + " " + p, label: p, desc: "attach", final: !dir})
+			items = append(items, compItem{insert: "/" + name + " " + p, label: p, desc: "attach", final: !dir})
 		}
 	} else if c, ok := m.findCommand(name); ok && c.choices != nil {
 		// The argument typed so far, quotes included, is a prefix of the
@@ -440,16 +452,11 @@ func (m *Model) updateCompletion() {
 				if c.name == "rename" {
 					insert += " "
 				}
-				m.comp.items = append(m.comp.items, compItem{insert: insert, label: ch, desc: c.help, final: c.name != "rename"})
+				items = append(items, compItem{insert: insert, label: ch, desc: c.help, final: c.name != "rename"})
 			}
 		}
 	}
-	m.comp.sel = 0
-	for i, it := range m.comp.items {
-		if it.label == prev {
-			m.comp.sel = i
-		}
-	}
+	m.comp.Set(items)
 }
 
 func (c *completion) Height() int { return min(len(c.items), compRows) }

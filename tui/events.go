@@ -23,12 +23,9 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.conv.TurnWindow(e.Window)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
-				cmds = append(cmds, m.pics.send(e.Attachments))
+				cmds = append(cmds, m.pics.Send(e.Attachments))
 			}
-			r := m.conv.streamingReply()
-			if e.Versions > 1 {
-				r.version, r.versions = e.Versions-1, e.Versions
-			}
+			m.conv.StartReply(e.Versions)
 		case engine.PrefillProgress:
 			m.turn.prefilling()
 			m.stats.Prefill(e)
@@ -86,7 +83,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			m.conv.SetWindow(e.Window)
-			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
+			cmds = append(cmds, m.conv.SendPictures())
 			m.turn.cleared()
 			m.stats.Cleared(e.ContextUsed)
 			if e.Settings != (engine.Settings{}) {
@@ -161,7 +158,7 @@ func (m *Model) takeBack(op turnKind, err error) string {
 		}
 	case turnSend:
 		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
-			if in := m.turn.sentInput; in != "" && strings.TrimSpace(m.input.pastes.expand(in)) == t {
+			if in := m.turn.sentInput; in != "" && strings.TrimSpace(m.input.Expand(in)) == t {
 				t = in // as it was typed: a long paste folded
 			}
 			m.input.SetValue(t)

@@ -148,6 +148,12 @@ func (in *input) EditOrig() string { return in.editOrig }
 func (in *input) Value() string { return in.ta.Value() }
 func (in *input) Text() string  { return in.pastes.expand(in.ta.Value()) }
 
+// Expand unfolds the chips in s, a value the input held.
+func (in *input) Expand(s string) string { return in.pastes.expand(s) }
+
+// SetStyles restyles the textarea after a theme change.
+func (in *input) SetStyles(st *Styles) { in.ta.SetStyles(st.Textarea) }
+
 // Paste puts pasted text at the cursor; a long one as a chip.
 func (in *input) Paste(msg tea.PasteMsg) tea.Cmd {
 	if chip, ok := in.pastes.fold(msg.Content); ok {

@@ -171,9 +171,8 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		m.autosaveEvery = 2 * time.Minute
 	}
 	m.header = header{st: st, info: m.info, home: lookupEnv(env, "HOME")}
-	m.conv = newConversation(st, md)
 	m.pics = newPictures(env, false)
-	m.conv.pics = m.pics
+	m.conv = newConversation(st, md, m.pics)
 	m.conv.SetMessages(eng.Messages())
 	m.conv.SetWindow(eng.Window())
 	m.input = newInput(st, keys)
@@ -205,8 +204,8 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 func (m *Model) setWelcome() {
 	st := m.st
 	i := m.info
-	line2 := strings.Join(m.header.facts(), " · ")
-	m.conv.welcome = []string{
+	line2 := strings.Join(m.header.Facts(), " · ")
+	welcome := []string{
 		st.WelcomeKey.Render("orchard"),
 		"",
 		st.Value.Render(orDefault(i.Name, "no model")),
@@ -217,8 +216,9 @@ func (m *Model) setWelcome() {
 			st.WelcomeKey.Render("?") + st.Welcome.Render(" help · ") + st.WelcomeKey.Render("ctrl+c ctrl+c") + st.Welcome.Render(" quit"),
 	}
 	for _, n := range i.Notes {
-		m.conv.welcome = append(m.conv.welcome, st.Welcome.Render(n))
+		welcome = append(welcome, st.Welcome.Render(n))
 	}
+	m.conv.SetWelcome(welcome)
 }
 
 // call runs an engine method off the Update path, in order.
@@ -236,7 +236,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.theme == "auto" && !m.noColor {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
-	cmds = append(cmds, m.pics.query())
+	cmds = append(cmds, m.pics.Query())
 	return tea.Batch(cmds...)
 }
 
@@ -336,13 +336,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.PasteMsg:
 		cmd = m.routeText(msg)
 	case dirListedMsg:
-		m.paths.listed(msg)
+		m.paths.Listed(msg)
 		m.updateCompletion()
 	case attachCheckedMsg:
 		cmd = m.attachChecked(msg)
 	case uv.KittyGraphicsEvent, tea.TerminalVersionMsg, uv.PrimaryDeviceAttributesEvent:
-		if m.pics.feed(msg) {
-			cmd = m.pics.sendAll(m.conv.msgs)
+		if m.pics.Feed(msg) {
+			cmd = m.conv.SendPictures()
 		}
 	case tea.MouseWheelMsg:
 		switch msg.Button {
@@ -359,7 +359,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.layout()
-	if fetch := m.paths.fetch(); fetch != nil {
+	if fetch := m.paths.Fetch(); fetch != nil {
 		cmd = tea.Batch(cmd, fetch)
 	}
 	return m, cmd
@@ -569,9 +569,9 @@ func (m *Model) setTheme(dark bool) {
 	}
 	*m.st = *newStyles(dark, m.noColor)
 	*m.md = *newMarkdown(dark, m.noColor)
-	m.input.ta.SetStyles(m.st.Textarea)
+	m.input.SetStyles(m.st)
 	m.help.Styles = m.st.Help
-	m.conv.invalidate()
+	m.conv.Invalidate()
 	m.setWelcome()
 	m.headerLine = ""
 }
@@ -584,7 +584,7 @@ func (m *Model) resize() {
 	m.toast.SetSize(w, m.height)
 	m.confirm.SetSize(w, 1)
 	m.findBar.SetSize(w, 1)
-	m.comp.width = w
+	m.comp.SetSize(w, 0)
 	m.input.SetSize(w, max(1, m.height/4))
 	m.layout()
 }

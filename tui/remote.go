@@ -50,7 +50,7 @@ func (m *Model) onConnection(e engine.Connection) tea.Cmd {
 		first := r.down == nil
 		r.down, r.line = &e, engine.Line{}
 		if first {
-			m.conv.cutShort()
+			m.conv.CutShort()
 			m.turn.failed()
 			m.turn.pending, m.turn.edit = turnNone, ""
 		}
@@ -70,8 +70,8 @@ func (m *Model) onConnection(e engine.Connection) tea.Cmd {
 	return nil
 }
 
-// cutShort ends the reply streaming on screen as interrupted.
-func (c *conversation) cutShort() {
+// CutShort ends the reply streaming on screen as interrupted.
+func (c *conversation) CutShort() {
 	if n := len(c.msgs); n > 0 && c.msgs[n-1].streaming {
 		m := c.msgs[n-1]
 		m.streaming, m.interrupted = false, true
