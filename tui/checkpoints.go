@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	xansi "github.com/charmbracelet/x/ansi"
@@ -31,6 +32,7 @@ type checkpoints struct {
 	focused       bool
 	mode          ckptMode
 	field         textinput.Model
+	keys          checkpointKeys
 	thumb         *thumbCache // the selected checkpoint's picture, drawn
 }
 
@@ -41,7 +43,7 @@ func newCheckpoints(st *Styles) checkpoints {
 	f := textinput.New()
 	f.Prompt = ""
 	f.CharLimit = 120
-	return checkpoints{st: st, field: f, thumb: &thumbCache{}}
+	return checkpoints{st: st, field: f, keys: newCheckpointKeys(), thumb: &thumbCache{}}
 }
 
 func (c *checkpoints) SetSize(w, h int) {
@@ -117,15 +119,15 @@ func (c *checkpoints) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 		// Only y deletes; any other key keeps the checkpoint, so text
 		// typed on without looking cannot confirm.
 		c.mode = ckptBrowse
-		if s := msg.String(); s == "y" || s == "Y" {
+		if key.Matches(msg, c.keys.Yes) {
 			if cp, ok := c.selected(); ok {
 				return deleteCheckpoint{cp.Name}, nil
 			}
 		}
 		return nil, nil
 	case ckptRename, ckptSaveAs:
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, c.keys.Accept):
 			name := strings.TrimSpace(c.field.Value())
 			mode := c.mode
 			c.mode = ckptBrowse
@@ -140,7 +142,7 @@ func (c *checkpoints) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 				return renameCheckpoint{cp.Name, name}, nil
 			}
 			return nil, nil
-		case "esc":
+		case key.Matches(msg, c.keys.Cancel):
 			c.mode = ckptBrowse
 			c.field.Blur()
 			return nil, nil
@@ -150,39 +152,39 @@ func (c *checkpoints) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 		return nil, cmd
 	}
 
-	switch msg.String() {
-	case "up", "k":
+	switch {
+	case key.Matches(msg, c.keys.Up):
 		c.cursor = max(0, c.cursor-1)
-	case "down", "j":
+	case key.Matches(msg, c.keys.Down):
 		c.cursor = min(len(c.list)-1, c.cursor+1)
-	case "home", "g":
+	case key.Matches(msg, c.keys.First):
 		c.cursor = 0
-	case "end", "G":
+	case key.Matches(msg, c.keys.Last):
 		c.cursor = len(c.list) - 1
-	case "enter", "l":
+	case key.Matches(msg, c.keys.Load):
 		if cp, ok := c.selected(); ok {
 			return loadCheckpoint{cp.Name}, nil
 		}
-	case "f":
+	case key.Matches(msg, c.keys.Fork):
 		if cp, ok := c.selected(); ok {
 			return forkCheckpoint{cp.Name}, nil
 		}
-	case "d", "delete", "backspace":
+	case key.Matches(msg, c.keys.Delete):
 		if _, ok := c.selected(); ok {
 			c.mode = ckptConfirmDelete
 		}
-	case "r":
+	case key.Matches(msg, c.keys.Rename):
 		if cp, ok := c.selected(); ok {
 			c.mode = ckptRename
 			c.field.SetValue(cp.Name)
 			c.field.CursorEnd()
 			return nil, c.field.Focus()
 		}
-	case "s", "n":
+	case key.Matches(msg, c.keys.Save):
 		c.mode = ckptSaveAs
 		c.field.SetValue("")
 		return nil, c.field.Focus()
-	case "esc", "tab", "q":
+	case key.Matches(msg, c.keys.Leave):
 		return leaveAction{}, nil
 	}
 	c.cursor = max(0, c.cursor)

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	xansi "github.com/charmbracelet/x/ansi"
 )
@@ -19,6 +20,7 @@ type confirm struct {
 	yes    func(m *Model) tea.Cmd
 	no     func(m *Model) tea.Cmd // nil: no leaves things as they are
 	hint   string                 // the keys, when no does something
+	keys   yesNoKeys
 }
 
 func (c *confirm) SetSize(w, _ int) { c.width = w }
@@ -45,10 +47,10 @@ func (c *confirm) Update(msg tea.Msg) (action, tea.Cmd) {
 	if !ok {
 		return nil, nil
 	}
-	switch k.String() {
-	case "y", "Y":
+	switch {
+	case key.Matches(k, c.keys.Yes):
 		return answerAction{c.yes}, nil
-	case "esc":
+	case key.Matches(k, c.keys.Esc):
 		return answerAction{}, nil
 	}
 	return answerAction{c.no}, nil

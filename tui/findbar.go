@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	xansi "github.com/charmbracelet/x/ansi"
@@ -14,6 +15,7 @@ type findBar struct {
 	st    *Styles
 	width int
 	field textinput.Model
+	keys  findKeys
 	cur   int // the match shown, from 1
 	total int
 }
@@ -23,7 +25,7 @@ func newFindBar(st *Styles) findBar {
 	f.Prompt = ""
 	f.Placeholder = "text in the conversation"
 	f.CharLimit = 200
-	return findBar{st: st, field: f}
+	return findBar{st: st, field: f, keys: newFindKeys()}
 }
 
 func (b *findBar) SetSize(w, _ int) {
@@ -50,12 +52,12 @@ func (b *findBar) SetCount(cur, total int) { b.cur, b.total = cur, total }
 // Update handles a key or a paste while the bar has the focus.
 func (b *findBar) Update(msg tea.Msg) (action, tea.Cmd) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
-		switch k.String() {
-		case "esc":
+		switch {
+		case key.Matches(k, b.keys.Close):
 			return closeFindAction{}, nil
-		case "enter", "up", "ctrl+p", "ctrl+f":
+		case key.Matches(k, b.keys.Older):
 			return findStep{-1}, nil
-		case "shift+enter", "down", "ctrl+n":
+		case key.Matches(k, b.keys.Newer):
 			return findStep{1}, nil
 		}
 	}

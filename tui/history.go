@@ -29,7 +29,7 @@ type historyPanel struct {
 	renaming      bool // the footer is the selected conversation's new title
 	field         textinput.Model
 	title         textinput.Model // the new title while renaming
-	renameKey     key.Binding
+	keys          historyKeys
 }
 
 // histRows is how many conversations the panel shows at once.
@@ -44,8 +44,7 @@ func newHistoryPanel(st *Styles) historyPanel {
 	title.Prompt = ""
 	title.Placeholder = "empty: its first message"
 	title.CharLimit = 80
-	return historyPanel{st: st, field: f, title: title,
-		renameKey: key.NewBinding(key.WithKeys("ctrl+r", "f2"), key.WithHelp("ctrl+r", "rename"))}
+	return historyPanel{st: st, field: f, title: title, keys: newHistoryKeys()}
 }
 
 func (h *historyPanel) SetSize(w, hgt int) {
@@ -124,14 +123,14 @@ func (h *historyPanel) Update(msg tea.Msg) (action, tea.Cmd) {
 
 func (h *historyPanel) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 	if h.renaming {
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, h.keys.Accept):
 			h.stopRenaming()
 			if it, ok := h.selected(); ok {
 				return renameHistory{it.ID, strings.TrimSpace(h.title.Value())}, nil
 			}
 			return nil, nil
-		case "esc":
+		case key.Matches(msg, h.keys.Cancel):
 			h.stopRenaming()
 			return nil, nil
 		}
@@ -139,7 +138,7 @@ func (h *historyPanel) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 		h.title, cmd = h.title.Update(msg)
 		return nil, cmd
 	}
-	if key.Matches(msg, h.renameKey) {
+	if key.Matches(msg, h.keys.Rename) {
 		it, ok := h.selected()
 		if !ok {
 			return nil, nil
@@ -152,33 +151,33 @@ func (h *historyPanel) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 	if h.confirmDelete {
 		// Only y deletes; any other key keeps it.
 		h.confirmDelete = false
-		if s := msg.String(); s == "y" || s == "Y" {
+		if key.Matches(msg, h.keys.Yes) {
 			if it, ok := h.selected(); ok && it.ID != "" {
 				return deleteHistory{it.ID}, nil
 			}
 		}
 		return nil, nil
 	}
-	switch msg.String() {
-	case "up", "ctrl+p":
+	switch {
+	case key.Matches(msg, h.keys.Up):
 		h.cursor = max(0, h.cursor-1)
-	case "down", "ctrl+n":
+	case key.Matches(msg, h.keys.Down):
 		h.cursor = min(len(h.list)-1, h.cursor+1)
-	case "pgup":
+	case key.Matches(msg, h.keys.PageUp):
 		h.cursor = max(0, h.cursor-histRows)
-	case "pgdown":
+	case key.Matches(msg, h.keys.PageDown):
 		h.cursor = min(len(h.list)-1, h.cursor+histRows)
-	case "enter":
+	case key.Matches(msg, h.keys.Resume):
 		if it, ok := h.selected(); ok {
 			return resumeHistory{it.ID}, nil
 		}
-	case "ctrl+d", "delete":
+	case key.Matches(msg, h.keys.Delete):
 		if it, ok := h.selected(); ok && it.ID != "" {
 			h.confirmDelete = true
 		}
-	case "esc":
+	case key.Matches(msg, h.keys.Close):
 		return closePanelAction{}, nil
-	case "tab":
+	case key.Matches(msg, h.keys.Leave):
 		return leaveAction{}, nil
 	default:
 		before := h.field.Value()
@@ -305,7 +304,7 @@ func (h *historyPanel) footer(w int) string {
 	if !h.focused {
 		return st.Dim.Render(xansi.Truncate("tab selects · /history TEXT searches", w, "…"))
 	}
-	return st.Dim.Render(xansi.Truncate("enter resume · "+h.renameKey.Help().Key+" rename · ctrl+d delete · tab input · esc close", w, "…"))
+	return st.Dim.Render(xansi.Truncate("enter resume · "+h.keys.Rename.Help().Key+" rename · ctrl+d delete · tab input · esc close", w, "…"))
 }
 
 // fitTitle cuts a title to w cells keeping the number that tells it from

@@ -182,7 +182,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.toast = toast{st: st, more: keys.Message.Help().Key + " shows all"}
 	m.comp = completion{st: st}
 	m.palette = newPalette(st, m.commands)
-	m.confirm = confirm{st: st}
+	m.confirm = confirm{st: st, keys: newYesNoKeys()}
 	m.hist = newHistoryPanel(st)
 	m.findBar = newFindBar(st)
 	m.panes = [numFocus]focusable{

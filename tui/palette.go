@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -25,6 +26,7 @@ type palette struct {
 	st            *Styles
 	width, height int
 	filter        textinput.Model
+	keys          paletteKeys
 	items         []paletteItem
 	shown         []int
 	sel           int
@@ -34,7 +36,7 @@ func newPalette(st *Styles, cmds []command) palette {
 	f := textinput.New()
 	f.Prompt = "› "
 	f.Placeholder = "type to filter"
-	p := palette{st: st, filter: f}
+	p := palette{st: st, filter: f, keys: newPaletteKeys()}
 	for _, c := range cmds {
 		p.items = append(p.items, paletteItem{title: c.usage(), desc: c.help, command: c.name})
 	}
@@ -79,21 +81,21 @@ func (p *palette) Placeholder() string { return "" }
 // item chosen, esc without.
 func (p *palette) Update(msg tea.Msg) (action, tea.Cmd) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
-		switch k.String() {
-		case "esc", "ctrl+p", "ctrl+c":
+		switch {
+		case key.Matches(k, p.keys.Close):
 			return closePaletteAction{}, nil
-		case "enter":
+		case key.Matches(k, p.keys.Choose):
 			if p.sel < len(p.shown) {
 				it := p.items[p.shown[p.sel]]
 				return closePaletteAction{&it}, nil
 			}
 			return closePaletteAction{}, nil
-		case "up", "ctrl+k", "shift+tab":
+		case key.Matches(k, p.keys.Up):
 			if len(p.shown) > 0 {
 				p.sel = (p.sel - 1 + len(p.shown)) % len(p.shown)
 			}
 			return nil, nil
-		case "down", "ctrl+n", "tab":
+		case key.Matches(k, p.keys.Down):
 			if len(p.shown) > 0 {
 				p.sel = (p.sel + 1) % len(p.shown)
 			}
