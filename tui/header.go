@@ -19,7 +19,7 @@ type header struct {
 	home  string // $HOME: a server's socket under it is shown as ~/…
 }
 
-func (h *header) SetSize(w int) { h.width = w }
+func (h *header) SetSize(w, _ int) { h.width = w }
 
 func (h *header) View() string {
 	st := h.st

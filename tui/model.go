@@ -579,12 +579,12 @@ func (m *Model) setTheme(dark bool) {
 // resize sets every component's size after a window change.
 func (m *Model) resize() {
 	w := m.width
-	m.header.SetSize(w)
-	m.status.SetSize(w)
+	m.header.SetSize(w, 1)
+	m.status.SetSize(w, 1)
 	m.toast.SetSize(w, m.height)
 	m.confirm.SetSize(w, 1)
 	m.findBar.SetSize(w, 1)
-	m.comp.SetSize(w, 0)
+	m.comp.SetSize(w, compRows)
 	m.input.SetSize(w, max(1, m.height/4))
 	m.layout()
 }

@@ -17,7 +17,7 @@ type statusBar struct {
 	width int
 }
 
-func (b *statusBar) SetSize(w int) { b.width = w }
+func (b *statusBar) SetSize(w, _ int) { b.width = w }
 
 type segment struct {
 	text     string // styled
