@@ -79,3 +79,36 @@ func (m *Model) focusTop() tea.Cmd {
 
 // asking reports whether a question is on the bottom line.
 func (m *Model) asking() bool { return m.focused() == focusConfirm }
+
+// ask puts a yes/no question on the bottom line; yes runs on y. The
+// focus comes back to where it is now (the input, over a palette or
+// another question).
+func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
+	if f := m.focused(); f == focusConfirm || f == focusPalette {
+		m.setFocus(focusInput)
+	}
+	m.confirm.Ask(prompt, yes)
+	m.open(focusConfirm)
+	return nil
+}
+
+func (m *Model) closePalette() { m.setFocus(focusInput) }
+
+// openPanel shows panel p in place of the one shown; if that one had the
+// keys, they go back to the input.
+func (m *Model) openPanel(p panelKind) {
+	if f := m.focused(); m.panel == panelCheckpoints && p != panelCheckpoints && f == focusPanel ||
+		m.panel == panelHistory && p != panelHistory && f == focusHistory {
+		m.setFocus(focusInput)
+	}
+	m.panel = p
+}
+
+// closePanel hides the panel; if it had the keys, they go back to the
+// input.
+func (m *Model) closePanel() {
+	m.panel = panelNone
+	if f := m.focused(); f == focusPanel || f == focusHistory {
+		m.setFocus(focusInput)
+	}
+}

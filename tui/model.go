@@ -517,35 +517,6 @@ func (m *Model) interrupt() tea.Cmd {
 	return m.infoToast("Press " + m.keys.Quit.Keys()[0] + " again to quit (the conversation is saved).")
 }
 
-// ask puts a yes/no question on the bottom line; yes runs on y. The
-// focus comes back to where it is now (the input, over a palette or
-// another question).
-func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
-	if f := m.focused(); f == focusConfirm || f == focusPalette {
-		m.setFocus(focusInput)
-	}
-	m.confirm.Ask(prompt, yes)
-	m.open(focusConfirm)
-	return nil
-}
-
-func (m *Model) closePalette() { m.setFocus(focusInput) }
-
-func (m *Model) openPanel(p panelKind) {
-	if f := m.focused(); m.panel == panelCheckpoints && p != panelCheckpoints && f == focusPanel ||
-		m.panel == panelHistory && p != panelHistory && f == focusHistory {
-		m.setFocus(focusInput)
-	}
-	m.panel = p
-}
-
-func (m *Model) closePanel() {
-	m.panel = panelNone
-	if f := m.focused(); f == focusPanel || f == focusHistory {
-		m.setFocus(focusInput)
-	}
-}
-
 func (m *Model) quit() tea.Cmd {
 	m.quitting = true
 	return tea.Quit
