@@ -18,26 +18,25 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 	for _, ev := range events {
 		switch e := ev.(type) {
 		case engine.Started:
-			m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
+			m.turn.started()
 			m.stats.Started(e)
 			m.conv.TurnWindow(e.Window)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
-				cmds = append(cmds, m.pics.send(e.Attachments))
+				cmds = append(cmds, m.pics.Send(e.Attachments))
 			}
-			r := m.conv.streamingReply()
-			if e.Versions > 1 {
-				r.version, r.versions = e.Versions-1, e.Versions
-			}
+			m.conv.StartReply(e.Versions)
 		case engine.PrefillProgress:
+			m.turn.prefilling()
 			m.stats.Prefill(e)
 		case *engine.Delta:
+			m.turn.decoding()
 			m.stats.Delta(*e)
 			m.conv.AppendDelta(*e)
 			streamed = true
 		case engine.Finished:
-			m.pendingSend = ""
-			m.stats.Finished(e.Metrics, false)
+			m.turn.finished(false)
+			m.stats.Finished(e.Metrics)
 			m.conv.FinishReply(e.Reply, e.Metrics, false)
 			m.changed, m.unsaved = true, true
 		case engine.Cancelled:
@@ -45,8 +44,8 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 				cmds = append(cmds, m.onUnstarted())
 				break
 			}
-			m.pendingSend = ""
-			m.stats.Finished(e.Metrics, true)
+			m.turn.finished(true)
+			m.stats.Finished(e.Metrics)
 			m.conv.FinishReply(e.Partial, e.Metrics, true)
 			m.changed, m.unsaved = true, true
 			cmds = append(cmds, m.infoToast("Stopped. The partial reply is kept."))
@@ -55,9 +54,8 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Notice:
 			cmds = append(cmds, m.infoToast(e.Text))
 		case engine.SettingsChanged:
-			old := m.settings
-			m.settings = e.Settings
-			m.stats.settings = e.Settings
+			old := m.turn.settings
+			m.turn.settings = e.Settings
 			cmds = append(cmds, m.infoToast(describeSettingsChange(old, e.Settings)))
 		case engine.Checkpoints:
 			if e.Op == engine.OpSave {
@@ -85,13 +83,13 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			m.conv.SetWindow(e.Window)
-			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
+			cmds = append(cmds, m.conv.SendPictures())
+			m.turn.cleared()
 			m.stats.Cleared(e.ContextUsed)
 			if e.Settings != (engine.Settings{}) {
 				// A loaded checkpoint brings its own settings: show the
 				// engine's, not the ones this screen had.
-				m.settings = e.Settings
-				m.stats.settings = e.Settings
+				m.turn.settings = e.Settings
 			}
 			m.changed = true
 			m.unsaved = false // empty, or as saved
@@ -109,12 +107,12 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 	switch e.Op {
 	case engine.OpRegenerate, engine.OpEdit:
-		m.takeBack(e.Op, e.Err)
+		m.takeBack(turnKind(e.Op), e.Err)
 	case engine.OpSend:
 		// The files go back in the queue, but one the engine could not
 		// read: enter again sends the message with them.
 		text := failureText(e.Op, e.Err)
-		if kept := m.takeBack(e.Op, e.Err); kept != "" {
+		if kept := m.takeBack(turnSend, e.Err); kept != "" {
 			text = strings.TrimSuffix(text, ".") + "." + kept
 		}
 		return m.errorToast(text)
@@ -127,15 +125,15 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 // conversation, so the screen takes it back as after a refused send.
 // Another screen's turn, never shown here, changes nothing.
 func (m *Model) onUnstarted() tea.Cmd {
-	op := engine.Op(m.pendingSend)
-	if op == "" {
+	op := m.turn.pending
+	if op == turnNone {
 		return nil
 	}
 	kept := m.takeBack(op, nil)
 	switch op {
-	case engine.OpSend:
+	case turnSend:
 		return m.infoToast("Cancelled before it started: the message is back in the input." + kept)
-	case engine.OpEdit:
+	case turnEdit:
 		return m.infoToast("Cancelled before it started: the edit is back in the input.")
 	}
 	return m.infoToast("Cancelled before it started: the conversation is as it was.")
@@ -147,30 +145,28 @@ func (m *Model) onUnstarted() tea.Cmd {
 // goes back into the input, its files back in the queue but one err
 // names; an edit goes back to being edited. It returns what it said of
 // the files ("" for none).
-func (m *Model) takeBack(op engine.Op, err error) string {
-	m.stats.Failed()
+func (m *Model) takeBack(op turnKind, err error) string {
+	m.turn.failed()
 	m.conv.DropTurn()
 	var kept string
 	switch op {
-	case engine.OpEdit:
-		if m.pendingEdit != "" && m.input.Value() == "" {
-			orig := m.lastUserText()
+	case turnEdit:
+		if m.turn.edit != "" && m.input.Value() == "" {
 			m.startEditing()
-			m.editOrig = orig
-			m.input.SetValue(m.pendingEdit)
-			m.refused = m.pendingEdit
+			m.input.SetValue(m.turn.edit)
+			m.refused = m.turn.edit
 		}
-	case engine.OpSend:
+	case turnSend:
 		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
-			if m.sentInput != "" && strings.TrimSpace(m.input.pastes.expand(m.sentInput)) == t {
-				t = m.sentInput // as it was typed: a long paste folded
+			if in := m.turn.sentInput; in != "" && strings.TrimSpace(m.input.Expand(in)) == t {
+				t = in // as it was typed: a long paste folded
 			}
 			m.input.SetValue(t)
 			m.refused = t // esc clears it; it is not kept as a draft
 		}
-		kept = m.keepAttachments(m.sentFiles, err)
+		kept = m.keepAttachments(m.turn.sentFiles, err)
 	}
-	m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
+	m.turn.clearPending()
 	return kept
 }
 

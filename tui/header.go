@@ -19,12 +19,12 @@ type header struct {
 	home  string // $HOME: a server's socket under it is shown as ~/…
 }
 
-func (h *header) SetSize(w int) { h.width = w }
+func (h *header) SetSize(w, _ int) { h.width = w }
 
 func (h *header) View() string {
 	st := h.st
 	left := st.Brand.Render(" orchard ") + st.HeaderName.Render(h.info.Name)
-	facts := h.facts()
+	facts := h.Facts()
 	sep := st.HeaderDim.Render(" · ")
 	room := h.width - xansi.StringWidth(left) - xansi.StringWidth(sep) - 1
 	// Drop facts from the end until the line fits with the full name.
@@ -95,9 +95,9 @@ func (h *header) pad(left, right string) string {
 	return left + h.st.Header.Render(strings.Repeat(" ", gap)) + right
 }
 
-// facts lists what the header shows after the name, most important
+// Facts lists what the header shows after the name, most important
 // first.
-func (h *header) facts() []string {
+func (h *header) Facts() []string {
 	i := h.info
 	var f []string
 	if i.Server != "" {

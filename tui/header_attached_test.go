@@ -18,13 +18,13 @@ func TestHeaderSaysAttached(t *testing.T) {
 		Server: "unix:/run/orchard.sock"}
 	for _, w := range []int{80, 120} {
 		h := header{st: newStyles(true, true), info: info}
-		h.SetSize(w)
+		h.SetSize(w, 1)
 		if v := xansi.Strip(h.View()); !strings.Contains(v, "attached to unix:/run/orchard.sock") {
 			t.Errorf("width %d: %q", w, v)
 		}
 	}
 	h := header{st: newStyles(true, true), info: engine.ModelInfo{Name: "demo-r1"}}
-	h.SetSize(80)
+	h.SetSize(80, 1)
 	if strings.Contains(h.View(), "attached") {
 		t.Error("a local engine's header says attached")
 	}
@@ -43,7 +43,7 @@ func TestHeaderSaysAttached(t *testing.T) {
 		{64, "/Users/alice", "attached "},
 	} {
 		h := header{st: newStyles(true, true), info: safeInfo(long), home: c.home}
-		h.SetSize(c.width)
+		h.SetSize(c.width, 1)
 		v := xansi.Strip(h.View())
 		if !strings.HasSuffix(v, c.want) || xansi.StringWidth(v) != c.width || !strings.Contains(v, long.Name) {
 			t.Errorf("width %d, HOME %q:\n%q\nwant it to end in %q", c.width, c.home, v, c.want)

@@ -187,8 +187,8 @@ func TestCancelInLine(t *testing.T) {
 	m.Update(press("esc"))
 	send(m, unstarted)
 	shows("an edit")
-	if m.input.Value() != "a better q" || !m.editing {
-		t.Errorf("after an edit cancelled in line: input %q, editing %v", m.input.Value(), m.editing)
+	if m.input.Value() != "a better q" || !m.input.editing {
+		t.Errorf("after an edit cancelled in line: input %q, editing %v", m.input.Value(), m.input.editing)
 	}
 
 	m.stopEditing()

@@ -130,7 +130,7 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 	m.done = ctx.Done()
 	// Only a real terminal answers picture queries; a recording or a pipe
 	// gets none.
-	m.pics.enabled = opts.Output == nil && !m.noColor
+	m.pics.Enable(opts.Output == nil && !m.noColor)
 
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithEnvironment(opts.Env)}
 	if opts.Input != nil {

@@ -66,6 +66,11 @@ func (t *toast) Expire(id int) {
 
 func (t *toast) Visible() bool { return t.text != "" }
 
+// Last is the last message shown, kept after it expired (f6 shows it
+// whole), and LastKind its kind.
+func (t *toast) Last() string        { return t.last }
+func (t *toast) LastKind() toastKind { return t.lastKind }
+
 // Lines is how many rows View takes.
 func (t *toast) Lines() int {
 	if !t.Visible() {
