@@ -102,7 +102,7 @@ func Scripted(tb testing.TB, b *bundle.Bundle, script string) *reference.Scripte
 	if err != nil {
 		tb.Fatal(err)
 	}
-	host, err := chain.NewHost(b)
+	host, err := chain.NewInputs(b)
 	if err != nil {
 		tb.Fatal(err)
 	}
