@@ -14,11 +14,14 @@ const (
 	OpRegenerate Op = "regenerate"
 	OpEdit       Op = "edit"
 	OpContinue   Op = "continue" // Session.Continue (run --kv-restore)
+	// ToolResults: the model turn goes on after its calls' results.
+	OpToolResults Op = "tool-results"
 
 	// The chat's conversation and settings.
 	OpVersion  Op = "version" // SelectVersion
 	OpSettings Op = "settings"
 	OpClear    Op = "clear"
+	OpTools    Op = "tools" // SetTools: the chat's tool declarations
 
 	// Checkpoints (Checkpoints.Op, Failed.Op). Delete, rename and list
 	// are also the History event's ops for the history's entries.
@@ -53,7 +56,7 @@ const (
 // chat's back first. The others (the store's list, delete and rename, the
 // history's list, the budgets, marks) run on whatever the session holds.
 var chatOps = map[Op]bool{
-	OpSend: true, OpRegenerate: true, OpEdit: true, OpContinue: true,
+	OpSend: true, OpRegenerate: true, OpEdit: true, OpContinue: true, OpToolResults: true, OpTools: true,
 	OpVersion: true, OpSettings: true, OpClear: true,
 	OpSave: true, OpLoad: true, OpFork: true, OpAutosave: true,
 	OpResume: true, OpHistoryDelete: true, OpHistoryRename: true,
