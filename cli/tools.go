@@ -10,6 +10,7 @@ import (
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/mcpclient"
 	"github.com/orchard-llm/orchard/tools"
+	"github.com/orchard-llm/orchard/tui"
 )
 
 // mcpServers are the config's servers as the MCP client takes them.
@@ -93,3 +94,17 @@ func (r *runTools) loop(ctx context.Context, sess *engine.Session, emit func(eng
 }
 
 func (r *runTools) Close() error { return r.client.Close() }
+
+// chatTools are the chat's MCP tools (nil when no server is enabled): the
+// servers start when the chat opens, and a tool allowed "always" is kept
+// in the config file.
+func chatTools(cfg *config.Config) *tui.ToolsOptions {
+	servers := mcpServers(cfg)
+	c := mcpclient.New(servers, mcpclient.Options{Version: moduleVersion()})
+	if len(c.Servers()) == 0 {
+		return nil
+	}
+	file := cfg.File
+	return &tui.ToolsOptions{Client: c, Allow: cfg.Chat.Tools.Allow, MaxCalls: cfg.Chat.Tools.MaxCalls,
+		KeepAllowed: func(name string) error { return config.AllowTool(file, name) }}
+}

@@ -137,3 +137,15 @@ func (ts *Toolset) Run(ctx context.Context, c *Client, call tools.Call) Outcome 
 func errorResponse(call tools.Call, msg string) tools.Response {
 	return tools.Response{Name: call.Name, Value: map[string]any{"error": msg}}
 }
+
+// Known reports whether name is a tool ("server.tool") or a server
+// ("server.*") of the set.
+func (ts *Toolset) Known(name string) bool {
+	server, tool, _ := strings.Cut(name, ".")
+	if _, failed := ts.Failed[server]; failed && tool == "*" {
+		return true
+	}
+	return slices.ContainsFunc(ts.Tools, func(t Tool) bool {
+		return t.Server == server && (tool == "*" || t.Name == tool)
+	})
+}

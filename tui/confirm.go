@@ -21,6 +21,13 @@ type confirm struct {
 	no     func(m *Model) tea.Cmd // nil: no leaves things as they are
 	hint   string                 // the keys, when no does something
 	keys   yesNoKeys
+	extra  []extraAnswer // keys of their own, before y, esc and no
+}
+
+// extraAnswer is a key a question takes besides y, esc and no.
+type extraAnswer struct {
+	key key.Binding
+	run func(m *Model) tea.Cmd
 }
 
 func (c *confirm) SetSize(w, _ int) { c.width = w }
@@ -29,7 +36,13 @@ func (c *confirm) SetSize(w, _ int) { c.width = w }
 // it over what has the keys.
 func (c *confirm) Ask(prompt string, yes func(m *Model) tea.Cmd) {
 	c.prompt, c.yes = prompt, yes
-	c.no, c.hint = nil, ""
+	c.no, c.hint, c.extra = nil, "", nil
+}
+
+// Also gives the question asked another answer, on k (a tool call's "a
+// always" and its esc, which stops the loop).
+func (c *confirm) Also(k key.Binding, run func(m *Model) tea.Cmd) {
+	c.extra = append(c.extra, extraAnswer{k, run})
 }
 
 // Otherwise gives the question asked an action for no (any key but y and
@@ -46,6 +59,11 @@ func (c *confirm) Update(msg tea.Msg) (action, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return nil, nil
+	}
+	for _, x := range c.extra {
+		if key.Matches(k, x.key) {
+			return answerAction{x.run}, nil
+		}
 	}
 	switch {
 	case key.Matches(k, c.keys.Yes):

@@ -113,6 +113,7 @@ type Model struct {
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
 	helpOffset     int                // lines the help screen is scrolled
+	tools          *toolLoop          // the MCP tools' loop (toolloop.go); nil without tools
 	quitting       bool
 	engineStopped  bool
 
@@ -167,6 +168,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		info:            safeInfo(eng.Info()),
 	}
 	m.turn.settings = eng.Settings()
+	m.tools = newToolLoop(opts.Tools, eng)
 	if m.autosaveEvery == 0 {
 		m.autosaveEvery = 2 * time.Minute
 	}
@@ -241,6 +243,9 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	cmds = append(cmds, m.pics.Query())
+	if m.tools != nil {
+		cmds = append(cmds, m.tools.loadTools())
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -303,6 +308,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = tea.Batch(cmd, m.waitEvents())
 	case refusedMsg:
 		cmd = m.onRefused(msg)
+	case toolsetMsg, toolDoneMsg, toolKeptMsg:
+		cmd = m.onToolMsg(msg)
 	case frameMsg:
 		m.frameScheduled = false
 		m.conv.Refresh()
