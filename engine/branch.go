@@ -370,7 +370,7 @@ func versionsToJSON(sets map[int]*versionSet) []versionJSON {
 			for _, m := range b.msgs {
 				mj := messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted,
 					Stopped: m.Stopped, Figures: toFigures(m.Metrics), Attachments: m.Attachments}
-				mj.Calls, mj.Responses = toolsToJSON(m)
+				mj.Calls, mj.Responses = m.ToolsJSON()
 				bj.Messages = append(bj.Messages, mj)
 			}
 			v.Branches = append(v.Branches, bj)
@@ -404,7 +404,7 @@ func versionsFromJSON(vs []versionJSON, n int) map[int]*versionSet {
 			for _, m := range bj.Messages {
 				msg := Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted || m.Stopped,
 					Stopped: m.Stopped, Metrics: fromFigures(m.Figures), Attachments: m.Attachments}
-				if toolsFromJSON(&msg, m.Calls, m.Responses) != nil {
+				if msg.SetToolsJSON(m.Calls, m.Responses) != nil {
 					ok = false
 					break
 				}

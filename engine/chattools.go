@@ -226,7 +226,9 @@ type responseJSON struct {
 	Value any    `json:"value"`
 }
 
-func toolsToJSON(m Message) (calls, responses json.RawMessage) {
+// ToolsJSON are m's calls and results as JSON (none: nil), the form
+// checkpoints and the server's stream carry.
+func (m Message) ToolsJSON() (calls, responses json.RawMessage) {
 	if len(m.Calls) > 0 {
 		cs := make([]callJSON, len(m.Calls))
 		for i, c := range m.Calls {
@@ -244,7 +246,8 @@ func toolsToJSON(m Message) (calls, responses json.RawMessage) {
 	return calls, responses
 }
 
-func toolsFromJSON(m *Message, calls, responses json.RawMessage) error {
+// SetToolsJSON gives m the calls and results ToolsJSON wrote.
+func (m *Message) SetToolsJSON(calls, responses json.RawMessage) error {
 	decode := func(raw json.RawMessage, v any) error {
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber()
