@@ -352,11 +352,12 @@ type ContextPolicy string
 const (
 	ContextStop       ContextPolicy = "stop"        // refuse with a clear message
 	ContextDropOldest ContextPolicy = "drop-oldest" // the model stops seeing the oldest turns (never the system prompt; the conversation keeps them), re-prefill
+	ContextCompact    ContextPolicy = "compact"     // the model summarises the oldest turns it sees (compact.go); the conversation keeps them
 )
 
 // DefaultSettings are the built-in defaults.
 func DefaultSettings() Settings {
-	return Settings{Speculation: SpecModeAuto, DraftLen: 4, NGramMin: 2, NGramMax: 3, ContextPolicy: ContextStop,
+	return Settings{Speculation: SpecModeAuto, DraftLen: 4, NGramMin: 2, NGramMax: 3, ContextPolicy: ContextCompact,
 		Sampling: Sampling{TopP: 1}}
 }
 

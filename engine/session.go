@@ -34,8 +34,9 @@ type Session struct {
 	// fit — and the cache holds what that renders.
 	msgs      []Message
 	window    int
-	committed []int // tokens the cache holds (== chain.Position())
-	pending   int   // first token not fed to the chain, −1 when none
+	cstate    *contextState // what the model sees besides msgs[window:] (compact.go)
+	committed []int         // tokens the cache holds (== chain.Position())
+	pending   int           // first token not fed to the chain, −1 when none
 	// Continuation: after a clean turn the cache holds the prompt plus the
 	// reply's ids; the next prompt is those ids plus the rendering after the
 	// reply, as long as the conversation still renders with prevPrompt first.
@@ -228,6 +229,7 @@ func (s *Session) stopRequested() bool {
 // Clear forgets the conversation and the cache.
 func (s *Session) Clear() error {
 	s.msgs, s.window, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, 0, nil, -1, false, nil, nil
+	s.cstate = nil
 	s.base, s.versions, s.historyID = nil, nil, ""
 	s.gen++
 	s.spans, s.encoded = nil, nil

@@ -68,11 +68,11 @@ func CheckSettings(info ModelInfo, cur, next Settings) (Settings, error) {
 		return invalid("speculation", strconv.Quote(string(n.Speculation)), "want on, off or auto")
 	}
 	switch n.ContextPolicy {
-	case ContextStop, ContextDropOldest:
+	case ContextStop, ContextDropOldest, ContextCompact:
 	case "":
-		n.ContextPolicy = ContextStop
+		n.ContextPolicy = ContextCompact
 	default:
-		return invalid("context policy", strconv.Quote(string(n.ContextPolicy)), "want stop or drop-oldest")
+		return invalid("context policy", strconv.Quote(string(n.ContextPolicy)), "want compact, drop-oldest or stop")
 	}
 	sm := n.Sampling
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
