@@ -305,10 +305,11 @@ func (s *Session) cutFor(msgs []Message, last *Message, target int) (int, error)
 		s.cstate = st
 		seen := slices.Clone(s.seen(msgs, window))
 		s.cstate = keep
-		if last != nil {
-			seen = append(seen, *last)
+		if last == nil {
+			ids, err := s.windowIDs(seen)
+			return len(ids) + s.summaryCap(), err
 		}
-		ids, err := s.tmpl.Encode(s.conversation(seen))
+		ids, err := s.tmpl.Encode(s.conversation(append(seen, *last)))
 		return len(ids) + s.summaryCap(), err
 	}
 	for c := s.window; c < len(msgs); c = s.nextTurn(msgs, c) {
@@ -446,7 +447,7 @@ func (s *Session) summarise(from, to int, auto bool, emit func(Event)) error {
 // nextCached is what the conversation the model sees now takes of the
 // context (without a new message), and how much of it the cache holds.
 func (s *Session) nextCached() (used, cached int) {
-	ids, err := s.windowIDs(s.seen(s.msgs, s.window))
+	ids, err := s.nextPromptIDs()
 	if err != nil {
 		return 0, 0
 	}

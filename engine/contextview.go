@@ -87,7 +87,7 @@ func (s *Session) ContextView() (ContextView, error) {
 		from = append(from, origin{"message", i})
 	}
 	seen := s.seen(s.msgs, s.window)
-	full, err := s.windowIDs(seen)
+	full, err := s.nextPromptIDs()
 	if err != nil {
 		return v, err
 	}
@@ -122,6 +122,11 @@ func (s *Session) ContextView() (ContextView, error) {
 		}
 		v.Parts = append(v.Parts, p)
 	}
+	// A reply continued as generated can take other tokens than its text
+	// encoded afresh: the difference is the last reply's.
+	if k := len(v.Parts) - 1; k >= 0 {
+		v.Parts[k].Tokens += v.Used - prev
+	}
 	v.Sliding = SlidingView{Window: s.b.Geometry.SlidingWindow, Ring: s.b.Family == "stateful3", Part: -1}
 	if w := v.Sliding.Window; w > 0 {
 		v.Sliding.From = max(0, v.Used-w)
@@ -141,6 +146,22 @@ func (s *Session) ContextView() (ContextView, error) {
 // one that needs a user message last.
 func (s *Session) windowIDs(seen []Message) ([]int, error) {
 	ids, err := s.tmpl.Encode(s.conversation(append(slices.Clone(seen), Message{Role: "user"})))
+	if err != nil {
+		return nil, err
+	}
+	turn, err := s.userTurnTokens()
+	if err != nil {
+		return nil, err
+	}
+	return ids[:max(len(ids)-turn, 0)], nil
+}
+
+// nextPromptIDs is the prompt a next turn begins with: the conversation
+// the model sees, continued from the cached reply's ids where the turn
+// would (Session.encode), less an empty message's markup.
+func (s *Session) nextPromptIDs() ([]int, error) {
+	seen := append(slices.Clone(s.seen(s.msgs, s.window)), Message{Role: "user"})
+	ids, _, err := s.encode(seen, s.tail(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +213,7 @@ type Estimator struct {
 
 	mu       sync.Mutex
 	overhead int            // a user turn's markup around its text
+	trims    bool           // the template trims the text's spaces
 	spans    map[[2]int]int // (kind, rows) → the span's tokens besides its rows
 }
 
@@ -205,16 +227,25 @@ func (s *Session) newEstimator(used, reserve *atomic.Int64) (*Estimator, error) 
 		return nil, err
 	}
 	x.overhead = turn
+	// Gemma 4's template trims a message's text, a manifest's does not.
+	user := func(text string) int {
+		ids, _ := s.tmpl.Encode(tokenizer.Conversation{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: text}}})
+		return len(ids)
+	}
+	x.trims = user("x") == user(" x \n")
 	return x, nil
 }
 
 // Cost prices a message of text with media (their soft tokens as
 // encoded, or as media.SoftTokens and the vision grid foretell).
 func (x *Estimator) Cost(text string, media ...MediaCost) Cost {
-	c := Cost{Text: x.counter.Count(strings.TrimSpace(text)), Template: x.overhead, Context: x.ctx,
+	if x.trims {
+		text = strings.TrimSpace(text)
+	}
+	c := Cost{Text: x.counter.Count(text), Template: x.overhead, Context: x.ctx,
 		Used: int(x.used.Load()), Reserve: int(x.reserve.Load())}
 	for _, m := range media {
-		c.Template += x.spanMarkup(m)
+		c.Template += x.spanMarkup(m, text != "")
 		c.Media = append(c.Media, m)
 		c.Total += m.Tokens
 	}
@@ -226,7 +257,7 @@ func (x *Estimator) Cost(text string, media ...MediaCost) Cost {
 
 // spanMarkup is the tokens a media span adds besides its rows (its
 // opening and closing tokens, the line breaks around them).
-func (x *Estimator) spanMarkup(m MediaCost) int {
+func (x *Estimator) spanMarkup(m MediaCost, text bool) int {
 	kinds := map[string]int{MediaImage: 1, MediaAudio: 2}
 	k, ok := kinds[m.Kind]
 	if !ok || m.Tokens <= 0 {
@@ -234,12 +265,16 @@ func (x *Estimator) spanMarkup(m MediaCost) int {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	content := ""
+	if text {
+		content, k = "x", k+2 // a separator may stand between the files and the text
+	}
 	key := [2]int{k, m.Tokens}
 	if n, ok := x.spans[key]; ok {
 		return n
 	}
 	msg := func(media []tokenizer.Media) int {
-		ids, err := x.tmpl.Encode(tokenizer.Conversation{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Media: media}}})
+		ids, err := x.tmpl.Encode(tokenizer.Conversation{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: content, Media: media}}})
 		if err != nil {
 			return 0
 		}
@@ -270,7 +305,7 @@ func (f *contextFigures) update(s *Session) {
 		return
 	}
 	f.measured, f.gen, f.system, f.thinking = true, s.gen, s.set.System, s.set.Thinking
-	if ids, err := s.windowIDs(s.seen(s.msgs, s.window)); err == nil {
+	if ids, err := s.nextPromptIDs(); err == nil {
 		f.used.Store(int64(len(ids)))
 	}
 }
