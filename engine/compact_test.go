@@ -135,11 +135,38 @@ func TestCompactFortyTurns(t *testing.T) {
 				}
 			}
 
-			// An unmatched message now: the weights answer, as a cold
-			// chain fed the same prompt does.
-			warm, end := reply(t, s, "nothing matches this")
-			if _, ok := end.(Finished); !ok {
-				t.Fatalf("unmatched turn ended with %#v", end)
+			// Unmatched messages until the policy moves the window before
+			// one (a compaction, or a drop of turns too long to summarise in
+			// this small context): the weights answer, as a cold chain fed
+			// the same prompt does, and a greedy regenerate repeats it token
+			// for token.
+			var warm []int
+			compactedToo := false
+			for k := 0; k < 4 && !compactedToo; k++ {
+				warm = nil
+				w := s.Window()
+				err = s.Send(fmt.Sprintf("nothing matches message %d, which is long enough", k), func(ev Event) {
+					switch e := ev.(type) {
+					case *Delta:
+						warm = append(warm, e.Tokens...)
+					case Started:
+						compactedToo = e.Window > w
+					}
+				})
+				if err != nil {
+					t.Fatalf("unmatched turn: %v", err)
+				}
+			}
+			if !compactedToo {
+				t.Fatal("four unmatched turns never moved the window")
+			}
+			var regen []int
+			if err := s.Regenerate(func(ev Event) {
+				if d, ok := ev.(*Delta); ok {
+					regen = append(regen, d.Tokens...)
+				}
+			}); err != nil || !slices.Equal(regen, warm) {
+				t.Fatalf("regenerate after a compaction: %v, %v; the reply %v", err, regen, warm)
 			}
 			cold, err := chain.Open(b, scriptedRuntime(t, b, script), chain.Options{})
 			if err != nil {
