@@ -139,29 +139,23 @@ func (s *Session) ContextView() (ContextView, error) {
 	return v, nil
 }
 
-// windowIDs is the prompt of seen as a next turn begins it: the prompt
-// with an empty user message, less that message's markup (which a
-// template may lay out around the system prompt too, so only an empty
-// turn's own count is taken off the end). Any template renders it, even
-// one that needs a user message last.
-func (s *Session) windowIDs(seen []Message) ([]int, error) {
-	ids, err := s.tmpl.Encode(s.conversation(append(slices.Clone(seen), Message{Role: "user"})))
-	if err != nil {
-		return nil, err
-	}
-	turn, err := s.userTurnTokens()
-	if err != nil {
-		return nil, err
-	}
-	return ids[:max(len(ids)-turn, 0)], nil
-}
+// windowIDs is the prompt of seen as a next turn begins it, encoded
+// afresh (windowFrom).
+func (s *Session) windowIDs(seen []Message) ([]int, error) { return s.windowFrom(seen, noTail) }
 
 // nextPromptIDs is the prompt a next turn begins with: the conversation
 // the model sees, continued from the cached reply's ids where the turn
-// would (Session.encode), less an empty message's markup.
+// would (Session.encode).
 func (s *Session) nextPromptIDs() ([]int, error) {
-	seen := append(slices.Clone(s.seen(s.msgs, s.window)), Message{Role: "user"})
-	ids, _, err := s.encode(seen, s.tail(), false)
+	return s.windowFrom(s.seen(s.msgs, s.window), s.tail())
+}
+
+// windowFrom is the prompt of seen with an empty user message, less that
+// message's markup (which a template may lay out around the system prompt
+// too, so only an empty turn's own count is taken off the end): any
+// template renders it, even one that needs a user message last.
+func (s *Session) windowFrom(seen []Message, from tailState) ([]int, error) {
+	ids, _, err := s.encode(append(slices.Clone(seen), Message{Role: "user"}), from, false)
 	if err != nil {
 		return nil, err
 	}
