@@ -120,7 +120,9 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 			}
 			return s.fail(t, err)
 		}
+		turn := t.undo.turn // a failure after it still takes back the turn's count
 		r.from, t.undo = s.tail(), s.undoPoint()
+		t.undo.turn = turn
 		p, err = s.promptIDs(msgs, r.from, r.cont)
 	}
 	if err != nil {
