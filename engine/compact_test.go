@@ -132,6 +132,11 @@ func TestCompactFortyTurns(t *testing.T) {
 			}
 			sysLen := len(sys)
 			if !strings.HasPrefix(fam, "stateful3") {
+				for _, c := range run.compacted {
+					if c.Cached < sysLen || c.ContextUsed <= c.Cached {
+						t.Errorf("compaction %d–%d: the conversation takes %d tokens, %d of them cached (the system prompt's %d)", c.From, c.To, c.ContextUsed, c.Cached, sysLen)
+					}
+				}
 				for _, n := range run.afterCompa {
 					if run.reused[n-1] < sysLen {
 						t.Errorf("turn %d after a compaction reused %d tokens, fewer than the system prompt's %d", n, run.reused[n-1], sysLen)

@@ -182,9 +182,11 @@ func TestContextViewAddsUp(t *testing.T) {
 func TestPolicySwitchLive(t *testing.T) {
 	b := testbundle.Tiny(t, "r1")
 	set := Settings{MaxTokens: 12, System: "Be brief.", ContextPolicy: ContextStop}
+	store := tempStore(t) // before the engine: removed after it closed
 	s := scriptedSession(t, b, scriptedRuntime(t, b, compactScript(t)), set)
 	e := Start(s, ModelInfo{})
 	defer e.Close()
+	e.UseHistory(store, HistoryPolicy{KeepKV: 1, KVBudget: 1 << 30})
 	next := func(until func(Event) bool) []Event {
 		t.Helper()
 		var evs []Event
@@ -276,6 +278,28 @@ func TestPolicySwitchLive(t *testing.T) {
 	}
 	if c := x.Cost("Q21"); c.Used != rep.View.Used {
 		t.Fatalf("the estimator's figures: used %d, the view's %d", c.Used, rep.View.Used)
+	}
+	// The history keeps every message, and what the model sees.
+	e.Autosave()
+	e.Mark(7)
+	next(func(ev Event) bool { m, ok := ev.(Marker); return ok && m.ID == 7 })
+	infos, err := store.List()
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("history: %v, %+v", err, infos)
+	}
+	cp, err := store.Show(infos[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(cp.Conversation.Messages), len(e.Messages()); got != want || want < 2*n {
+		t.Fatalf("the history holds %d messages, the conversation %d", got, want)
+	}
+	r := scriptedSession(t, b, scriptedRuntime(t, b, compactScript(t)), set)
+	if err := r.Restore(cp); err != nil {
+		t.Fatal(err)
+	}
+	if r.Window() != e.Window() || r.cstate == nil || r.cstate.Summary != "The user asks numbered questions." || len(r.cstate.Earlier) != rep.View.Summaries {
+		t.Fatalf("resumed from the history: window %d, %+v", r.Window(), r.cstate)
 	}
 }
 
