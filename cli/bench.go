@@ -82,7 +82,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard bench:", err)
-		return 1
+		return exitFailure
 	}
 	spawn := func(a []string) ([]byte, error) {
 		cmd := exec.Command(exe, a...)
@@ -109,11 +109,11 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 	asJSON := fs.Bool("json", false, "print JSON instead of a markdown table")
 	compute := fs.String("compute", "", "compute units of the chunks in every run (default: the bundle's)")
 	if _, err := parseFlags(fs, args); err != nil {
-		return 2
+		return exitUsage
 	}
 	if (*model == "") == !*demo || *rounds < 1 || *maxTokens < 1 {
 		fmt.Fprintln(stderr, "orchard bench: give --model DIR or --demo, --rounds ≥ 1, --max-tokens ≥ 1")
-		return 2
+		return exitUsage
 	}
 	target := []string{"--model", *model}
 	if *demo {
@@ -123,7 +123,7 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 		}
 		if _, err := demoBundle(*family, stderr); err != nil { // make it once, not in every child
 			fmt.Fprintln(stderr, "orchard bench:", err)
-			return 1
+			return exitFailure
 		}
 		target = []string{"--demo", "--family", *family}
 	} else if _, err := bundle.Open(*model); err != nil {
@@ -169,12 +169,12 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 				}
 				if err != nil {
 					fmt.Fprintf(stderr, "orchard bench: %s (%s): %v\n", w.Name, c, err)
-					return 1
+					return exitFailure
 				}
 				var br benchRun
 				if err := json.Unmarshal(out, &br); err != nil {
 					fmt.Fprintf(stderr, "orchard bench: %s (%s): unreadable result: %v\n", w.Name, c, err)
-					return 1
+					return exitFailure
 				}
 				got[c] = br
 				for _, s := range br.Warmup {
@@ -240,10 +240,10 @@ func bench(args []string, stdout, stderr io.Writer, spawn func([]string) ([]byte
 	for _, r := range rows {
 		if !r.Identical {
 			fmt.Fprintf(stderr, "orchard bench: %s: output differs between speculation off and on\n", r.Workload)
-			return 1
+			return exitFailure
 		}
 	}
-	return 0
+	return exitOK
 }
 
 func median(xs []float64) float64 {

@@ -32,12 +32,12 @@ var bundleUsage = `usage:
 func runBundle(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, "orchard bundle: want synth, inspect or forward\n\n"+bundleUsage)
-		return 2
+		return exitUsage
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, bundleUsage)
-		return 0
+		return exitOK
 	case "synth":
 		return bundleSynth(args[1:], stdout, stderr)
 	case "inspect":
@@ -46,7 +46,7 @@ func runBundle(args []string, stdout, stderr io.Writer) int {
 		return bundleForward(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard bundle: unknown command %q (want synth, inspect or forward)\n", args[0])
-	return 2
+	return exitUsage
 }
 
 func bundleSynth(args []string, stdout, stderr io.Writer) int {
@@ -60,33 +60,33 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&forms, "form", "a form of the published files (repeatable): "+strings.Join(reference.FormNames(), ", "))
 	script := fs.String("script", "", "keep this script `file` in the bundle: it replies as scripted where a message matches")
 	if _, err := parseFlags(fs, args); err != nil {
-		return 2
+		return exitUsage
 	}
 	switch {
 	case *family == "" || *out == "":
 		fmt.Fprintln(stderr, "orchard bundle synth: --family ("+families+") and --out are required")
-		return 2
+		return exitUsage
 	case checkFamily(*family) != nil:
 		fmt.Fprintln(stderr, "orchard bundle synth:", checkFamily(*family))
-		return 2
+		return exitUsage
 	case *preset != "tiny" && *preset != "small":
 		fmt.Fprintf(stderr, "orchard bundle synth: --preset %q is not a preset (want tiny or small)\n", *preset)
-		return 2
+		return exitUsage
 	}
 	if ents, err := os.ReadDir(*out); err == nil && len(ents) > 0 {
 		fmt.Fprintf(stderr, "orchard bundle synth: %s is not empty; choose a new folder so no existing files are overwritten\n", *out)
-		return 2
+		return exitUsage
 	}
 	form, err := reference.ParseForms(*family, forms)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard bundle synth:", err)
-		return 2
+		return exitUsage
 	}
 	var sc *reference.Script
 	if *script != "" {
 		if sc, err = synthScript(*script, *family, *preset); err != nil {
 			fmt.Fprintln(stderr, "orchard bundle synth:", err)
-			return 2
+			return exitUsage
 		}
 	}
 	dir, err := reference.Synthesize(reference.SynthOptions{Family: *family, Preset: *preset, Seed: *seed, Out: *out, Form: form})
@@ -95,10 +95,10 @@ func bundleSynth(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard bundle synth:", err)
-		return 1
+		return exitFailure
 	}
 	fmt.Fprintln(stdout, dir)
-	return 0
+	return exitOK
 }
 
 func bundleInspect(args []string, stdout, stderr io.Writer) int {
@@ -109,36 +109,36 @@ func bundleInspect(args []string, stdout, stderr io.Writer) int {
 	compute := fs.String("compute", "", "compute units for --deep (default: the bundle's)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return 2
+		return exitUsage
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "orchard bundle inspect: want one bundle folder")
-		return 2
+		return exitUsage
 	}
 	units, uerr := coreml.ParseComputeUnits(*compute)
 	if uerr != nil {
 		fmt.Fprintln(stderr, "orchard bundle inspect: --compute:", uerr)
-		return 2
+		return exitUsage
 	}
 	b, err := bundle.Open(pos[0])
 	if b == nil {
 		fmt.Fprintln(stderr, "orchard bundle inspect:", err)
-		return 2
+		return exitUsage
 	}
 	out := struct {
 		bundle.Report
 		Contract *bundle.Contract `json:"contract,omitempty"`
 	}{Report: b.Report(err)}
-	code := 0
+	code := exitOK
 	if *deep {
 		c, derr := deepContract(b, units)
 		if derr != nil {
 			fmt.Fprintln(stderr, "orchard bundle inspect --deep:", derr)
-			code = 1
+			code = exitFailure
 		} else {
 			out.Contract = &c
 			if !c.DefaultsLoad() {
-				code = 1
+				code = exitFailure
 			}
 		}
 	}
@@ -152,7 +152,7 @@ func bundleInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard bundle inspect:", err)
-		return 2
+		return exitUsage
 	}
 	if code != 0 && out.Contract != nil {
 		fmt.Fprintln(stderr, "orchard bundle inspect: a model's default function does not load (see above)")
@@ -192,35 +192,35 @@ func bundleForward(args []string, stdout, stderr io.Writer) int {
 	top := fs.Int("top", 5, "how many (id, logit) pairs per position")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return 2
+		return exitUsage
 	}
 	if len(pos) != 1 || *idsFlag == "" || *top < 1 {
 		fmt.Fprintln(stderr, "orchard bundle forward: want DIR --ids 2,105,... [--top K ≥ 1]")
-		return 2
+		return exitUsage
 	}
 	var ids []int
 	for _, s := range strings.Split(*idsFlag, ",") {
 		id, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
 			fmt.Fprintf(stderr, "orchard bundle forward: --ids: %q is not a token id\n", s)
-			return 2
+			return exitUsage
 		}
 		ids = append(ids, id)
 	}
 	b, err := bundle.Open(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard bundle forward:", err)
-		return 2
+		return exitUsage
 	}
 	for _, id := range ids {
 		if id < 0 || id >= b.Geometry.Vocab {
 			fmt.Fprintf(stderr, "orchard bundle forward: token id %d outside the vocabulary (0…%d)\n", id, b.Geometry.Vocab-1)
-			return 2
+			return exitUsage
 		}
 	}
 	if len(ids) > b.Geometry.Context {
 		fmt.Fprintf(stderr, "orchard bundle forward: %d ids exceed the context of %d\n", len(ids), b.Geometry.Context)
-		return 2
+		return exitUsage
 	}
 	o, host, err := chain.NewOracle(b)
 	if err != nil {
@@ -228,7 +228,7 @@ func bundleForward(args []string, stdout, stderr io.Writer) int {
 			err = fmt.Errorf("%w\n(forward runs the reference weights of a synthetic bundle; published .mlmodelc graphs cannot run here)", err)
 		}
 		fmt.Fprintln(stderr, "orchard bundle forward:", err)
-		return 2
+		return exitUsage
 	}
 	defer host.Close()
 	rows := make([]forwardRow, 0, len(ids))
@@ -236,7 +236,7 @@ func bundleForward(args []string, stdout, stderr io.Writer) int {
 		logits, next, err := o.Feed(id)
 		if err != nil {
 			fmt.Fprintln(stderr, "orchard bundle forward:", err)
-			return 1
+			return exitFailure
 		}
 		idx := make([]int, len(logits))
 		for i := range idx {
@@ -252,9 +252,9 @@ func bundleForward(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(rows); err != nil {
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
 // repeated is a flag given any number of times.

@@ -46,19 +46,19 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 	script := fs.String("script", "", scriptUsage)
 	cont := fs.Bool("continue", false, "resume the last conversation (the autosave)")
 	pick := fs.Bool("pick", false, "choose the model in the picker even when one is configured")
-	var attach attachFlag
+	var attach remoteFlag
 	fs.Var(&attach, "attach", "open the chat over a running orchard serve: the default one, or --attach=ADDR (host:port, unix:/path)")
 	noAttach := fs.Bool("no-attach", false, "open the model here even when orchard serve already serves it")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
-		return 2
+		return exitUsage
 	}
 	if attach.set && attach.addr == "" && len(rest) == 1 {
 		attach.addr, rest = rest[0], nil // orchard --attach ADDR
 	}
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "orchard: unexpected argument %q\n", rest[0])
-		return 2
+		return exitUsage
 	}
 	if *demoFlag {
 		if err := checkFamily(*family); err != nil {
@@ -83,12 +83,12 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 			return demoTurn(cfg, *family, *script, stdin, stdout, stderr)
 		}
 		fmt.Fprintln(stderr, "orchard chat: needs a terminal; for scripts use orchard run --model DIR --prompt TEXT")
-		return 2
+		return exitUsage
 	}
 	logger, logFile, err := config.OpenLog(cfg.Data.Dir, cfg.Log.Debug)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard: log:", err)
-		return 1
+		return exitFailure
 	}
 	defer logFile.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -99,7 +99,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 		if attach.addr == "" {
 			attach.addr = defaultServer(ctx, cfg)
 		}
-		return runAttached(ctx, attach.addr, cfg, opts, stderr)
+		return runRemote(ctx, attach.addr, cfg, opts, stderr)
 	}
 
 	store, storeErr := checkpoints.Open(cfg.CheckpointsDir())
@@ -107,7 +107,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 		logger.Warn("checkpoints", "err", storeErr)
 	}
 	if *cont {
-		if code := checkContinue(store, storeErr, stderr); code != 0 {
+		if code := checkContinue(store, storeErr, stderr); code != exitOK {
 			return code
 		}
 	}
@@ -119,7 +119,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 	case *demoFlag:
 		if dir, err = demoBundle(*family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard:", err)
-			return 1
+			return exitFailure
 		}
 	case dir == "" || *pick:
 		var ok bool
@@ -131,17 +131,17 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 		}
 		if dir, *demoFlag, err = pickModel(ctx, cfg, opts, stderr); err != nil {
 			if errors.Is(err, tui.ErrNoChoice) {
-				return 0
+				return exitOK
 			}
 			fmt.Fprintln(stderr, "orchard:", err)
-			return 1
+			return exitFailure
 		}
 	}
 	// A server already serving this bundle keeps it loaded: chat over it.
 	// (Not with --script: the server's runtime plays its own script or none.)
 	if sock, ok := servedHere(ctx, cfg, dir); ok && !*noAttach && !*cont && *script == "" {
 		logger.Info("attaching", "bundle", dir, "server", sock)
-		return runAttached(ctx, sock, cfg, opts, stderr)
+		return runRemote(ctx, sock, cfg, opts, stderr)
 	}
 	logger.Info("opening", "bundle", dir)
 	set := settingsFrom(cfg, 0)
@@ -181,9 +181,9 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 	if err != nil && !errors.Is(err, context.Canceled) {
 		logger.Error("tui", "err", err)
 		fmt.Fprintln(stderr, "orchard:", err)
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
 // checkContinue says, in words, when there is no conversation to continue.

@@ -38,13 +38,13 @@ Put -- before a name that starts with "-".
 func runCkpt(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, "orchard ckpt: want ls, show, rm, mv, export or import\n\n"+ckptUsage)
-		return 2
+		return exitUsage
 	}
 	cmd, args := args[0], args[1:]
 	switch cmd {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, ckptUsage)
-		return 0
+		return exitOK
 	case "ls", "list":
 		return ckptLs(args, stdout, stderr)
 	case "show":
@@ -59,7 +59,7 @@ func runCkpt(args []string, stdout, stderr io.Writer) int {
 		return ckptImport(args, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard ckpt: unknown command %q\n\n%s", cmd, ckptUsage)
-	return 2
+	return exitUsage
 }
 
 // ckptCmd is one subcommand's flags and the store they select.
@@ -103,19 +103,19 @@ func (c *ckptCmd) parse(args []string, min, max int) ([]string, bool) {
 	return pos, true
 }
 
-// open opens the store: --dir, else the configured data folder's
-// checkpoints/ (the same folder the chat uses).
 // start parses the positionals and opens the store; a nil store comes with
 // the exit code.
 func (c *ckptCmd) start(args []string, min, max int) (*checkpoints.Store, []string, int) {
 	pos, ok := c.parse(args, min, max)
 	if !ok {
-		return nil, nil, 2
+		return nil, nil, exitUsage
 	}
 	s, code := c.open()
 	return s, pos, code
 }
 
+// open opens the store: --dir, else the configured data folder's
+// checkpoints/ (the same folder the chat uses).
 func (c *ckptCmd) open() (*checkpoints.Store, int) {
 	root := *c.dir
 	if root == "" {
@@ -125,19 +125,19 @@ func (c *ckptCmd) open() (*checkpoints.Store, int) {
 		}
 		if cfg.Data.Dir == "" {
 			fmt.Fprintf(c.stderr, "%s: no data folder ($HOME is not set); use --dir\n", c.name)
-			return nil, 2
+			return nil, exitUsage
 		}
 		root = cfg.CheckpointsDir()
 	}
 	s, err := checkpoints.Open(root)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
-		return nil, 1
+		return nil, exitFailure
 	}
 	for _, n := range s.Notices() {
 		fmt.Fprintf(c.stderr, "%s: note: %s\n", c.name, n)
 	}
-	return s, 0
+	return s, exitOK
 }
 
 // fail prints err and returns its exit code; corrupt counts as invalid
@@ -152,11 +152,11 @@ func (c *ckptCmd) fail(err error, corruptIsInput bool) int {
 	fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
 	switch {
 	case errors.Is(err, checkpoints.ErrInvalidName), errors.Is(err, checkpoints.ErrNotFound), errors.Is(err, checkpoints.ErrExists):
-		return 2
+		return exitUsage
 	case corruptIsInput && (errors.Is(err, checkpoints.ErrCorrupt) || errors.Is(err, checkpoints.ErrNewerVersion)):
-		return 2
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }
 
 func ckptLs(args []string, stdout, stderr io.Writer) int {
@@ -178,7 +178,7 @@ func ckptLs(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(stderr, "no checkpoints in %s\n", s.Root())
-		return 0
+		return exitOK
 	}
 	rows := [][]string{{"NAME", "CREATED", "TURNS", "TOKENS", "SIZE", "BUNDLE"}}
 	for _, i := range list {
@@ -190,9 +190,9 @@ func ckptLs(args []string, stdout, stderr io.Writer) int {
 			ckptSize(i.Bytes), fmt.Sprintf("%s (%s %s)", i.Bundle, i.Family, ckptShort(i.BundleID))})
 	}
 	if err := writeTable(stdout, rows, 2, 3, 4); err != nil {
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
 // ckptView is orchard ckpt show --json.
@@ -253,7 +253,7 @@ func ckptShow(args []string, stdout, stderr io.Writer) int {
 			ok := verr == nil
 			v.Verified = &ok
 		}
-		if code := ckptJSON(stdout, v); code != 0 {
+		if code := ckptJSON(stdout, v); code != exitOK {
 			return code
 		}
 	} else {
@@ -300,7 +300,7 @@ func ckptShow(args []string, stdout, stderr io.Writer) int {
 	if verr != nil {
 		return c.fail(verr, false)
 	}
-	return 0
+	return exitOK
 }
 
 func ckptRm(args []string, stdout, stderr io.Writer) int {
@@ -326,7 +326,7 @@ func ckptMv(args []string, stdout, stderr io.Writer) int {
 	if err := s.Rename(pos[0], pos[1]); err != nil {
 		return c.fail(err, false)
 	}
-	return 0
+	return exitOK
 }
 
 func ckptExport(args []string, stdout, stderr io.Writer) int {
@@ -340,17 +340,17 @@ func ckptExport(args []string, stdout, stderr io.Writer) int {
 		if err := s.Export(name, stdout); err != nil {
 			return c.fail(err, false)
 		}
-		return 0
+		return exitOK
 	}
 	if _, err := os.Lstat(out); err == nil {
 		fmt.Fprintf(stderr, "%s: %s exists; choose a new file so nothing is overwritten\n", c.name, out)
-		return 2
+		return exitUsage
 	}
 	// A failed export leaves no partial archive that looks finished.
 	if err := atomicfile.WriteFunc(out, func(w io.Writer) error { return s.Export(name, w) }); err != nil {
 		return c.fail(err, false)
 	}
-	return 0
+	return exitOK
 }
 
 func ckptImport(args []string, stdout, stderr io.Writer) int {
@@ -365,7 +365,7 @@ func ckptImport(args []string, stdout, stderr io.Writer) int {
 		f, err := os.Open(pos[0])
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", c.name, err)
-			return 2
+			return exitUsage
 		}
 		defer f.Close()
 		r, src = f, pos[0]
@@ -379,14 +379,14 @@ func ckptImport(args []string, stdout, stderr io.Writer) int {
 		return c.fail(fmt.Errorf("%s: %w", src, err), true)
 	}
 	fmt.Fprintln(stdout, termsafe.Line(name))
-	return 0
+	return exitOK
 }
 
 func ckptJSON(w io.Writer, v any) int {
 	if err := writeJSON(w, v); err != nil {
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
 func ckptSize(n int64) string {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/termsafe"
-	"github.com/orchard-llm/orchard/tokenizer"
 )
 
 const usage = `orchard — chat with Gemma 4 Core ML bundles
@@ -50,7 +49,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
-		return 0
+		return exitOK
 	case "version", "--version":
 		return runVersion(args[1:], stdout, stderr)
 	case "--demo", "demo":
@@ -60,7 +59,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "bundle":
 		return runBundle(args[1:], stdout, stderr)
 	case "tokenize":
-		return tokenizer.RunCLI(args[1:], stdin, terminalSafe(stdout), stderr)
+		return tokenize(args[1:], stdin, terminalSafe(stdout), stderr)
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
 	case "run":
@@ -79,5 +78,5 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runMedia(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "orchard: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return exitUsage
 }

@@ -23,7 +23,7 @@ const configUsage = `usage:
 func runConfig(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, "orchard config: want show or init\n\n"+configUsage)
-		return 2
+		return exitUsage
 	}
 	switch args[0] {
 	case "show":
@@ -34,10 +34,10 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		return configImportMCP(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, configUsage)
-		return 0
+		return exitOK
 	}
 	fmt.Fprintf(stderr, "orchard config: unknown command %q (want show, init or import-mcp)\n", args[0])
-	return 2
+	return exitUsage
 }
 
 // configShow prints the effective values and their sources. It takes
@@ -49,11 +49,11 @@ func configShow(args []string, stdout, stderr io.Writer) int {
 	flags := config.RegisterFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return 2
+		return exitUsage
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "orchard config show: unexpected argument %q\n", pos[0])
-		return 2
+		return exitUsage
 	}
 	// Key bindings are checked as the chat checks them: known actions, and
 	// a key of its own left for send and quit.
@@ -72,9 +72,9 @@ func configShow(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard config show:", err)
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
 // configInit writes the commented config file with every key's default.
@@ -85,26 +85,26 @@ func configInit(args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "replace an existing file")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return 2
+		return exitUsage
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "orchard config init: unexpected argument %q\n", pos[0])
-		return 2
+		return exitUsage
 	}
 	path, err := configPath(*file)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard config init:", err)
-		return 1
+		return exitFailure
 	}
 	if err := config.WriteTemplate(path, os.Getenv, *force); err != nil {
 		fmt.Fprintln(stderr, "orchard", err)
 		if errors.Is(err, os.ErrExist) {
-			return 2
+			return exitUsage
 		}
-		return 1
+		return exitFailure
 	}
 	fmt.Fprintln(stdout, "wrote", path)
-	return 0
+	return exitOK
 }
 
 // configPath is the config file a command writes: --config, else
@@ -128,7 +128,7 @@ func configImportMCP(args []string, stdout, stderr io.Writer) int {
 	file := fs.String("config", "", "config file to add the servers to (default $XDG_CONFIG_HOME/orchard/config.toml, or $"+config.ConfigEnv+")")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return 2
+		return exitUsage
 	}
 	const cmd = "orchard config import-mcp"
 	var from string
@@ -136,13 +136,13 @@ func configImportMCP(args []string, stdout, stderr io.Writer) int {
 	case 0:
 		if from, err = config.ClaudeDesktopFile(os.Getenv, runtime.GOOS); err != nil {
 			fmt.Fprintln(stderr, cmd+":", err)
-			return 2
+			return exitUsage
 		}
 	case 1:
 		from = pos[0]
 	default:
 		fmt.Fprintf(stderr, "%s: one file at most, got %d\n", cmd, len(pos))
-		return 2
+		return exitUsage
 	}
 	servers, err := config.ReadMCPFile(from)
 	if err != nil {
@@ -151,17 +151,17 @@ func configImportMCP(args []string, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprintln(stderr, cmd+":", err)
 		}
-		return 2
+		return exitUsage
 	}
 	path, err := configPath(*file)
 	if err != nil {
 		fmt.Fprintln(stderr, cmd+":", err)
-		return 1
+		return exitFailure
 	}
 	added, kept, err := config.AddMCPServers(path, servers, from)
 	if err != nil {
 		fmt.Fprintln(stderr, cmd+":", err)
-		return 1
+		return exitFailure
 	}
 	out := terminalSafe(stdout)
 	for _, s := range servers {
@@ -183,7 +183,7 @@ func configImportMCP(args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(out, "%s is unchanged\n", path)
 	}
-	return 0
+	return exitOK
 }
 
 // describeServer is a server on one line: its command line, or its URL.
@@ -206,7 +206,7 @@ func configError(stderr io.Writer, cmd string, err error) int {
 	}
 	var ce *config.Error
 	if errors.As(err, &ce) || errors.Is(err, os.ErrNotExist) {
-		return 2
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }

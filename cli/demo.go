@@ -25,7 +25,7 @@ func demoTurn(cfg *config.Config, family, script string, stdin io.Reader, stdout
 		data, err := io.ReadAll(stdin)
 		if err != nil {
 			fmt.Fprintln(stderr, "orchard --demo: reading the question from stdin:", err)
-			return 1
+			return exitFailure
 		}
 		text = strings.TrimSpace(string(data))
 	}

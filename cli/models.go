@@ -20,11 +20,11 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 	flags := config.RegisterFlags(fs, "model.search_dirs")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return 2
+		return exitUsage
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "orchard models: unexpected argument %q\n", pos[0])
-		return 2
+		return exitUsage
 	}
 	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
@@ -47,14 +47,14 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 			found = []config.Found{}
 		}
 		if err := writeJSON(stdout, found); err != nil {
-			return 1
+			return exitFailure
 		}
-		return 0
+		return exitOK
 	}
 	if len(found) == 0 {
 		fmt.Fprintf(stdout, "no bundles found in %s\n", strings.Join(where, ", "))
 		fmt.Fprintln(stdout, "Try orchard --demo for a synthetic demo bundle, or search another folder with orchard models --models-dir DIR (model.search_dirs in the config keeps it).")
-		return 0
+		return exitOK
 	}
 	rows := [][]string{{"NAME", "FAMILY", "SIZE", "PATH", "STATUS"}}
 	for _, f := range found {
@@ -68,9 +68,9 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		rows = append(rows, []string{f.Name, family, humanSize(f.Size), f.Path, status})
 	}
 	if err := writeTable(stdout, rows); err != nil {
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
 // humanSize prints a byte count in binary units, as file managers do.

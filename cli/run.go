@@ -34,7 +34,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Var(files.kind(engine.MediaImage), "image", "attach an image `file` to the message (repeatable)")
 	fs.Var(files.kind(engine.MediaAudio), "audio", "attach an audio `file` to the message (repeatable)")
 	if _, err := parseFlags(fs, args); err != nil {
-		return 2
+		return exitUsage
 	}
 	if *save != "" {
 		if err := checkpoints.CheckName(*save); err != nil {
@@ -44,7 +44,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *kvSave != "" && (*kvRestore != "" || *resume != "") {
 		fmt.Fprintln(stderr, "orchard run: --kv-save cannot be combined with --kv-restore or --resume")
-		return 2
+		return exitUsage
 	}
 	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags, Actions: tui.KeyNames()})
 	if err != nil {
@@ -52,11 +52,11 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *maxTokens < 0 {
 		fmt.Fprintln(stderr, "orchard run: --max-tokens must be 0 (no cap) or more")
-		return 2
+		return exitUsage
 	}
 	if (cfg.Model.Path == "") == !*demo {
 		fmt.Fprintln(stderr, "orchard run: give --model DIR (or model.path in the config) or --demo")
-		return 2
+		return exitUsage
 	}
 	if *demo {
 		if err := checkFamily(*family); err != nil {
@@ -70,17 +70,17 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		data, err := io.ReadAll(stdin)
 		if err != nil {
 			fmt.Fprintln(stderr, "orchard run: reading the prompt from stdin:", err)
-			return 1
+			return exitFailure
 		}
 		text = strings.TrimSpace(string(data))
 	}
 	if text == "" && !continuing && !files.hasAudio() {
 		fmt.Fprintln(stderr, "orchard run: empty prompt (use --prompt or stdin; a clip alone is transcribed)")
-		return 2
+		return exitUsage
 	}
 	if len(files) > 0 && (*kvSave != "" || *kvRestore != "") {
 		fmt.Fprintln(stderr, "orchard run: --image and --audio cannot be combined with --kv-save or --kv-restore")
-		return 2
+		return exitUsage
 	}
 	given := false // --max-tokens on the command line wins over a resumed checkpoint's
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "max-tokens" })
@@ -112,7 +112,7 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 	if r.demo {
 		if dir, err = demoBundle(r.family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard run:", err)
-			return 1
+			return exitFailure
 		}
 	}
 	fmt.Fprintf(stderr, "Loading model bundle: %s\n", dir)
@@ -150,7 +150,7 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr)
 
-	if code := restoreForRun(m, cfg, mlog, r.kvRestore, r.resume, r.text, stderr); code != 0 {
+	if code := restoreForRun(m, cfg, mlog, r.kvRestore, r.resume, r.text, stderr); code != exitOK {
 		return code
 	}
 	if r.resume != "" {
@@ -202,7 +202,7 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 	if r.save != "" {
 		if err := saveCheckpoint(m, cfg, r.save); err != nil {
 			fmt.Fprintln(stderr, "orchard run: --save:", err)
-			return 1
+			return exitFailure
 		}
 		fmt.Fprintf(stderr, "saved checkpoint %q\n", r.save)
 	}
@@ -218,7 +218,7 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 	if r.stats && fin != nil {
 		printStats(stderr, *fin, m.sess.Settings().Speculation != engine.SpecModeOff && len(m.info.VerifyWidths) > 0)
 	}
-	return 0
+	return exitOK
 }
 
 // printStats prints corellm-chat's --- stats --- block, then orchard's lines.

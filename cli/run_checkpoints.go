@@ -21,13 +21,13 @@ func restoreForRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, kvDir
 		id, err := checkpoints.CoreLLMIdentityOf(m.b)
 		if err != nil {
 			fmt.Fprintln(stderr, "orchard run: --kv-restore:", err)
-			return 2
+			return exitUsage
 		}
 		start := time.Now()
 		kv, err := checkpoints.ReadCoreLLM(kvDir, &id)
 		if err != nil {
 			fmt.Fprintln(stderr, "orchard run: --kv-restore:", err)
-			return 2
+			return exitUsage
 		}
 		if kv.Manifest.BundleName != "" && kv.Manifest.BundleName != m.b.Name() {
 			fmt.Fprintf(stderr, "  warning: the KV checkpoint was made with bundle %q, this is %q (identities match)\n", kv.Manifest.BundleName, m.b.Name())
@@ -37,17 +37,17 @@ func restoreForRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, kvDir
 			ids, err := m.sess.PromptIDs(prompt)
 			if err != nil {
 				fmt.Fprintln(stderr, "orchard run:", err)
-				return 1
+				return exitFailure
 			}
 			if len(ids) != len(toks) || checkpoints.TokenSHA256(ids) != kv.Manifest.TokenSeqSHA256 {
 				fmt.Fprintf(stderr, "orchard run: --prompt does not match the KV checkpoint (%d tokens vs %d saved, or a different token hash)\n", len(ids), len(toks))
-				return 2
+				return exitUsage
 			}
 		}
 		cp := &checkpoints.Checkpoint{Meta: checkpoints.Meta{Name: kvDir}, Tokens: toks, Pending: pending, Cache: kv.Cache}
 		if err := m.sess.Restore(cp); err != nil {
 			fmt.Fprintln(stderr, "orchard run: --kv-restore:", err)
-			return 1
+			return exitFailure
 		}
 		took := time.Since(start).Seconds()
 		fmt.Fprintf(stderr, "--- kv restore ---\nposition:          %d\ncommitted tokens:  %d\nkv bytes:          %d\nimport:            %.3fs\n",
@@ -59,7 +59,7 @@ func restoreForRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, kvDir
 		store, err := checkpoints.Open(cfg.CheckpointsDir())
 		if err != nil {
 			fmt.Fprintln(stderr, "orchard run: --resume:", err)
-			return 1
+			return exitFailure
 		}
 		for _, n := range store.Notices() {
 			fmt.Fprintln(stderr, "  note:", n)
@@ -71,15 +71,15 @@ func restoreForRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, kvDir
 				ie.Loaded = checkpoints.DescribeBundle(m.b.Name(), m.b.Identity)
 			}
 			fmt.Fprintln(stderr, "orchard run: --resume:", err)
-			return 2
+			return exitUsage
 		}
 		if err := m.sess.Restore(cp); err != nil {
 			fmt.Fprintln(stderr, "orchard run: --resume:", err)
-			return 1
+			return exitFailure
 		}
 		fmt.Fprintf(stderr, "  resumed %q: %d turns, %d tokens\n", name, cp.Conversation.Turns(), len(cp.Tokens))
 	}
-	return 0
+	return exitOK
 }
 
 // kvSaveRun prefills the prompt and writes corellm-chat's --kv-save
@@ -88,18 +88,18 @@ func kvSaveRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, dir, prom
 	start := time.Now()
 	if err := m.sess.PrefillOnly(prompt, func(engine.Event) {}); err != nil {
 		fmt.Fprintln(stderr, "orchard run: --kv-save:", err)
-		return 1
+		return exitFailure
 	}
 	prefill := time.Since(start)
 	cp, err := m.sess.Checkpoint(dir, cfg.Model.ComputeUnits)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard run: --kv-save:", err)
-		return 1
+		return exitFailure
 	}
 	t := time.Now()
 	if err := checkpoints.WriteCoreLLM(dir, cp); err != nil {
 		fmt.Fprintln(stderr, "orchard run: --kv-save:", err)
-		return 1
+		return exitFailure
 	}
 	took := time.Since(t).Seconds()
 	fmt.Fprintf(stderr, "--- kv save ---\nposition:          %d\ncommitted tokens:  %d\nkv bytes:          %d\nprefill:           %.3fs\nexport:            %.3fs\n",
@@ -107,7 +107,7 @@ func kvSaveRun(m *loaded, cfg *config.Config, mlog *engine.MetricsLog, dir, prom
 	if mlog != nil {
 		mlog.RecordKV("save", cp.Cache.Bytes(), took, len(cp.Tokens))
 	}
-	return 0
+	return exitOK
 }
 
 // saveCheckpoint saves the session into the checkpoint store.

@@ -39,7 +39,7 @@ func withScript(b *bundle.Bundle, rt coreml.Runtime, name, path string) (_ corem
 	if err != nil {
 		return nil, "", err
 	}
-	host, err := chain.NewHost(b)
+	host, err := chain.NewInputs(b)
 	if err != nil {
 		return nil, "", err
 	}

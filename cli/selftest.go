@@ -24,12 +24,12 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 	steps := fs.Int("steps", 48, "tokens compared per prompt")
 	compute := fs.String("compute", "", "compute units")
 	if _, err := parseFlags(fs, args); err != nil {
-		return 2
+		return exitUsage
 	}
 	cu, err := coreml.ParseComputeUnits(*compute)
 	if err != nil || (*model == "") == !*demo || *steps < 4 {
 		fmt.Fprintln(stderr, "orchard selftest: give --model DIR or --demo, --steps ≥ 4 and valid --compute")
-		return 2
+		return exitUsage
 	}
 	dir := *model
 	if *demo {
@@ -39,23 +39,23 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		}
 		if dir, err = demoBundle(*family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard selftest:", err)
-			return 1
+			return exitFailure
 		}
 	}
 	b, err := bundle.Open(dir)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
-		return 2
+		return exitUsage
 	}
 	rt, rtName, err := runtimeFor(b)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
-		return 1
+		return exitFailure
 	}
 	tok, err := tokenizer.Load(b.Tokenizer)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
-		return 1
+		return exitFailure
 	}
 	fmt.Fprintf(stdout, "selftest: %s (%s) on %s, %d tokens per prompt\n", termsafe.Line(b.Name()), b.Family, rtName, *steps)
 	if units, err := chain.Units(b, cu); err == nil {
@@ -65,14 +65,14 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 		o.ComputeUnits = cu
 		return chain.Open(b, rt, o)
 	}
-	code := 0
+	code := exitOK
 	report := func(g chain.Gate) {
 		verdict := "PASS"
 		switch {
 		case g.Skip:
 			verdict = "SKIP"
 		case !g.Pass:
-			verdict, code = "FAIL", 1
+			verdict, code = "FAIL", exitFailure
 		}
 		line := fmt.Sprintf("%-4s  %s", verdict, g.Name)
 		if g.Detail != "" {
@@ -92,7 +92,7 @@ func runSelftest(args []string, stdout, stderr io.Writer) int {
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard selftest:", err)
-		return 1
+		return exitFailure
 	}
 	report(chain.RopeCheck(b).Verdict())
 	return code

@@ -39,10 +39,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	bufferMB := fs.Int("buffer-mb", 512, "memory request bodies may hold at once, all requests together (each counted twice: the body and what it decodes to), in MiB; past it requests get 503")
 	cont := fs.Bool("continue", false, "resume the chat's last conversation (the autosave)")
 	if rest, err := parseFlags(fs, args); err != nil {
-		return 2
+		return exitUsage
 	} else if len(rest) > 0 {
 		fmt.Fprintf(stderr, "orchard serve: unexpected argument %q\n", rest[0])
-		return 2
+		return exitUsage
 	}
 	cfg, err := config.Load(config.Options{Env: os.Getenv, Flags: flags})
 	if err != nil {
@@ -50,27 +50,27 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if *queue < 1 || *bufferMB < 1 || *keep < 0 || *keepMB < 0 || *spillMB < 0 || *grace < 0 {
 		fmt.Fprintln(stderr, "orchard serve: --queue and --buffer-mb must be at least 1; --keep, --keep-mb, --spill-mb and --grace must not be negative")
-		return 2
+		return exitUsage
 	}
 	if err := server.CheckExposure(cfg.Server.Listen, cfg.Server.APIKey); err != nil {
 		fmt.Fprintln(stderr, "orchard serve:", err)
-		return 2
+		return exitUsage
 	}
 	if (cfg.Model.Path == "") == !*demo {
 		fmt.Fprintln(stderr, "orchard serve: give --model DIR (or model.path in the config) or --demo")
-		return 2
+		return exitUsage
 	}
 	logger, logFile, err := config.OpenLog(cfg.Data.Dir, cfg.Log.Debug)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard serve: log:", err)
-		return 1
+		return exitFailure
 	}
 	defer logFile.Close()
 	dir := cfg.Model.Path
 	if *demo {
 		if dir, err = demoBundle(*family, stderr); err != nil {
 			fmt.Fprintln(stderr, "orchard serve:", err)
-			return 1
+			return exitFailure
 		}
 	}
 	// Listen before loading: a taken port or a live server on the socket
@@ -78,7 +78,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	tcp, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard serve:", err)
-		return 1
+		return exitFailure
 	}
 	defer tcp.Close()
 	sockPath := *socket
@@ -89,7 +89,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if sockPath != "none" {
 		if unix, err = server.ListenUnix(sockPath); err != nil {
 			fmt.Fprintln(stderr, "orchard serve:", err)
-			return 1
+			return exitFailure
 		}
 		defer os.Remove(sockPath)
 		defer unix.Close()
@@ -108,9 +108,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchard serve:", err)
 		var ve *bundle.ValidationError
 		if errors.As(err, &ve) || errors.Is(err, bundle.ErrNotBundle) {
-			return 2
+			return exitUsage
 		}
-		return 1
+		return exitFailure
 	}
 	if ml, err := engine.OpenMetricsLog(cfg.MetricsFile(), m.info, m.b.Dir, m.loadDur); err == nil {
 		m.sess.Metrics = ml.Record
@@ -164,14 +164,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	printBanner(stderr, m.info, tcp.Addr().String(), sockPath, cfg.Server.APIKey != "")
 	logger.Info("serving", "bundle", dir, "listen", tcp.Addr().String(), "socket", sockPath)
 
-	code := 0
+	code := exitOK
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stderr, "orchard serve: shutting down (replies in flight may finish; ctrl+c again to stop at once)")
 	case err := <-errc:
 		if err != nil {
 			fmt.Fprintln(stderr, "orchard serve:", err)
-			code = 1
+			code = exitFailure
 		}
 	}
 	stop() // a second signal kills the process as usual

@@ -235,7 +235,7 @@ func (s *Session) Regenerate(emit func(Event)) error {
 	u := s.lastUser()
 	if u < 0 || u < len(s.msgs)-2 {
 		err := errors.New("there is no reply to regenerate yet")
-		emit(Failed{Op: "regenerate", Err: err})
+		emit(Failed{Op: OpRegenerate, Err: err})
 		return err
 	}
 	from := s.baseFor(u)
@@ -247,8 +247,8 @@ func (s *Session) Regenerate(emit func(Event)) error {
 	}
 	s.msgs = s.msgs[:u]
 	s.gen++
-	emit(Branched{Op: "regenerate", Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed(), Window: s.window})
-	err := s.send(turnReq{msg: &msg, from: from, op: "regenerate"}, emit)
+	emit(Branched{Op: OpRegenerate, Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed(), Window: s.window})
+	err := s.send(turnReq{msg: &msg, from: from, op: OpRegenerate}, emit)
 	if err != nil && !errors.Is(err, ErrCancelled) && !s.replied(u) {
 		// Nothing came of it: the conversation is as it was.
 		if len(s.msgs) == u {
@@ -259,7 +259,7 @@ func (s *Session) Regenerate(emit func(Event)) error {
 				return errors.Join(err, derr)
 			}
 		}
-		emit(Branched{Op: "regenerate", Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
+		emit(Branched{Op: OpRegenerate, Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
 	}
 	return err
 }
@@ -271,7 +271,7 @@ func (s *Session) Edit(text string, emit func(Event)) error {
 	u := s.lastUser()
 	if u < 0 {
 		err := errors.New("there is no message to edit yet")
-		emit(Failed{Op: "edit", Err: err})
+		emit(Failed{Op: OpEdit, Err: err})
 		return err
 	}
 	from := s.baseFor(u)
@@ -279,13 +279,13 @@ func (s *Session) Edit(text string, emit func(Event)) error {
 	msg := Message{Role: "user", Content: text, Attachments: s.msgs[u].Attachments}
 	prev := s.newVersion(u)
 	s.gen++
-	emit(Branched{Op: "edit", Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed(), Window: s.window})
-	err := s.send(turnReq{msg: &msg, from: from, op: "edit"}, emit)
+	emit(Branched{Op: OpEdit, Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed(), Window: s.window})
+	err := s.send(turnReq{msg: &msg, from: from, op: OpEdit}, emit)
 	if err != nil && !errors.Is(err, ErrCancelled) && !s.replied(u) {
 		if derr := s.dropVersion(u, prev); derr != nil {
 			return errors.Join(err, derr)
 		}
-		emit(Branched{Op: "edit", Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
+		emit(Branched{Op: OpEdit, Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
 	}
 	return err
 }
@@ -324,7 +324,7 @@ func (s *Session) SelectVersion(index, version int, emit func(Event)) error {
 			emit(Notice{Text: "the cache could not go back that far (its sliding window has moved on); the next message prefills the conversation again"})
 		}
 	}
-	emit(Branched{Op: "version", Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
+	emit(Branched{Op: OpVersion, Messages: s.Messages(), ContextUsed: s.contextUsed(), Window: s.window})
 	return nil
 }
 

@@ -220,12 +220,12 @@ type CheckpointStore interface {
 }
 
 // UseStore connects a checkpoint store; units are recorded in checkpoints.
-func (e *Engine) UseStore(st CheckpointStore, units coreml.ComputeUnits) {
-	e.do("store", func() { e.store, e.units = st, units })
+func (e *Engine) UseStore(st CheckpointStore, units coreml.ComputeUnits) error {
+	return e.do(OpStore, func() { e.store, e.units = st, units })
 }
 
-func (e *Engine) withStore(op, name string, fn func(CheckpointStore) error) {
-	e.do(op, func() {
+func (e *Engine) withStore(op Op, name string, fn func(CheckpointStore) error) error {
+	return e.do(op, func() {
 		if e.store == nil {
 			e.emit(Failed{Op: op, Err: errors.New("checkpoints are not available (no data folder)")})
 			return
@@ -239,10 +239,10 @@ func (e *Engine) withStore(op, name string, fn func(CheckpointStore) error) {
 }
 
 // emitList reports an operation's success with the store's list.
-func (e *Engine) emitList(op, name string) {
+func (e *Engine) emitList(op Op, name string) {
 	infos, err := e.store.List()
 	if err != nil {
-		e.emit(Failed{Op: "list", Err: err})
+		e.emit(Failed{Op: OpList, Err: err})
 		return
 	}
 	ev := Checkpoints{Op: op, Name: name}
@@ -255,8 +255,8 @@ func (e *Engine) emitList(op, name string) {
 }
 
 // SaveCheckpoint saves the conversation under name.
-func (e *Engine) SaveCheckpoint(name string) {
-	e.withStore("save", name, func(st CheckpointStore) error {
+func (e *Engine) SaveCheckpoint(name string) error {
+	return e.withStore(OpSave, name, func(st CheckpointStore) error {
 		cp, err := e.sess.Checkpoint(name, e.units)
 		if err != nil {
 			return err
@@ -267,10 +267,10 @@ func (e *Engine) SaveCheckpoint(name string) {
 
 // Autosave saves the conversation under the reserved autosave name; an
 // empty conversation is not saved.
-func (e *Engine) Autosave() {
-	e.do("autosave", func() {
+func (e *Engine) Autosave() error {
+	return e.do(OpAutosave, func() {
 		if _, err := e.keep(); err != nil {
-			e.emit(Failed{Op: "history", Err: err})
+			e.emit(Failed{Op: OpHistory, Err: err})
 		}
 		if e.store == nil || len(e.sess.msgs) == 0 {
 			return
@@ -280,23 +280,23 @@ func (e *Engine) Autosave() {
 			err = e.store.SaveAutosave(cp)
 		}
 		if err != nil {
-			e.emit(Failed{Op: "autosave", Err: err})
+			e.emit(Failed{Op: OpAutosave, Err: err})
 			return
 		}
-		e.emitList("autosave", checkpoints.Autosave)
+		e.emitList(OpAutosave, checkpoints.Autosave)
 	})
 }
 
 // LoadCheckpoint replaces the conversation with a saved one. A checkpoint
 // of another bundle, a corrupt or a newer one is refused and nothing changes.
-func (e *Engine) LoadCheckpoint(name string) { e.load("load", name) }
+func (e *Engine) LoadCheckpoint(name string) error { return e.load(OpLoad, name) }
 
 // ForkCheckpoint starts a new conversation from a saved one (the saved
 // checkpoint stays as it is; save the fork under a new name).
-func (e *Engine) ForkCheckpoint(name string) { e.load("fork", name) }
+func (e *Engine) ForkCheckpoint(name string) error { return e.load(OpFork, name) }
 
-func (e *Engine) load(op, name string) {
-	e.withStore(op, name, func(st CheckpointStore) error {
+func (e *Engine) load(op Op, name string) error {
+	return e.withStore(op, name, func(st CheckpointStore) error {
 		cp, err := st.Load(name, e.sess.b.Identity)
 		if err != nil {
 			var ie *checkpoints.IdentityError
@@ -311,7 +311,7 @@ func (e *Engine) load(op, name string) {
 		if err := e.sess.Restore(cp); err != nil {
 			return err
 		}
-		if name != checkpoints.Autosave || op == "fork" {
+		if name != checkpoints.Autosave || op == OpFork {
 			// A named checkpoint or a fork goes on as a new conversation
 			// of the history; the autosave (--continue) as the one it was.
 			e.sess.historyID = ""
@@ -325,16 +325,16 @@ func (e *Engine) load(op, name string) {
 }
 
 // DeleteCheckpoint removes a saved checkpoint.
-func (e *Engine) DeleteCheckpoint(name string) {
-	e.withStore("delete", name, func(st CheckpointStore) error { return st.Delete(name) })
+func (e *Engine) DeleteCheckpoint(name string) error {
+	return e.withStore(OpDelete, name, func(st CheckpointStore) error { return st.Delete(name) })
 }
 
 // RenameCheckpoint renames a saved checkpoint; it never overwrites.
-func (e *Engine) RenameCheckpoint(oldName, newName string) {
-	e.withStore("rename", newName, func(st CheckpointStore) error { return st.Rename(oldName, newName) })
+func (e *Engine) RenameCheckpoint(oldName, newName string) error {
+	return e.withStore(OpRename, newName, func(st CheckpointStore) error { return st.Rename(oldName, newName) })
 }
 
 // ListCheckpoints reports the store's checkpoints.
-func (e *Engine) ListCheckpoints() {
-	e.withStore("list", "", func(CheckpointStore) error { return nil })
+func (e *Engine) ListCheckpoints() error {
+	return e.withStore(OpList, "", func(CheckpointStore) error { return nil })
 }

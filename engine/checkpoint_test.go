@@ -67,7 +67,7 @@ func TestEngineCheckpointCommands(t *testing.T) {
 	e := Start(s, ModelInfo{})
 	defer e.Close()
 	e.UseStore(store, 0)
-	wait := func(want string) Event {
+	wait := func(want Op) Event {
 		t.Helper()
 		evs := collect(t, e, func(ev Event) bool {
 			switch x := ev.(type) {

@@ -229,7 +229,7 @@ var ErrNothingToCompact = errors.New("nothing to compact: the model sees no turn
 func (s *Session) Compact(emit func(Event)) error {
 	s.cancel.Store(false)
 	if len(s.msgs)-s.window < 2 {
-		emit(Failed{Op: "compact", Err: ErrNothingToCompact})
+		emit(Failed{Op: OpCompact, Err: ErrNothingToCompact})
 		return ErrNothingToCompact
 	}
 	u := s.undoPoint()
@@ -249,7 +249,7 @@ func (s *Session) Compact(emit func(Event)) error {
 			emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return err
 		}
-		emit(Failed{Op: "compact", Err: err})
+		emit(Failed{Op: OpCompact, Err: err})
 	}
 	return err
 }
@@ -396,7 +396,7 @@ func (s *Session) summarise(from, to int, auto bool, emit func(Event)) error {
 	if err != nil {
 		return err
 	}
-	t := &turn{start: s.now(), stream: tokenizer.NewStream(s.tok, false), op: "compact"}
+	t := &turn{start: s.now(), stream: tokenizer.NewStream(s.tok, false), op: OpCompact}
 	t.emit = func(ev Event) {
 		switch e := ev.(type) {
 		case PrefillProgress:
@@ -559,10 +559,10 @@ func (s *Session) setContext(c *contextState) {
 }
 
 // ContextReport answers ContextView and reports every change to what the
-// model sees without a turn (Op "view", "pin", "summary", "elide",
-// "compact"): the window's breakdown after it.
+// model sees without a turn (Op OpContext, OpPin, OpSummary, OpElide,
+// OpCompact): the window's breakdown after it.
 type ContextReport struct {
-	Op   string
+	Op   Op
 	View ContextView
 }
 
@@ -570,37 +570,39 @@ func (ContextReport) event() {}
 
 // Compact summarises the oldest turns the model sees now (Session.Compact):
 // Compacting events, then Compacted and a ContextReport; Cancel stops it
-// (Cancelled{Unstarted}), leaving the conversation as it was.
-func (e *Engine) Compact() {
-	e.startTurn("compact", func(emit func(Event)) {
+// (Cancelled{Unstarted}), leaving the conversation as it was. It returns
+// ErrClosed when the engine no longer takes commands.
+func (e *Engine) Compact() error {
+	return e.startTurn(OpCompact, func(emit func(Event)) {
 		if e.sess.Compact(emit) == nil {
-			e.report("compact", emit)
+			e.refresh()
+			e.report(OpCompact, emit)
 		}
 	})
 }
 
 // Pin keeps the message at index verbatim through compactions (pinned
 // false: no longer); a ContextReport follows.
-func (e *Engine) Pin(index int, pinned bool) {
-	e.contextCmd("pin", func() error { return e.sess.Pin(index, pinned) })
+func (e *Engine) Pin(index int, pinned bool) error {
+	return e.contextCmd(OpPin, func() error { return e.sess.Pin(index, pinned) })
 }
 
 // SetSummary replaces the summary in force with text (the front end's
 // edit of the folded block); a ContextReport follows.
-func (e *Engine) SetSummary(text string) {
-	e.contextCmd("summary", func() error { return e.sess.SetSummary(text) })
+func (e *Engine) SetSummary(text string) error {
+	return e.contextCmd(OpSummary, func() error { return e.sess.SetSummary(text) })
 }
 
 // ElideMedia has the model see attachment att of message index as one
 // line (caption, else the file name), freeing its soft tokens; the file
 // stays in the conversation. A ContextReport follows.
-func (e *Engine) ElideMedia(index, att int, caption string) {
-	e.contextCmd("elide", func() error { return e.sess.ElideMedia(index, att, caption) })
+func (e *Engine) ElideMedia(index, att int, caption string) error {
+	return e.contextCmd(OpElide, func() error { return e.sess.ElideMedia(index, att, caption) })
 }
 
-// ContextView reports the window's breakdown (ContextReport{Op: "view"}).
-func (e *Engine) ContextView() {
-	e.contextCmd("view", func() error { return nil })
+// ContextView reports the window's breakdown (ContextReport{Op: OpContext}).
+func (e *Engine) ContextView() error {
+	return e.contextCmd(OpContext, func() error { return nil })
 }
 
 // Estimator prices messages before they are sent, from any goroutine;
@@ -611,8 +613,8 @@ func (e *Engine) Estimator() (*Estimator, error) {
 	return f.est, f.err
 }
 
-func (e *Engine) contextCmd(op string, run func() error) {
-	e.do(op, func() {
+func (e *Engine) contextCmd(op Op, run func() error) error {
+	return e.do(op, func() {
 		if err := run(); err != nil {
 			e.emit(Failed{Op: op, Err: err})
 			return
@@ -622,7 +624,7 @@ func (e *Engine) contextCmd(op string, run func() error) {
 	})
 }
 
-func (e *Engine) report(op string, emit func(Event)) {
+func (e *Engine) report(op Op, emit func(Event)) {
 	v, err := e.sess.ContextView()
 	if err != nil {
 		emit(Failed{Op: op, Err: err})

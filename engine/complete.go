@@ -61,8 +61,8 @@ func (Marker) event() {}
 
 // Mark queues a Marker; a consumer that issues a command and then a Mark
 // knows which events the command produced.
-func (e *Engine) Mark(id uint64) {
-	e.do("mark", func() { e.emit(Marker{ID: id}) })
+func (e *Engine) Mark(id uint64) error {
+	return e.do(OpMark, func() { e.emit(Marker{ID: id}) })
 }
 
 // Complete runs req on the engine goroutine after the commands queued
@@ -76,7 +76,7 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 	e.cmdMu.Lock()
 	defer e.cmdMu.Unlock()
 	if e.closed {
-		sink(Failed{Op: "complete", Err: ErrClosed})
+		sink(Failed{Op: OpComplete, Err: ErrClosed})
 		return job
 	}
 	e.cmds <- func() {
@@ -98,7 +98,7 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 			err = e.convs.switchTo(e.sess, req, ids, refs)
 		}
 		if err != nil {
-			sink(Failed{Op: "complete", Err: err})
+			sink(Failed{Op: OpComplete, Err: err})
 			return
 		}
 		e.sess.encoded = rows
@@ -110,8 +110,8 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 // KeepConversations sets how many conversations besides the one in the
 // session are kept for later requests, and the cache bytes they may hold
 // together; the least recently used go first.
-func (e *Engine) KeepConversations(n int, bytes int64) {
-	e.do("keep", func() { e.convs.setBudget(n, bytes) })
+func (e *Engine) KeepConversations(n int, bytes int64) error {
+	return e.do(OpKeep, func() { e.convs.setBudget(n, bytes) })
 }
 
 // SpillConversations keeps conversations pushed out of memory in dir, up
@@ -119,10 +119,10 @@ func (e *Engine) KeepConversations(n int, bytes int64) {
 // prefill. The engine removes only the files it wrote there (SpillFiles)
 // when they are dropped and at Close; give each engine a folder of its
 // own (orchard serve: a scratch.Folder).
-func (e *Engine) SpillConversations(dir string, bytes int64) {
-	e.do("keep", func() {
+func (e *Engine) SpillConversations(dir string, bytes int64) error {
+	return e.do(OpKeep, func() {
 		if err := e.convs.setSpill(dir, bytes); err != nil {
-			e.emit(Failed{Op: "keep", Err: err})
+			e.emit(Failed{Op: OpKeep, Err: err})
 		}
 	})
 }
@@ -230,7 +230,7 @@ func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 func (s *Session) complete(req Request, ids []int, cancelled func() bool, sink func(Event)) {
 	history := req.Messages[:len(req.Messages)-1]
 	if err := s.applySettings(req.Settings); err != nil {
-		sink(Failed{Op: "complete", Err: &RequestError{err}})
+		sink(Failed{Op: OpComplete, Err: &RequestError{err}})
 		return
 	}
 	if !sameMessages(s.msgs, history) {
@@ -264,12 +264,12 @@ func (s *Session) complete(req Request, ids []int, cancelled func() bool, sink f
 	}
 	s.cancelHook = func() bool { return st.hit || cancelled() }
 	last := len(req.Messages) - 1
-	r, begun := turnReq{text: req.Messages[last].Content, files: req.Media[last], from: s.tail(), op: "send"}, ""
+	r, begun := turnReq{text: req.Messages[last].Content, files: req.Media[last], from: s.tail(), op: OpSend}, ""
 	switch m := req.Messages[last]; {
 	case req.Raw:
 		r.raw = ids
 	case m.Role == "model":
-		r, begun = turnReq{msg: &m, from: s.tail(), op: "send", cont: true}, m.Content
+		r, begun = turnReq{msg: &m, from: s.tail(), op: OpSend, cont: true}, m.Content
 	}
 	s.send(r, func(ev Event) { st.pass(ev, sink) })
 	s.cancelHook, s.Metrics = nil, rec

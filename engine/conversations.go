@@ -401,13 +401,3 @@ func (cs *conversations) statsCopy() ConversationStats {
 	defer cs.mu.Unlock()
 	return cs.stats
 }
-
-// chatOps are the commands that act on the chat's conversation; the rest
-// (the store's list, delete, rename; marks) run wherever the session is.
-func chatOp(op string) bool {
-	switch op {
-	case "list", "delete", "rename", "mark", "keep", "store", "history":
-		return false
-	}
-	return true
-}

@@ -7,10 +7,13 @@ import (
 	"sync/atomic"
 
 	"github.com/orchard-llm/orchard/coreml"
+	"github.com/orchard-llm/orchard/internal/mailbox"
 )
 
-// Engine runs a Session on its own goroutine. Every method returns at
-// once; results arrive as events. Deltas are coalesced when the consumer
+// Engine runs a Session on its own goroutine. Every command returns at
+// once with its acceptance (nil: queued; ErrClosed: refused, and nothing
+// follows); its results arrive as events, each carrying the state it
+// implies (ARCHITECTURE.md, "The engine protocol"). Deltas are coalesced when the consumer
 // falls behind, so the engine never waits for the screen; every other
 // event is delivered, in order.
 type Engine struct {
@@ -22,9 +25,7 @@ type Engine struct {
 	done   chan struct{}
 	loopWG sync.WaitGroup
 
-	qmu   sync.Mutex
-	queue []Event
-	kick  chan struct{}
+	box *mailbox.Box[Event] // events on their way to out; deltas merge
 
 	mu     sync.Mutex // guards the copies the UI reads
 	msgs   []Message
@@ -64,7 +65,7 @@ var ErrClosed = errors.New("the engine is closed")
 func Start(sess *Session, info ModelInfo) *Engine {
 	info.Thinking = sess.CanThink()
 	e := &Engine{sess: sess, info: info, cmds: make(chan func(), 64), out: make(chan Event),
-		done: make(chan struct{}), kick: make(chan struct{}, 1), msgs: sess.Messages(), window: sess.Window(), set: sess.Settings()}
+		done: make(chan struct{}), box: mailbox.New(0, MergeDeltas), msgs: sess.Messages(), window: sess.Window(), set: sess.Settings()}
 	e.loopWG.Add(1)
 	go e.loop()
 	go e.forward()
@@ -100,51 +101,70 @@ func (e *Engine) refresh() {
 }
 
 // emit queues an event; a Delta merges into a Delta at the queue's tail.
-func (e *Engine) emit(ev Event) {
-	e.qmu.Lock()
-	if d, ok := ev.(*Delta); ok && len(e.queue) > 0 {
-		if tail, ok := e.queue[len(e.queue)-1].(*Delta); ok {
-			e.queue[len(e.queue)-1] = d.After(tail)
-			e.qmu.Unlock()
-			return
-		}
+func (e *Engine) emit(ev Event) { e.box.Push(ev) }
+
+// MergeDeltas merges next into last when both are deltas (Delta.After):
+// the merge of every mailbox that carries engine events.
+func MergeDeltas(last *Event, next Event) bool {
+	d, ok := next.(*Delta)
+	if !ok {
+		return false
 	}
-	e.queue = append(e.queue, ev)
-	e.qmu.Unlock()
-	select {
-	case e.kick <- struct{}{}:
-	default:
+	tail, ok := (*last).(*Delta)
+	if !ok {
+		return false
 	}
+	*last = d.After(tail)
+	return true
 }
 
 // emitTurn is the session's callback: it runs on the engine goroutine, so
-// before an event that ends a turn it can refresh the copies Messages and
-// Settings return — a consumer reading them on Finished sees the reply.
+// an event that ends a turn carries the conversation it leaves (and the
+// copies the getters return are refreshed with it).
 func (e *Engine) emitTurn(ev Event) {
-	switch ev.(type) {
-	case Finished, Cancelled, Failed, Branched:
+	switch x := ev.(type) {
+	case Finished:
+		x.Messages, x.Window = e.conversation()
+		ev = x
+	case Cancelled:
+		x.Messages, x.Window = e.conversation()
+		ev = x
+	case Failed:
+		if x.Op.Turn() {
+			x.Messages, x.Window = e.conversation()
+			ev = x
+		} else {
+			e.refresh()
+		}
+	case Branched:
 		e.refresh()
 	}
 	e.emit(ev)
+}
+
+// conversation refreshes the getters' copies and returns the chat's
+// conversation for an event.
+func (e *Engine) conversation() ([]Message, int) {
+	e.refresh()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.msgs), e.window
 }
 
 // forward hands queued events to the consumer, blocking only itself.
 func (e *Engine) forward() {
 	defer close(e.out)
 	for {
-		e.qmu.Lock()
-		if len(e.queue) == 0 {
-			e.qmu.Unlock()
+		// One at a time: the events behind a slow consumer go on merging.
+		ev, ok, _ := e.box.Next()
+		if !ok {
 			select {
-			case <-e.kick:
+			case <-e.box.Wake():
 				continue
 			case <-e.done:
 				return
 			}
 		}
-		ev := e.queue[0]
-		e.queue = e.queue[1:]
-		e.qmu.Unlock()
 		select {
 		case e.out <- ev:
 		case <-e.done:
@@ -153,27 +173,28 @@ func (e *Engine) forward() {
 	}
 }
 
-// do queues a command for the engine goroutine.
-func (e *Engine) do(op string, cmd func()) {
+// do queues a command for the engine goroutine: its acceptance. A
+// command refused (ErrClosed) reports nothing on Events.
+func (e *Engine) do(op Op, cmd func()) error {
 	e.cmdMu.Lock()
 	defer e.cmdMu.Unlock()
 	if e.closed {
-		e.emit(Failed{Op: op, Err: ErrClosed})
-		return
+		return ErrClosed
 	}
-	if !chatOp(op) {
+	if !op.chat() {
 		e.cmds <- cmd
-		return
+		return nil
 	}
 	e.cmds <- func() {
 		// A request's conversation may be in the session (Complete):
 		// chat commands act on the chat's own.
 		if err := e.convs.toHome(e.sess); err != nil {
-			e.emit(Failed{Op: op, Err: err})
+			e.emitTurn(Failed{Op: op, Err: err})
 			return
 		}
 		cmd()
 	}
+	return nil
 }
 
 // Events delivers the engine's events; it is closed after Close.
@@ -206,42 +227,42 @@ func (e *Engine) Window() int {
 
 // Send starts a turn; media are files to attach to the message (encoded
 // on the engine goroutine, before the prefill).
-func (e *Engine) Send(text string, media ...MediaFile) {
-	e.startTurn("send", func(emit func(Event)) { e.sess.Send(text, emit, media...) })
+func (e *Engine) Send(text string, media ...MediaFile) error {
+	return e.startTurn(OpSend, func(emit func(Event)) { e.sess.Send(text, emit, media...) })
 }
 
 // Regenerate replaces the last reply with a new one, keeping the old one
 // as another version; the cache is rewound to the end of the prompt, not
 // prefilled again.
-func (e *Engine) Regenerate() {
-	e.startTurn("regenerate", func(emit func(Event)) { e.sess.Regenerate(emit) })
+func (e *Engine) Regenerate() error {
+	return e.startTurn(OpRegenerate, func(emit func(Event)) { e.sess.Regenerate(emit) })
 }
 
 // Edit replaces the last user message with text and sends it; the cache
 // is rewound to before the message, which stays as another version with
 // its reply.
-func (e *Engine) Edit(text string) {
-	e.startTurn("edit", func(emit func(Event)) { e.sess.Edit(text, emit) })
+func (e *Engine) Edit(text string) error {
+	return e.startTurn(OpEdit, func(emit func(Event)) { e.sess.Edit(text, emit) })
 }
 
 // SelectVersion shows version (0-based) of the message at index, with the
-// turns that followed it (Branched; Failed{Op: "version"} when there is
+// turns that followed it (Branched; Failed{Op: OpVersion} when there is
 // no such version).
-func (e *Engine) SelectVersion(index, version int) {
-	e.do("version", func() {
+func (e *Engine) SelectVersion(index, version int) error {
+	return e.do(OpVersion, func() {
 		if err := e.sess.SelectVersion(index, version, e.emitTurn); err != nil {
-			e.emit(Failed{Op: "version", Err: err})
+			e.emit(Failed{Op: OpVersion, Err: err})
 		}
 	})
 }
 
 // startTurn queues a turn that Cancel can stop before or while it runs.
-func (e *Engine) startTurn(op string, run func(emit func(Event))) {
+func (e *Engine) startTurn(op Op, run func(emit func(Event))) error {
 	seq := e.sendSeq.Add(1)
-	e.do(op, func() {
+	return e.do(op, func() {
 		cancelled := func() bool { return seq <= e.cancelTo.Load() }
 		if cancelled() {
-			e.emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
+			e.emitTurn(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
 			return
 		}
 		e.sess.cancelHook = cancelled
@@ -252,16 +273,17 @@ func (e *Engine) startTurn(op string, run func(emit func(Event))) {
 
 // Cancel stops the running turn, and any turn requested before it that
 // has not started yet, after the chain call in flight.
-func (e *Engine) Cancel() {
+func (e *Engine) Cancel() error {
 	e.cancelTo.Store(e.sendSeq.Load())
 	e.sess.Cancel()
+	return nil
 }
 
 // SetSettings applies new settings between turns.
-func (e *Engine) SetSettings(s Settings) {
-	e.do("settings", func() {
+func (e *Engine) SetSettings(s Settings) error {
+	return e.do(OpSettings, func() {
 		if err := e.sess.SetSettings(s); err != nil {
-			e.emit(Failed{Op: "settings", Err: err})
+			e.emit(Failed{Op: OpSettings, Err: err})
 			return
 		}
 		e.emit(SettingsChanged{Settings: e.sess.Settings()})
@@ -270,18 +292,18 @@ func (e *Engine) SetSettings(s Settings) {
 
 // Clear starts a new conversation; the one it replaces is kept in the
 // history (when there is one) — and when it cannot be kept, nothing is
-// cleared (Failed{Op: "clear"} with a *NotKeptError).
-func (e *Engine) Clear() {
-	e.do("clear", func() {
+// cleared (Failed{Op: OpClear} with a *NotKeptError).
+func (e *Engine) Clear() error {
+	return e.do(OpClear, func() {
 		if err := e.keepReplaced(); err != nil {
-			e.emit(Failed{Op: "clear", Err: err})
+			e.emit(Failed{Op: OpClear, Err: err})
 			return
 		}
 		if err := e.sess.Clear(); err != nil {
-			e.emit(Failed{Op: "clear", Err: err})
+			e.emit(Failed{Op: OpClear, Err: err})
 			return
 		}
-		e.refresh() // a consumer that reads Messages on Cleared sees none
+		e.refresh() // the getters agree with Cleared
 		e.emit(Cleared{Settings: e.sess.Settings()})
 	})
 }

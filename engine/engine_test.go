@@ -116,7 +116,7 @@ func TestCancelledUnstarted(t *testing.T) {
 	defer e.Close()
 	hold := make(chan struct{})
 	e.do("hold", func() { <-hold }) // the loop is busy: the send waits
-	for _, turn := range []func(){func() { e.Send("one") }, e.Regenerate, func() { e.Edit("two") }} {
+	for _, turn := range []func(){func() { e.Send("one") }, func() { e.Regenerate() }, func() { e.Edit("two") }} {
 		turn()
 		e.Cancel()
 	}

@@ -67,6 +67,11 @@ type Finished struct {
 	// Stop is the stop string (Request.Stop) that ended the reply, if
 	// one did (FinishReason "stop").
 	Stop string
+	// Messages is the conversation with the reply, Window its first
+	// message the model sees: on Events, the chat's (an API request's
+	// sink gets neither).
+	Messages []Message
+	Window   int
 }
 
 // Cancelled: the turn was stopped; the partial reply is kept in the
@@ -78,13 +83,22 @@ type Cancelled struct {
 	Partial   string
 	Metrics   TurnMetrics
 	Unstarted bool
+	// Messages and Window: the chat's conversation now (the partial reply
+	// in it), as on Finished.
+	Messages []Message
+	Window   int
 }
 
 // Failed: the turn or command could not run; the conversation is as it
 // was before it (a message, never a panic).
 type Failed struct {
-	Op  string // "send", "save", "load", ...
+	Op  Op // the command that failed
 	Err error
+	// Messages and Window: for a turn (Op.Turn) on Events, the chat's
+	// conversation as it is again; nil for other commands, which change
+	// nothing.
+	Messages []Message
+	Window   int
 }
 
 // Notice is information for the user: context trimmed, speculation
@@ -100,7 +114,7 @@ type SettingsChanged struct{ Settings Settings }
 // after it (every operation's, the autosave's too: a panel takes the list
 // as it comes).
 type Checkpoints struct {
-	Op   string // save, load, delete, rename, fork, list, autosave
+	Op   Op // OpSave, OpLoad, OpDelete, OpRename, OpFork, OpList, OpAutosave
 	Name string
 	List []CheckpointInfo
 }
@@ -122,19 +136,19 @@ type Cleared struct {
 // is the conversation now (with its version counts); a regenerated or
 // edited turn's events follow.
 type Branched struct {
-	Op          string // regenerate, edit, version
+	Op          Op // OpRegenerate, OpEdit, OpVersion
 	Messages    []Message
 	ContextUsed int // tokens of the conversation in the cache (or waiting to be fed back)
 	Window      int // the first message of Messages the model sees (Session.Window)
 }
 
-// History reports the conversation history. Op "list" carries the
-// entries that match Query, newest first; "kept" says the conversation
+// History reports the conversation history. OpList carries the
+// entries that match Query, newest first; OpKept says the conversation
 // that was on screen went into the history (ID, Title) as another
-// replaced it; "resume", "delete" and "rename" (Title the new one)
+// replaced it; OpResume, OpDelete and OpRename (Title the new one)
 // report what happened to ID.
 type History struct {
-	Op    string
+	Op    Op
 	ID    string
 	Title string
 	Query string
@@ -311,56 +325,6 @@ type Memory struct {
 	AvailableLowBytes  uint64 `json:"lowestAvailableBytes"`
 }
 
-// Settings are the generation settings of a session.
-type Settings struct {
-	System        string
-	Thinking      bool
-	MaxTokens     int      // 0 = until EOS or the context ends
-	Speculation   SpecMode // on, off, auto
-	DraftLen      int      // tokens copied per draft (bounded by the verify width)
-	NGramMin      int
-	NGramMax      int
-	Sampling      Sampling
-	ContextPolicy ContextPolicy
-}
-
-// SpecMode is the user's speculation choice.
-type SpecMode string
-
-const (
-	SpecModeOn   SpecMode = "on"
-	SpecModeOff  SpecMode = "off"
-	SpecModeAuto SpecMode = "auto" // on, with the adaptive break-even policy
-)
-
-// Sampling parameters; the zero value is greedy.
-type Sampling struct {
-	Temperature       float64
-	TopK              int
-	TopP              float64
-	MinP              float64
-	RepetitionPenalty float64
-	Seed              uint64
-}
-
-// Greedy reports whether these settings pick the argmax.
-func (s Sampling) Greedy() bool { return s.Temperature == 0 }
-
-// ContextPolicy says what happens when the conversation fills the context.
-type ContextPolicy string
-
-const (
-	ContextStop       ContextPolicy = "stop"        // refuse with a clear message
-	ContextDropOldest ContextPolicy = "drop-oldest" // the model stops seeing the oldest turns (never the system prompt; the conversation keeps them), re-prefill
-	ContextCompact    ContextPolicy = "compact"     // the model summarises the oldest turns it sees (compact.go); the conversation keeps them
-)
-
-// DefaultSettings are the built-in defaults.
-func DefaultSettings() Settings {
-	return Settings{Speculation: SpecModeAuto, DraftLen: 4, NGramMin: 2, NGramMax: 3, ContextPolicy: ContextCompact,
-		Sampling: Sampling{TopP: 1}}
-}
-
 // ModelInfo is the static description the model header shows.
 type ModelInfo struct {
 	Name         string
@@ -372,7 +336,7 @@ type ModelInfo struct {
 	Runtime      string
 	Notes        []string
 	Media        []string // kinds of attachments the bundle takes: "image", "audio"
-	Attached     string   // the server's address when the chat runs over orchard serve
+	Server       string   // the server's address when the chat runs over orchard serve (server.Client); "" in-process
 	// Thinking: the bundle's template can ask for the model's thinking
 	// (Start fills it in).
 	Thinking bool

@@ -49,8 +49,8 @@ type HistoryPolicy struct {
 var ErrNoHistory = errors.New("the conversation history is off (history.enabled in the config) or has no data folder")
 
 // UseHistory connects the history's store.
-func (e *Engine) UseHistory(st HistoryStore, p HistoryPolicy) {
-	e.do("history", func() {
+func (e *Engine) UseHistory(st HistoryStore, p HistoryPolicy) error {
+	return e.do(OpHistory, func() {
 		e.hmu.Lock()
 		e.hist, e.histPolicy = st, p
 		e.hmu.Unlock()
@@ -58,10 +58,13 @@ func (e *Engine) UseHistory(st HistoryStore, p HistoryPolicy) {
 }
 
 // ListHistory reports the conversations whose text contains query (all
-// of them for ""), newest first, as History{Op: "list"}. It runs beside
+// of them for ""), newest first, as History{Op: OpList}. It runs beside
 // the engine goroutine, so it never waits for a reply; requests made
 // faster than they are answered are merged into the last.
-func (e *Engine) ListHistory(query string) { e.reads.ask(&query) }
+func (e *Engine) ListHistory(query string) error {
+	e.reads.ask(&query)
+	return nil
+}
 
 // SearchHistory answers what ListHistory reports, to the caller: the
 // conversations whose text holds query (all for ""), newest first. It
@@ -73,10 +76,10 @@ func (e *Engine) SearchHistory(query string) ([]HistoryInfo, error) {
 
 // ResumeHistory replaces the conversation with one from the history; the
 // conversation it replaces is kept there first.
-func (e *Engine) ResumeHistory(id string) {
-	e.do("resume", func() {
+func (e *Engine) ResumeHistory(id string) error {
+	return e.do(OpResume, func() {
 		if err := e.resume(id); err != nil {
-			e.emit(Failed{Op: "resume", Err: err})
+			e.emit(Failed{Op: OpResume, Err: err})
 		}
 		e.refreshHistory()
 	})
@@ -84,21 +87,21 @@ func (e *Engine) ResumeHistory(id string) {
 
 // DeleteHistory removes a conversation from the history. The conversation
 // on screen goes on; it is kept again once it changes.
-func (e *Engine) DeleteHistory(id string) {
-	e.do("history-delete", func() {
+func (e *Engine) DeleteHistory(id string) error {
+	return e.do(OpHistoryDelete, func() {
 		if e.hist == nil {
-			e.emit(Failed{Op: "history", Err: ErrNoHistory})
+			e.emit(Failed{Op: OpHistory, Err: ErrNoHistory})
 			return
 		}
 		if err := e.hist.Delete(id); err != nil {
-			e.emit(Failed{Op: "history-delete", Err: err})
+			e.emit(Failed{Op: OpHistoryDelete, Err: err})
 			return
 		}
 		if id == e.sess.historyID {
 			e.sess.historyID, e.archivedGen = "", e.sess.gen
 			e.refresh()
 		}
-		e.emit(History{Op: "delete", ID: id})
+		e.emit(History{Op: OpDelete, ID: id})
 		e.refreshHistory()
 	})
 }
@@ -109,7 +112,7 @@ func (e *Engine) resume(id string) error {
 		return ErrNoHistory
 	}
 	if id == s.historyID && id != "" {
-		e.emit(History{Op: "resume", ID: id, Title: titleOf(s.msgs)})
+		e.emit(History{Op: OpResume, ID: id, Title: titleOf(s.msgs)})
 		return nil
 	}
 	cp, err := e.hist.Load(id, s.b.Identity)
@@ -132,12 +135,12 @@ func (e *Engine) resume(id string) error {
 	if len(cp.Tokens) == 0 && len(s.unfed) > 0 {
 		e.emit(Notice{Text: fmt.Sprintf("its cache was not kept (history.keep_kv, history.kv_budget): the next message feeds its %s tokens again", thousands(len(s.unfed)))})
 	}
-	e.emit(History{Op: "resume", ID: id, Title: entryTitle(cp)})
+	e.emit(History{Op: OpResume, ID: id, Title: entryTitle(cp)})
 	return nil
 }
 
 // keepReplaced keeps the conversation that is about to be replaced and
-// says so (History{Op: "kept"}) when it is in the history. When it cannot
+// says so (History{Op: OpKept}) when it is in the history. When it cannot
 // be kept, the caller must not replace it: the error (a *NotKeptError)
 // says why in a sentence, and the conversation stays where it is.
 func (e *Engine) keepReplaced() error {
@@ -146,7 +149,7 @@ func (e *Engine) keepReplaced() error {
 		return &NotKeptError{Err: err}
 	}
 	if id != "" {
-		e.emit(History{Op: "kept", ID: id, Title: titleOf(e.sess.msgs)})
+		e.emit(History{Op: OpKept, ID: id, Title: titleOf(e.sess.msgs)})
 	}
 	return nil
 }
@@ -368,10 +371,10 @@ func (r *historyReader) run(e *Engine) {
 		}
 		list, err := r.list(e, q)
 		if err != nil {
-			e.emit(Failed{Op: "history", Err: err})
+			e.emit(Failed{Op: OpHistory, Err: err})
 			continue
 		}
-		e.emit(History{Op: "list", Query: q, List: list})
+		e.emit(History{Op: OpList, Query: q, List: list})
 	}
 }
 

@@ -304,13 +304,13 @@ func TestReplacingRefusedWhenNotKept(t *testing.T) {
 
 	hist.fail(syscall.ENOSPC)
 	for _, tc := range []struct {
-		op string
-		do func()
+		op Op
+		do func() error
 	}{
 		{"clear", e.Clear},
-		{"load", func() { e.LoadCheckpoint("saved") }},
-		{"fork", func() { e.ForkCheckpoint("saved") }},
-		{"resume", func() { e.ResumeHistory(kept.ID) }},
+		{"load", func() error { return e.LoadCheckpoint("saved") }},
+		{"fork", func() error { return e.ForkCheckpoint("saved") }},
+		{"resume", func() error { return e.ResumeHistory(kept.ID) }},
 	} {
 		tc.do()
 		var failed Failed

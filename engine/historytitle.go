@@ -20,12 +20,12 @@ const maxTitle = 80
 
 // RenameHistory gives a conversation of the history a title of its own;
 // "" gives it back its first message. id "" is the conversation on
-// screen, kept first if it changed. It answers History{Op: "rename"} and
-// a new list, or Failed{Op: "history-rename"}.
-func (e *Engine) RenameHistory(id, title string) {
-	e.do("history-rename", func() {
+// screen, kept first if it changed. It answers History{Op: OpRename} and
+// a new list, or Failed{Op: OpHistoryRename}.
+func (e *Engine) RenameHistory(id, title string) error {
+	return e.do(OpHistoryRename, func() {
 		if err := e.renameHistory(id, oneLine(title, maxTitle)); err != nil {
-			e.emit(Failed{Op: "history-rename", Err: err})
+			e.emit(Failed{Op: OpHistoryRename, Err: err})
 		}
 	})
 }
@@ -61,7 +61,7 @@ func (e *Engine) renameHistory(id, title string) error {
 		return fmt.Errorf("history: %w", err)
 	}
 	e.reads.forget(id)
-	e.emit(History{Op: "rename", ID: id, Title: entryTitle(cp)})
+	e.emit(History{Op: OpRename, ID: id, Title: entryTitle(cp)})
 	e.refreshHistory()
 	return nil
 }

@@ -36,7 +36,7 @@ func scriptedRuntime(t testing.TB, b *bundle.Bundle, script string) *reference.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := chain.NewHost(b)
+	host, err := chain.NewInputs(b)
 	if err != nil {
 		t.Fatal(err)
 	}

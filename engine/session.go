@@ -32,21 +32,8 @@ type Session struct {
 	// takes a message out of it. The model sees msgs[window:] — the
 	// context policy moves window on when the turns before it no longer
 	// fit — and the cache holds what that renders.
-	msgs      []Message
-	window    int
-	cstate    *contextState // what the model sees besides msgs[window:] (compact.go)
-	committed []int         // tokens the cache holds (== chain.Position())
-	pending   int           // first token not fed to the chain, −1 when none
-	// Continuation: after a clean turn the cache holds the prompt plus the
-	// reply's ids; the next prompt is those ids plus the rendering after the
-	// reply, as long as the conversation still renders with prevPrompt first.
-	contOK     bool
-	prevPrompt string
-	unfed      []int // reply tokens emitted but not fed (the last one at a cap)
-	lastPrompt []int // the ids of the last turn's prompt, as fed
-	// streamPending are the last reply's tokens whose text is incomplete
-	// (a character's first bytes), kept for a continuation.
-	streamPending []int
+	msgs []Message
+	liveTail
 
 	// base is what the last turn's prompt continued, for a Regenerate or
 	// Edit of that turn; baseAt is the index of its user message.
@@ -61,12 +48,8 @@ type Session struct {
 	// only when it changed.
 	gen uint64
 
-	// Drafter proposes tokens; PromptLookup by default. Tests swap it.
-	Drafter Drafter
-	policy  adaptive
-	total   SpecStats // the whole session's speculation figures
-	emitted int       // tokens generated in the session (paces the policy)
-	turn    int
+	speculation
+	turn int
 
 	sampler     *sampler
 	samplerTurn int
@@ -76,16 +59,7 @@ type Session struct {
 	peak   Memory
 	// Metrics receives one record per turn (metrics.jsonl); nil disables it.
 	Metrics func(TurnMetrics) error
-	// Media encodes attached images and clips; nil when the bundle or the
-	// front end takes none.
-	Media *Encoders
-	// encoded holds every attached file's soft rows (by sha256), for as
-	// long as the conversation may need to prefill them again; spans are
-	// the media spans of the session's tokens (committed, then unfed), by
-	// position, as the turns that laid them out placed them. The rows of
-	// those below len(committed) are in the cache.
-	encoded map[string][][]uint16
-	spans   []spanRef
+	mediaState
 
 	cancel atomic.Bool
 	// closing is set when the engine closes: a reply it cuts short is
@@ -98,6 +72,56 @@ type Session struct {
 	now        func() time.Time
 }
 
+// liveTail is the state the next turn continues from, as the session
+// holds it while it runs: tailState is the same captured (Session.tail)
+// for a version, a turn's base or a checkpoint, and applyTail makes one
+// live again. Every field here is in tailState, in another shape (IDs =
+// committed then unfed, Fed = len(committed)) — but lastPrompt, which
+// only the next turn's prompt lookup reads.
+type liveTail struct {
+	window int // the first message the model sees
+	// cstate is what the model sees besides msgs[window:]: the summary,
+	// pinned messages, elided attachments (compact.go).
+	cstate    *contextState
+	committed []int // tokens the cache holds (== chain.Position())
+	pending   int   // first token not fed to the chain, −1 when none
+	// Continuation: after a clean turn the cache holds the prompt plus the
+	// reply's ids; the next prompt is those ids plus the rendering after the
+	// reply, as long as the conversation still renders with prevPrompt first.
+	contOK     bool
+	prevPrompt string
+	unfed      []int // reply tokens emitted but not fed (the last one at a cap)
+	lastPrompt []int // the ids of the last turn's prompt, as fed
+	// streamPending are the last reply's tokens whose text is incomplete
+	// (a character's first bytes), kept for a continuation.
+	streamPending []int
+	// spans are the media spans of the session's tokens (committed, then
+	// unfed), by position, as the turns that laid them out placed them.
+	// The rows of those below len(committed) are in the cache.
+	spans []spanRef
+}
+
+// speculation is the session's drafting: the drafter, the break-even
+// policy over it, and the figures it keeps.
+type speculation struct {
+	// Drafter proposes tokens; PromptLookup by default. Tests swap it.
+	Drafter Drafter
+	policy  adaptive
+	total   SpecStats // the whole session's speculation figures
+	emitted int       // tokens generated in the session (paces the policy)
+}
+
+// mediaState is what the session keeps of attached files.
+type mediaState struct {
+	// Media encodes attached images and clips; nil when the bundle or the
+	// front end takes none.
+	Media *Encoders
+	// encoded holds every attached file's soft rows (by sha256), for as
+	// long as the conversation may need to prefill them again (the spans
+	// of liveTail say where they stand).
+	encoded map[string][][]uint16
+}
+
 // ErrCancelled is returned when a turn was stopped by Cancel.
 var ErrCancelled = errors.New("cancelled")
 
@@ -107,7 +131,7 @@ func NewSession(b *bundle.Bundle, ch chain.Chain, tok *tokenizer.Tokenizer, set 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{b: b, chain: ch, tok: tok, tmpl: tmpl, caps: ch.Capabilities(), pending: -1,
+	s := &Session{b: b, chain: ch, tok: tok, tmpl: tmpl, caps: ch.Capabilities(), liveTail: liveTail{pending: -1},
 		Memory: memledger.Read, now: time.Now, set: DefaultSettings()}
 	s.stops = stopSet(b, tmpl)
 	if err := s.SetSettings(set); err != nil {

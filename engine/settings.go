@@ -6,6 +6,56 @@ import (
 	"strconv"
 )
 
+// Settings are the generation settings of a session.
+type Settings struct {
+	System        string
+	Thinking      bool
+	MaxTokens     int      // 0 = until EOS or the context ends
+	Speculation   SpecMode // on, off, auto
+	DraftLen      int      // tokens copied per draft (bounded by the verify width)
+	NGramMin      int
+	NGramMax      int
+	Sampling      Sampling
+	ContextPolicy ContextPolicy
+}
+
+// SpecMode is the user's speculation choice.
+type SpecMode string
+
+const (
+	SpecModeOn   SpecMode = "on"
+	SpecModeOff  SpecMode = "off"
+	SpecModeAuto SpecMode = "auto" // on, with the adaptive break-even policy
+)
+
+// Sampling parameters; the zero value is greedy.
+type Sampling struct {
+	Temperature       float64
+	TopK              int
+	TopP              float64
+	MinP              float64
+	RepetitionPenalty float64
+	Seed              uint64
+}
+
+// Greedy reports whether these settings pick the argmax.
+func (s Sampling) Greedy() bool { return s.Temperature == 0 }
+
+// ContextPolicy says what happens when the conversation fills the context.
+type ContextPolicy string
+
+const (
+	ContextStop       ContextPolicy = "stop"        // refuse with a clear message
+	ContextDropOldest ContextPolicy = "drop-oldest" // the model stops seeing the oldest turns (never the system prompt; the conversation keeps them), re-prefill
+	ContextCompact    ContextPolicy = "compact"     // the model summarises the oldest turns it sees (compact.go); the conversation keeps them
+)
+
+// DefaultSettings are the built-in defaults.
+func DefaultSettings() Settings {
+	return Settings{Speculation: SpecModeAuto, DraftLen: 4, NGramMin: 2, NGramMax: 3, ContextPolicy: ContextCompact,
+		Sampling: Sampling{TopP: 1}}
+}
+
 // Settings errors. A *SettingError wraps one of them, so a front end can
 // tell a value out of range from one the bundle cannot honour (a server
 // answers both with 400 Bad Request, the CLI exits with status 2).

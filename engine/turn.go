@@ -31,10 +31,10 @@ type turn struct {
 	stream             *tokenizer.Stream
 	emit               func(Event)
 	finish             string
-	lastFed            bool   // the last emitted token is in the cache (verify rounds)
-	op                 string // the Op of a Failed event
-	cont               bool   // the reply continues the model's message the prompt ends with
-	raw                bool   // the prompt was fed as given, without the template
+	lastFed            bool // the last emitted token is in the cache (verify rounds)
+	op                 Op   // the Op of a Failed event
+	cont               bool // the reply continues the model's message the prompt ends with
+	raw                bool // the prompt was fed as given, without the template
 	undo               *undoPoint
 	one                [1]int  // a single emitted token, without allocating
 	deltas             []Delta // the slab the next Delta events come from
@@ -59,13 +59,13 @@ func (t *turn) newDelta() *Delta {
 // the conversation and cache are as they were before it (or consistent
 // with what was fed), never half-updated.
 func (s *Session) Send(text string, emit func(Event), media ...MediaFile) error {
-	return s.send(turnReq{text: text, files: media, from: s.tail(), op: "send"}, emit)
+	return s.send(turnReq{text: text, files: media, from: s.tail(), op: OpSend}, emit)
 }
 
 // PrefillOnly adds the user's message and prefills it without generating:
 // the prediction stays pending, as after corellm-chat's --kv-save prefill.
 func (s *Session) PrefillOnly(text string, emit func(Event), media ...MediaFile) error {
-	return s.send(turnReq{text: text, files: media, from: s.tail(), op: "send", prefillOnly: true}, emit)
+	return s.send(turnReq{text: text, files: media, from: s.tail(), op: OpSend, prefillOnly: true}, emit)
 }
 
 // turnReq is what a turn starts from.
@@ -76,7 +76,7 @@ type turnReq struct {
 	// new text): its attachments are already encoded.
 	msg         *Message
 	from        tailState // what its prompt continues (the session's tail, or a turn's base)
-	op          string    // the Op of its Failed event: send, regenerate, edit
+	op          Op        // the Op of its Failed event: send, regenerate, edit
 	prefillOnly bool
 	// cont: msg is the model's reply begun (an API request's prefill);
 	// the prompt ends inside it and the reply continues it.
@@ -579,7 +579,7 @@ func (s *Session) fail(t *turn, err error) error {
 	}
 	op := t.op
 	if op == "" {
-		op = "send"
+		op = OpSend
 	}
 	t.emit(Failed{Op: op, Err: err})
 	return err
@@ -729,11 +729,11 @@ func commonPrefix(a, b []int) int {
 func (s *Session) Continue(emit func(Event)) error {
 	if s.pending < 0 && len(s.unfed) == 0 {
 		err := errors.New("nothing to continue: the cache holds no pending token")
-		emit(Failed{Op: "continue", Err: err})
+		emit(Failed{Op: OpContinue, Err: err})
 		return err
 	}
 	s.cancel.Store(false)
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: "continue", undo: s.undoPoint()}
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: OpContinue, undo: s.undoPoint()}
 	s.turn++
 	// The last reply's unfinished character continues in this one.
 	for _, id := range s.streamPending {

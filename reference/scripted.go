@@ -68,7 +68,7 @@ type ScriptedOptions struct {
 	Tokenizer *tokenizer.Tokenizer
 	// Vocab and Hidden are the embedding table's shape; Embed writes an
 	// id's row exactly as the host feeds it to the first chunk
-	// (chain.Host.Embed), so the lookup is exact.
+	// (chain.Inputs.Embed), so the lookup is exact.
 	Vocab, Hidden int
 	Embed         func(id int, dst []uint16) error
 }

@@ -81,8 +81,8 @@ func (s *Server) autosaveLoop() {
 // after the save does not make the save fail.)
 func (s *Server) autosave() error {
 	s.saver.dirty.Store(false)
-	for _, ev := range s.command(func(e Engine) { e.Autosave() }) {
-		if f, ok := ev.(engine.Failed); ok && f.Op != "list" {
+	for _, ev := range s.command(engine.OpAutosave, func(e Engine) error { return e.Autosave() }) {
+		if f, ok := ev.(engine.Failed); ok && f.Op != engine.OpList {
 			s.saver.dirty.Store(true)
 			s.log.Warn("autosave", "op", f.Op, "err", f.Err)
 			return f.Err

@@ -56,7 +56,7 @@ func TestServerAutosaves(t *testing.T) {
 // it), so its checkpoints panel stays full.
 func TestAutosaveListReachesScreens(t *testing.T) {
 	ts := startServer(t, serverOpts{})
-	c, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	c, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

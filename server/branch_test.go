@@ -19,7 +19,7 @@ func TestAttachedVersionsAndHistory(t *testing.T) {
 	set := engine.DefaultSettings()
 	set.MaxTokens = 8
 	ctx := context.Background()
-	a, err := Attach(ctx, "unix:"+ts.sock, "")
+	a, err := Connect(ctx, "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestAttachedVersionsAndHistory(t *testing.T) {
 	if m := a.Messages(); len(m) != 2 || m[1].Versions != 2 || m[1].Version != 1 {
 		t.Fatalf("messages after regenerate %+v", m)
 	}
-	b, err := Attach(ctx, "unix:"+ts.sock, "")
+	b, err := Connect(ctx, "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // input, and the server's conversation is as it was.
 func TestCancelInLineOnScreen(t *testing.T) {
 	ts := startServer(t, serverOpts{delay: 40 * time.Millisecond})
-	c, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	c, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/mailbox"
 	"github.com/orchard-llm/orchard/regfile"
 )
 
@@ -34,7 +35,7 @@ type Client struct {
 	hc     *http.Client
 
 	events chan engine.Event
-	box    *mailbox[engine.Event]
+	box    *mailbox.Box[engine.Event]
 	ctx    context.Context // ends at Close
 	stop   context.CancelFunc
 	done   chan struct{}
@@ -133,13 +134,13 @@ func responseError(resp *http.Response) error {
 // it has the model, settings and conversation; events follow: the
 // Connection (with the context the conversation fills), the line, the
 // reply in flight if there is one.
-func Attach(ctx context.Context, addr, key string) (*Client, error) {
+func Connect(ctx context.Context, addr, key string) (*Client, error) {
 	base, tr, err := transport(addr)
 	if err != nil {
 		return nil, err
 	}
 	c := &Client{addr: addr, base: base, key: key, origin: newID("screen-"), hc: &http.Client{Transport: tr},
-		events: make(chan engine.Event), box: newMailbox(0, mergeScreenEvent), done: make(chan struct{})}
+		events: make(chan engine.Event), box: mailbox.New(0, mergeScreenEvent), done: make(chan struct{})}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	st, first, err := c.dial(ctx)
 	if err != nil {
@@ -148,7 +149,7 @@ func Attach(ctx context.Context, addr, key string) (*Client, error) {
 		return nil, fmt.Errorf("attach to %s: %w", addr, err)
 	}
 	c.info = first.Info.info()
-	c.info.Attached = addr
+	c.info.Server = addr
 	c.maxFile = first.Info.MaxFileBytes
 	if c.maxFile <= 0 {
 		c.maxFile = DefaultMaxMediaBytes
@@ -174,17 +175,17 @@ func (c *Client) adopt(first wireEvent, again bool) {
 	c.line, c.apiGen, c.apiTPS = first.Line, 0, 0
 	line := c.line.event(0, 0)
 	c.mu.Unlock()
-	c.box.push(engine.Connection{Addr: c.addr, Reconnected: again, ContextUsed: first.ContextUsed})
+	c.box.Push(engine.Connection{Addr: c.addr, Reconnected: again, ContextUsed: first.ContextUsed})
 	if again {
-		c.box.push(engine.Cleared{Messages: slices.Clone(msgs), ContextUsed: first.ContextUsed, Settings: set, Window: first.Window})
+		c.box.Push(engine.Cleared{Messages: slices.Clone(msgs), ContextUsed: first.ContextUsed, Settings: set, Window: first.Window})
 	}
-	c.box.push(line)
+	c.box.Push(line)
 	if cur != nil {
 		// A reply is being generated: show what came so far, then the
 		// rest as it streams.
-		c.box.push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens, Attachments: cur.Attachments})
+		c.box.Push(engine.Started{Turn: cur.Turn, PromptTokens: cur.PromptTokens, ReusedTokens: cur.ReusedTokens, Attachments: cur.Attachments})
 		if cur.Text != "" {
-			c.box.push(&engine.Delta{Text: cur.Text, Live: cur.Live.live()})
+			c.box.Push(&engine.Delta{Text: cur.Text, Live: cur.Live.live()})
 		}
 	}
 }
@@ -250,12 +251,13 @@ func (c *Client) read(st *eventStream) error {
 			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: w.User, Attachments: w.Attachments})
 			shown = slices.Clone(c.msgs)
 		}
+		set := c.settings
 		c.mu.Unlock()
 		if shown != nil {
-			c.box.push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: c.Settings(), Window: w.Window})
+			c.box.Push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: set, Window: w.Window})
 		}
 		if ev, ok := fromWire(w); ok {
-			c.box.push(ev)
+			c.box.Push(ev)
 		}
 	}
 }
@@ -276,7 +278,7 @@ func (c *Client) lineEvent(w wireEvent) {
 	default:
 		return
 	}
-	c.box.push(c.line.event(c.apiGen, c.apiTPS))
+	c.box.Push(c.line.event(c.apiGen, c.apiTPS))
 }
 
 // mergeScreenEvent merges what a screen needs only the latest of:
@@ -298,7 +300,7 @@ func mergeScreenEvent(last *engine.Event, next engine.Event) bool {
 			return true
 		}
 	}
-	return mergeDelta(last, next)
+	return engine.MergeDeltas(last, next)
 }
 
 // forward hands events to the screen, blocking only itself.
@@ -306,7 +308,7 @@ func (c *Client) forward() {
 	defer close(c.events)
 	defer close(c.done)
 	for {
-		evs, open := c.box.take()
+		evs, open := c.box.Take()
 		for _, ev := range evs {
 			c.events <- ev
 		}
@@ -314,29 +316,28 @@ func (c *Client) forward() {
 			return
 		}
 		if len(evs) == 0 {
-			<-c.box.wake
+			<-c.box.Wake()
 		}
 	}
 }
 
-// call sends a command; a failure becomes a Failed event for op.
-func (c *Client) call(op, method, path string, body any) {
-	c.callWithin(30*time.Second, op, method, path, body)
+// call sends a command: nil when the server took it (its results come
+// on the event stream), else the refusal.
+func (c *Client) call(op engine.Op, method, path string, body any) error {
+	return c.callWithin(30*time.Second, op, method, path, body)
 }
 
 // callWithin is call with a deadline: a message carrying files may take
 // a while to reach the server through a slow tunnel.
-func (c *Client) callWithin(limit time.Duration, op, method, path string, body any) {
+func (c *Client) callWithin(limit time.Duration, op engine.Op, method, path string, body any) error {
 	if err := c.refusal(); err != nil {
-		c.box.push(engine.Failed{Op: op, Err: err})
-		return
+		return err
 	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			c.box.push(engine.Failed{Op: op, Err: err})
-			return
+			return fmt.Errorf("%s: %w", op, err)
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -344,23 +345,21 @@ func (c *Client) callWithin(limit time.Duration, op, method, path string, body a
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		c.box.push(engine.Failed{Op: op, Err: err})
-		return
+		return err
 	}
 	c.auth(req)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Prefer", "respond-async")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.box.push(engine.Failed{Op: op, Err: fmt.Errorf("the server at %s: %w", c.addr, err)})
-		return
+		return fmt.Errorf("the server at %s: %w", c.addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		c.box.push(engine.Failed{Op: op, Err: responseError(resp)})
-		return
+		return responseError(resp)
 	}
 	io.Copy(io.Discard, resp.Body)
+	return nil
 }
 
 // Events delivers the chat's events; closed when the stream ends.
@@ -393,7 +392,7 @@ func (c *Client) Window() int {
 // sent with it: the screen may run on another machine than the server
 // (through ssh -L), whose encoders see only what it is sent. The chips
 // come back with the turn's events, as in-process.
-func (c *Client) Send(text string, media ...engine.MediaFile) {
+func (c *Client) Send(text string, media ...engine.MediaFile) error {
 	files := make([]wireMedia, 0, len(media))
 	var size int64
 	for _, f := range media {
@@ -401,8 +400,7 @@ func (c *Client) Send(text string, media ...engine.MediaFile) {
 		if data == nil {
 			var err error
 			if data, err = regfile.ReadFile(f.Path, c.maxFile); err != nil {
-				c.box.push(engine.Failed{Op: "send", Err: attachError(f, err)})
-				return
+				return attachError(f, err)
 			}
 		}
 		name := f.Name
@@ -414,7 +412,7 @@ func (c *Client) Send(text string, media ...engine.MediaFile) {
 	}
 	// 30 s, and time for the files at 256 KiB/s.
 	limit := 30*time.Second + time.Duration(size/(256<<10))*time.Second
-	c.callWithin(limit, "send", http.MethodPost, "/orchard/v1/session/messages", map[string]any{"text": text, "origin": c.origin, "media": files})
+	return c.callWithin(limit, engine.OpSend, http.MethodPost, "/orchard/v1/session/messages", map[string]any{"text": text, "origin": c.origin, "media": files})
 }
 
 // attachError says why a file could not be sent.
@@ -425,73 +423,81 @@ func attachError(f engine.MediaFile, err error) error {
 	return fmt.Errorf("cannot send %s: %s", f.Path, regfile.Reason(err))
 }
 
-func (c *Client) Cancel() { c.call("cancel", http.MethodPost, "/orchard/v1/session/cancel", nil) }
-
-func (c *Client) SetSettings(s engine.Settings) {
-	c.call("settings", http.MethodPut, "/orchard/v1/settings", toWireSettings(s))
+func (c *Client) Cancel() error {
+	return c.call(engine.OpCancel, http.MethodPost, "/orchard/v1/session/cancel", nil)
 }
 
-func (c *Client) Clear() { c.call("clear", http.MethodPost, "/orchard/v1/session/clear", nil) }
-
-func (c *Client) SaveCheckpoint(name string) {
-	c.call("save", http.MethodPost, "/orchard/v1/checkpoints", map[string]string{"name": name})
+func (c *Client) SetSettings(s engine.Settings) error {
+	return c.call(engine.OpSettings, http.MethodPut, "/orchard/v1/settings", toWireSettings(s))
 }
 
-func (c *Client) LoadCheckpoint(name string) {
-	c.call("load", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/load", nil)
+func (c *Client) Clear() error {
+	return c.call(engine.OpClear, http.MethodPost, "/orchard/v1/session/clear", nil)
 }
 
-func (c *Client) ForkCheckpoint(name string) {
-	c.call("fork", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/fork", nil)
+func (c *Client) SaveCheckpoint(name string) error {
+	return c.call(engine.OpSave, http.MethodPost, "/orchard/v1/checkpoints", map[string]string{"name": name})
 }
 
-func (c *Client) DeleteCheckpoint(name string) {
-	c.call("delete", http.MethodDelete, "/orchard/v1/checkpoints/"+url.PathEscape(name), nil)
+func (c *Client) LoadCheckpoint(name string) error {
+	return c.call(engine.OpLoad, http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/load", nil)
 }
 
-func (c *Client) RenameCheckpoint(oldName, newName string) {
-	c.call("rename", http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(oldName)+"/rename", map[string]string{"name": newName})
+func (c *Client) ForkCheckpoint(name string) error {
+	return c.call(engine.OpFork, http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(name)+"/fork", nil)
 }
 
-func (c *Client) ListCheckpoints() { c.call("list", http.MethodGet, "/orchard/v1/checkpoints", nil) }
+func (c *Client) DeleteCheckpoint(name string) error {
+	return c.call(engine.OpDelete, http.MethodDelete, "/orchard/v1/checkpoints/"+url.PathEscape(name), nil)
+}
 
-func (c *Client) Autosave() { c.call("autosave", http.MethodPost, "/orchard/v1/session/autosave", nil) }
+func (c *Client) RenameCheckpoint(oldName, newName string) error {
+	return c.call(engine.OpRename, http.MethodPost, "/orchard/v1/checkpoints/"+url.PathEscape(oldName)+"/rename", map[string]string{"name": newName})
+}
+
+func (c *Client) ListCheckpoints() error {
+	return c.call(engine.OpList, http.MethodGet, "/orchard/v1/checkpoints", nil)
+}
+
+func (c *Client) Autosave() error {
+	return c.call(engine.OpAutosave, http.MethodPost, "/orchard/v1/session/autosave", nil)
+}
 
 // Regenerate asks for a new reply to the last message (Branched and the
 // turn's events follow on the stream).
-func (c *Client) Regenerate() {
-	c.call("regenerate", http.MethodPost, "/orchard/v1/session/regenerate", map[string]string{"origin": c.origin})
+func (c *Client) Regenerate() error {
+	return c.call(engine.OpRegenerate, http.MethodPost, "/orchard/v1/session/regenerate", map[string]string{"origin": c.origin})
 }
 
 // Edit replaces the last user message and sends it again.
-func (c *Client) Edit(text string) {
-	c.call("edit", http.MethodPost, "/orchard/v1/session/edit", map[string]string{"text": text, "origin": c.origin})
+func (c *Client) Edit(text string) error {
+	return c.call(engine.OpEdit, http.MethodPost, "/orchard/v1/session/edit", map[string]string{"text": text, "origin": c.origin})
 }
 
 // SelectVersion shows another version of message index.
-func (c *Client) SelectVersion(index, version int) {
-	c.call("version", http.MethodPost, "/orchard/v1/session/version", map[string]int{"index": index, "version": version})
+func (c *Client) SelectVersion(index, version int) error {
+	return c.call(engine.OpVersion, http.MethodPost, "/orchard/v1/session/version", map[string]int{"index": index, "version": version})
 }
 
 // ListHistory asks for the history (the list arrives as an event).
-func (c *Client) ListHistory(query string) {
-	c.call("history", http.MethodGet, "/orchard/v1/history?q="+url.QueryEscape(query), nil)
+func (c *Client) ListHistory(query string) error {
+	return c.call(engine.OpHistory, http.MethodGet, "/orchard/v1/history?q="+url.QueryEscape(query), nil)
 }
 
 // ResumeHistory brings a conversation of the history back on the server.
-func (c *Client) ResumeHistory(id string) {
-	c.call("resume", http.MethodPost, "/orchard/v1/history/"+url.PathEscape(id)+"/resume", nil)
+func (c *Client) ResumeHistory(id string) error {
+	return c.call(engine.OpResume, http.MethodPost, "/orchard/v1/history/"+url.PathEscape(id)+"/resume", nil)
 }
 
 // DeleteHistory removes a conversation from the server's history.
-func (c *Client) DeleteHistory(id string) {
-	c.call("history-delete", http.MethodDelete, "/orchard/v1/history/"+url.PathEscape(id), nil)
+func (c *Client) DeleteHistory(id string) error {
+	return c.call(engine.OpHistoryDelete, http.MethodDelete, "/orchard/v1/history/"+url.PathEscape(id), nil)
 }
 
 // RenameHistory titles a conversation of the server's history ("" for
 // the one on screen).
-func (c *Client) RenameHistory(id, title string) {
-	c.call("history-rename", http.MethodPost, "/orchard/v1/history/rename", map[string]string{"id": id, "title": title})
+func (c *Client) RenameHistory(id, title string) error {
+	return c.call(engine.OpHistoryRename, http.MethodPost, "/orchard/v1/history/rename", map[string]string{"id": id, "title": title})
 }
 
 // Close detaches: the event stream ends; the server goes on.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/mailbox"
 )
 
 // generation is one API request on its way through the line and the
@@ -56,19 +57,19 @@ func (s *Server) generate(ctx context.Context, g generation, each func(engine.Ev
 	if s.closing.Load() {
 		return nil, errShuttingDown
 	}
-	box := newMailbox(0, mergeDelta)
-	job := s.eng.Complete(g.req, func(ev engine.Event) { box.push(ev) })
+	box := mailbox.New(0, engine.MergeDeltas)
+	job := s.eng.Complete(g.req, func(ev engine.Event) { box.Push(ev) })
 	defer s.track(job)()
 	s.publish(wireEvent{Type: "request", Request: g.id, Phase: "started", API: g.api, Client: g.client})
 	gone := ctx.Done()
 	for {
 		select {
-		case <-box.wake:
+		case <-box.Wake():
 		case <-gone:
 			job.Cancel()
 			gone = nil
 		}
-		evs, _ := box.take()
+		evs, _ := box.Take()
 		for _, ev := range evs {
 			if w, ok := toWire(ev); ok {
 				w.Request = g.id

@@ -148,7 +148,7 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 		HeaderTimeout: o.header, BodyTimeout: o.body, IdleTimeout: o.idle, SendTimeout: o.send, MaxConns: o.maxConns,
 		AutosaveEvery: o.autosave, MaxBufferedBytes: o.maxBuffered, MaxBytesPerToken: sess.MaxBytesPerToken()})
 	if o.resume {
-		for _, ev := range srv.command(func(e Engine) { e.LoadCheckpoint(checkpoints.Autosave) }) {
+		for _, ev := range srv.command(engine.OpLoad, func(e Engine) error { return e.LoadCheckpoint(checkpoints.Autosave) }) {
 			if f, ok := ev.(engine.Failed); ok {
 				t.Fatalf("resume: %v", f.Err)
 			}
@@ -230,4 +230,16 @@ func postChat(t testing.TB, ts *testServer, body string) (*http.Response, apiErr
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// sendRefused sends a message that must not make it: the refusal the
+// call returns (the client or the server said no at once), else the
+// engine's Failed that follows.
+func sendRefused(t *testing.T, c *Client, text string, media ...engine.MediaFile) error {
+	t.Helper()
+	if err := c.Send(text, media...); err != nil {
+		return err
+	}
+	fl := until(t, c, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == engine.OpSend })
+	return fl[len(fl)-1].(engine.Failed).Err
 }

@@ -33,7 +33,7 @@ func TestClearRefusedWhenNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.eng.UseHistory(fullHistory{hist}, engine.HistoryPolicy{KeepKV: 2, KVBudget: 1 << 30})
-	a, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	a, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func lastLine(evs []engine.Event) engine.Line { return evs[len(evs)-1].(engine.L
 // is told at once.
 func TestLineShowsAPIRequests(t *testing.T) {
 	ts := startServer(t, serverOpts{delay: 10 * time.Millisecond})
-	a, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	a, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestLineShowsAPIRequests(t *testing.T) {
 		t.Fatalf("the API request at work: %+v", l)
 	}
 
-	b, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	b, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

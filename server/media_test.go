@@ -314,7 +314,7 @@ func TestAttachMedia(t *testing.T) {
 	want := engineTurns(t, testbundle.Tiny(t, "r1"), set, mediaTurn{"What is this?", []engine.MediaFile{pic}}, mediaTurn{"Sure?", nil})
 	ctx := context.Background()
 
-	a, err := Attach(ctx, strings.TrimPrefix(ts.url, "http://"), "")
+	a, err := Connect(ctx, strings.TrimPrefix(ts.url, "http://"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestAttachMedia(t *testing.T) {
 	if got := a.Info().Media; len(got) != 2 {
 		t.Fatalf("the attached screen sees media %v, want image and audio", got)
 	}
-	b, err := Attach(ctx, "unix:"+ts.sock, "")
+	b, err := Connect(ctx, "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestAttachMedia(t *testing.T) {
 	}
 
 	// A screen attached later gets the conversation with its chips.
-	c, err := Attach(ctx, "unix:"+ts.sock, "")
+	c, err := Connect(ctx, "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,14 +402,10 @@ func TestAttachMedia(t *testing.T) {
 	}
 
 	// Refusals: a missing file, a file that is no picture.
-	a.Send("And this?", engine.MediaFile{Kind: engine.MediaImage, Path: filepath.Join(t.TempDir(), "gone.png")})
-	fl := until(t, a, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == "send" })
-	if err := fl[len(fl)-1].(engine.Failed).Err; !strings.Contains(err.Error(), "gone.png") || !strings.Contains(err.Error(), "missing") {
+	if err := sendRefused(t, a, "And this?", engine.MediaFile{Kind: engine.MediaImage, Path: filepath.Join(t.TempDir(), "gone.png")}); !strings.Contains(err.Error(), "gone.png") || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("missing file: %v", err)
 	}
-	a.Send("And this?", engine.MediaFile{Kind: engine.MediaImage, Path: m.clip})
-	fl = until(t, a, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == "send" })
-	if err := fl[len(fl)-1].(engine.Failed).Err; !strings.Contains(err.Error(), "tone.wav") {
+	if err := sendRefused(t, a, "And this?", engine.MediaFile{Kind: engine.MediaImage, Path: m.clip}); !strings.Contains(err.Error(), "tone.wav") {
 		t.Fatalf("a clip sent as a picture: %v", err)
 	}
 }
@@ -420,7 +416,7 @@ func TestAttachMedia(t *testing.T) {
 func TestAttachMediaRefused(t *testing.T) {
 	m := writeMedia(t)
 	ts := startServer(t, serverOpts{family: "v2", maxMedia: 1 << 10})
-	a, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	a, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,9 +432,7 @@ func TestAttachMediaRefused(t *testing.T) {
 		{engine.MediaFile{Kind: engine.MediaAudio, Data: testmedia.WAV(0.01, 300), Name: "tiny.wav"}, "audio_fp16.mlmodelc"},
 		{engine.MediaFile{Kind: engine.MediaImage, Data: bytes.Repeat([]byte{1}, 2<<10), Name: "big.png"}, "media[0] is 2 KiB, over the 1 KiB"},
 	} {
-		a.Send("hear this", tc.f)
-		fl := until(t, a, func(ev engine.Event) bool { e, ok := ev.(engine.Failed); return ok && e.Op == "send" })
-		if err := fl[len(fl)-1].(engine.Failed).Err; !strings.Contains(err.Error(), tc.says) {
+		if err := sendRefused(t, a, "hear this", tc.f); !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%+v: %v", tc.f, err)
 		}
 	}

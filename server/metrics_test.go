@@ -79,7 +79,7 @@ func TestMetrics(t *testing.T) {
 	if _, err := c.Models.Get(ctx, "nothing-here"); err == nil {
 		t.Fatal("an unknown model was found")
 	}
-	a, err := Attach(ctx, "unix:"+ts.sock, "")
+	a, err := Connect(ctx, "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,9 +69,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			continue
-		case <-sub.wake:
+		case <-sub.Wake():
 		}
-		evs, open := sub.take()
+		evs, open := sub.Take()
 		for _, ev := range evs {
 			if writeSSE(w, ev.Type, ev) != nil {
 				return
@@ -91,18 +91,23 @@ func async(r *http.Request) bool {
 
 // run issues a chat command and answers with its outcome: the first
 // Failed as an error, else ok with what the command reported.
-func (s *Server) run(w http.ResponseWriter, r *http.Request, fn func(Engine)) {
+func (s *Server) run(w http.ResponseWriter, r *http.Request, op engine.Op, fn func(Engine) error) {
 	if s.closing.Load() {
 		s.failure(w, errShuttingDown)
 		return
 	}
 	if async(r) {
-		s.issue(fn)
+		// Queued, or refused: the caller hears which at once; the
+		// results come on the event stream.
+		if _, err := s.issue(op, fn); err != nil {
+			s.commandFailure(w, engine.Failed{Op: op, Err: err})
+			return
+		}
 		writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
 		return
 	}
 	out := map[string]any{"status": "ok"}
-	for _, ev := range s.command(fn) {
+	for _, ev := range s.command(op, fn) {
 		switch e := ev.(type) {
 		case engine.Failed:
 			s.commandFailure(w, e)
@@ -135,11 +140,11 @@ func (s *Server) commandFailure(w http.ResponseWriter, f engine.Failed) {
 	if status >= 500 {
 		typ = "server_error"
 	}
-	apiError(w, status, typ, f.Op+"_failed", "", f.Err.Error())
+	apiError(w, status, typ, string(f.Op)+"_failed", "", f.Err.Error())
 }
 
 // commandStatus is the HTTP status of a chat command's failure.
-func commandStatus(op string, err error) int {
+func commandStatus(op engine.Op, err error) int {
 	var ie *checkpoints.IdentityError
 	var se *engine.SettingError
 	switch {
@@ -153,7 +158,7 @@ func commandStatus(op string, err error) int {
 		// Taken, or made by another bundle or a newer orchard: the
 		// request conflicts with what is there.
 		return http.StatusConflict
-	case op == "settings" || op == "version":
+	case op == engine.OpSettings || op == engine.OpVersion:
 		// What these refuse is the request's own value.
 		return http.StatusBadRequest
 	}
@@ -164,10 +169,10 @@ func commandStatus(op string, err error) int {
 func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	running, waiting := s.q.status()
 	s.hubMu.Lock()
-	cur := s.current
+	cur, chat := s.current, s.chat
 	s.hubMu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"info": s.wireInfo(), "settings": toWireSettings(s.eng.Settings()),
-		"messages": toWireMessages(s.eng.Messages()), "window": s.eng.Window(), "current": cur, "running": running, "waiting": waiting})
+	writeJSON(w, http.StatusOK, map[string]any{"info": s.wireInfo(), "settings": toWireSettings(chat.set),
+		"messages": toWireMessages(chat.msgs), "window": chat.window, "current": cur, "running": running, "waiting": waiting})
 }
 
 // sessionSend is POST /orchard/v1/session/messages {"text": "..."}: a
@@ -210,31 +215,38 @@ func (s *Server) sessionCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sessionClear(w http.ResponseWriter, r *http.Request) {
-	s.run(w, r, func(e Engine) { e.Clear() })
+	s.run(w, r, engine.OpClear, func(e Engine) error { return e.Clear() })
 }
 
 func (s *Server) sessionAutosave(w http.ResponseWriter, r *http.Request) {
-	s.run(w, r, func(e Engine) { e.Autosave() })
+	s.run(w, r, engine.OpAutosave, func(e Engine) error { return e.Autosave() })
 }
 
 func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, toWireSettings(s.eng.Settings()))
+	writeJSON(w, http.StatusOK, toWireSettings(s.chatSettings()))
+}
+
+// chatSettings are the chat's settings as its events last said.
+func (s *Server) chatSettings() engine.Settings {
+	s.hubMu.Lock()
+	defer s.hubMu.Unlock()
+	return s.chat.set
 }
 
 // putSettings is PUT /orchard/v1/settings: the fields given replace the
 // chat's settings; the bundle may refuse them (400, naming the reason).
 func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
-	ws := toWireSettings(s.eng.Settings())
+	ws := toWireSettings(s.chatSettings())
 	if err := s.decodeJSON(w, r, ws); err != nil {
 		s.failure(w, err)
 		return
 	}
 	set := ws.settings()
-	s.run(w, r, func(e Engine) { e.SetSettings(set) })
+	s.run(w, r, engine.OpSettings, func(e Engine) error { return e.SetSettings(set) })
 }
 
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
-	s.run(w, r, func(e Engine) { e.ListCheckpoints() })
+	s.run(w, r, engine.OpList, func(e Engine) error { return e.ListCheckpoints() })
 }
 
 // saveCheckpoint is POST /orchard/v1/checkpoints {"name": "..."}.
@@ -246,22 +258,22 @@ func (s *Server) saveCheckpoint(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, err)
 		return
 	}
-	s.run(w, r, func(e Engine) { e.SaveCheckpoint(body.Name) })
+	s.run(w, r, engine.OpSave, func(e Engine) error { return e.SaveCheckpoint(body.Name) })
 }
 
 func (s *Server) loadCheckpoint(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	s.run(w, r, func(e Engine) { e.LoadCheckpoint(name) })
+	s.run(w, r, engine.OpLoad, func(e Engine) error { return e.LoadCheckpoint(name) })
 }
 
 func (s *Server) forkCheckpoint(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	s.run(w, r, func(e Engine) { e.ForkCheckpoint(name) })
+	s.run(w, r, engine.OpFork, func(e Engine) error { return e.ForkCheckpoint(name) })
 }
 
 func (s *Server) deleteCheckpoint(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	s.run(w, r, func(e Engine) { e.DeleteCheckpoint(name) })
+	s.run(w, r, engine.OpDelete, func(e Engine) error { return e.DeleteCheckpoint(name) })
 }
 
 // renameCheckpoint is POST /orchard/v1/checkpoints/{name}/rename {"name": "new"}.
@@ -274,7 +286,7 @@ func (s *Server) renameCheckpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	old := r.PathValue("name")
-	s.run(w, r, func(e Engine) { e.RenameCheckpoint(old, body.Name) })
+	s.run(w, r, engine.OpRename, func(e Engine) error { return e.RenameCheckpoint(old, body.Name) })
 }
 
 // sessionRegenerate is POST /orchard/v1/session/regenerate: a new reply
@@ -289,7 +301,7 @@ func (s *Server) sessionRegenerate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.startTurn("", body.Origin, nil, nil, func(e Engine) { e.Regenerate() }); err != nil {
+	if err := s.startTurn("", body.Origin, nil, nil, engine.OpRegenerate, func(e Engine) error { return e.Regenerate() }); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -316,7 +328,7 @@ func (s *Server) sessionEdit(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, err)
 		return
 	}
-	if err := s.startTurn("", body.Origin, nil, nil, func(e Engine) { e.Edit(body.Text) }); err != nil {
+	if err := s.startTurn("", body.Origin, nil, nil, engine.OpEdit, func(e Engine) error { return e.Edit(body.Text) }); err != nil {
 		s.failure(w, err)
 		return
 	}
@@ -334,7 +346,7 @@ func (s *Server) sessionVersion(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, err)
 		return
 	}
-	s.run(w, r, func(e Engine) { e.SelectVersion(body.Index, body.Version) })
+	s.run(w, r, engine.OpVersion, func(e Engine) error { return e.SelectVersion(body.Index, body.Version) })
 }
 
 // listHistory is GET /orchard/v1/history?q=TEXT: the conversations whose
@@ -344,7 +356,10 @@ func (s *Server) sessionVersion(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("q")
 	if async(r) {
-		s.eng.ListHistory(q)
+		if err := s.eng.ListHistory(q); err != nil {
+			s.commandFailure(w, engine.Failed{Op: engine.OpHistory, Err: err})
+			return
+		}
 		writeJSON(w, http.StatusAccepted, map[string]any{"status": "queued"})
 		return
 	}
@@ -362,12 +377,12 @@ func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) resumeHistory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	s.run(w, r, func(e Engine) { e.ResumeHistory(id) })
+	s.run(w, r, engine.OpResume, func(e Engine) error { return e.ResumeHistory(id) })
 }
 
 func (s *Server) deleteHistory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	s.run(w, r, func(e Engine) { e.DeleteHistory(id) })
+	s.run(w, r, engine.OpHistoryDelete, func(e Engine) error { return e.DeleteHistory(id) })
 }
 
 // renameHistory is POST /orchard/v1/history/rename {"id": ID, "title":
@@ -382,5 +397,5 @@ func (s *Server) renameHistory(w http.ResponseWriter, r *http.Request) {
 		s.failure(w, err)
 		return
 	}
-	s.run(w, r, func(e Engine) { e.RenameHistory(body.ID, body.Title) })
+	s.run(w, r, engine.OpHistoryRename, func(e Engine) error { return e.RenameHistory(body.ID, body.Title) })
 }

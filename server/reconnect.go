@@ -116,7 +116,7 @@ func (c *Client) open(req *http.Request) (*eventStream, wireEvent, error) {
 
 // run reads streams until Close, attaching again each time one is lost.
 func (c *Client) run(st *eventStream) {
-	defer c.box.close()
+	defer c.box.Close()
 	for st != nil {
 		err := c.read(st)
 		st.close()
@@ -141,7 +141,7 @@ func (c *Client) reconnect(why error) *eventStream {
 		c.mu.Lock()
 		c.down, c.line = why, nil
 		c.mu.Unlock()
-		c.box.push(engine.Connection{Addr: c.addr, Down: true, Err: why, Retry: wait})
+		c.box.Push(engine.Connection{Addr: c.addr, Down: true, Err: why, Retry: wait})
 		t := time.NewTimer(wait)
 		select {
 		case <-c.ctx.Done():
@@ -166,7 +166,7 @@ func (c *Client) reconnect(why error) *eventStream {
 			c.mu.Lock()
 			c.down, c.gaveUp = err, true
 			c.mu.Unlock()
-			c.box.push(engine.Connection{Addr: c.addr, Down: true, Err: err})
+			c.box.Push(engine.Connection{Addr: c.addr, Down: true, Err: err})
 			<-c.ctx.Done()
 			return nil
 		}

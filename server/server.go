@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/mailbox"
 	"github.com/orchard-llm/orchard/memledger"
 )
 
@@ -27,29 +28,33 @@ import (
 type Engine interface {
 	Events() <-chan engine.Event
 	Info() engine.ModelInfo
+	// The chat's state when the server starts; after that the server
+	// follows it from the events (Server.chat).
 	Settings() engine.Settings
 	Messages() []engine.Message
 	Window() int // the first of Messages the model sees
-	Send(text string, media ...engine.MediaFile)
-	Cancel()
-	SetSettings(s engine.Settings)
-	Clear()
-	SaveCheckpoint(name string)
-	LoadCheckpoint(name string)
-	DeleteCheckpoint(name string)
-	RenameCheckpoint(oldName, newName string)
-	ForkCheckpoint(name string)
-	ListCheckpoints()
-	Autosave()
-	Regenerate()
-	Edit(text string)
-	SelectVersion(index, version int)
-	ListHistory(query string)
+	// Commands: nil when queued (their results come as events), else
+	// the refusal, and no event follows.
+	Send(text string, media ...engine.MediaFile) error
+	Cancel() error
+	SetSettings(s engine.Settings) error
+	Clear() error
+	SaveCheckpoint(name string) error
+	LoadCheckpoint(name string) error
+	DeleteCheckpoint(name string) error
+	RenameCheckpoint(oldName, newName string) error
+	ForkCheckpoint(name string) error
+	ListCheckpoints() error
+	Autosave() error
+	Regenerate() error
+	Edit(text string) error
+	SelectVersion(index, version int) error
+	ListHistory(query string) error
 	SearchHistory(query string) ([]engine.HistoryInfo, error)
-	ResumeHistory(id string)
-	DeleteHistory(id string)
-	RenameHistory(id, title string)
-	Mark(id uint64)
+	ResumeHistory(id string) error
+	DeleteHistory(id string) error
+	RenameHistory(id, title string) error
+	Mark(id uint64) error
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
 	MediaStats() engine.MediaStats
@@ -122,6 +127,17 @@ type Options struct {
 }
 
 // Server serves one engine.
+//
+// Lock order: a goroutine holding one of these mutexes takes only those
+// after it, never one before —
+//
+//	turnMu → flightMu → hubMu
+//	turnMu → cmdMu → waitMu
+//
+// jobsMu is taken alone. hubMu may take the subscribers' mailboxes'
+// locks (leaves); the scheduler tells the line (lineChanged: hubMu)
+// outside its own lock. Nothing is called on the engine under hubMu or
+// waitMu, so the event pump, which takes them, never waits on a command.
 type Server struct {
 	o       Options
 	eng     Engine
@@ -135,22 +151,23 @@ type Server struct {
 
 	cmdMu   sync.Mutex // a command and its marker are queued together
 	markID  uint64
-	waitMu  sync.Mutex
+	waitMu  sync.Mutex // guards waiters (pending is the pump's own)
 	waiters map[uint64]chan []engine.Event
 	pending []engine.Event // the pump's events since the last marker
 
-	hubMu   sync.Mutex
-	subs    map[*mailbox[wireEvent]]struct{}
+	hubMu   sync.Mutex // guards the fields down to chat: what the screens are told
+	subs    map[*mailbox.Box[wireEvent]]struct{}
 	current *wireEvent // the chat turn in flight: started, then the reply so far
 	user    string     // the message of the chat turn about to start, and its sender
 	origin  string
 	line    lineState // the line as last told (line.go)
 	chatCtx int       // positions the chat's conversation fills in the cache
+	chat    chatState // the chat's conversation and settings, as its events told
 
-	turnMu   sync.Mutex
+	turnMu   sync.Mutex // guards chatTurn
 	chatTurn *chatTurn
 
-	jobsMu sync.Mutex
+	jobsMu sync.Mutex // guards jobs
 	jobs   map[*engine.Job]struct{}
 
 	conns  *connLimit
@@ -169,14 +186,25 @@ type Server struct {
 	instruction func(language string) (string, error)
 }
 
+// chatState is the chat's conversation and settings as the engine's
+// events carry them: what a screen attaching is sent, what GET
+// /orchard/v1/session and the settings answer. Only the events move it,
+// so it is never ahead of (or behind) what the screens were told.
+type chatState struct {
+	msgs   []engine.Message
+	window int
+	set    engine.Settings
+}
+
 // chatTurn is the chat's turn, queued or running.
 type chatTurn struct {
 	text, origin string
 	media        []engine.MediaFile // the files a sent message carries
-	// run starts the turn on the engine: Send, Regenerate or Edit. A
-	// regenerate or an edit shows its message through Branched, so text
-	// (the message other screens add) is empty for them.
-	run     func(Engine)
+	// run starts the turn on the engine: Send, Regenerate or Edit (op).
+	// A regenerate or an edit shows its message through Branched, so
+	// text (the message other screens add) is empty for them.
+	op      engine.Op
+	run     func(Engine) error
 	release func() // gives the message's body back to the budget
 	cancel  context.CancelFunc
 	ctx     context.Context
@@ -202,11 +230,13 @@ func New(o Options) *Server {
 		o.MaxConns = defaultMaxConns()
 	}
 	s := &Server{o: o, eng: o.Engine, info: o.Engine.Info(), q: newScheduler(o.QueueLimit), started: time.Now(), log: o.Logger,
-		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
+		waiters: map[uint64]chan []engine.Event{}, subs: map[*mailbox.Box[wireEvent]]struct{}{}, jobs: map[*engine.Job]struct{}{},
 		pumpDone: make(chan struct{}), conns: newConnLimit(o.MaxConns)}
 	if !s.info.Logits {
 		s.o.Defaults = greedyDefaults(s.o.Defaults)
 	}
+	// The chat as it is before the pump reads its first event.
+	s.chat = chatState{msgs: o.Engine.Messages(), window: o.Engine.Window(), set: o.Engine.Settings()}
 	s.q.changed = s.lineChanged
 	s.metrics, s.instruction = newMetrics(s, memledger.Read), transcriptionFor
 	s.http = &http.Server{Handler: s.deadlines(s.Handler()), ReadHeaderTimeout: o.HeaderTimeout, IdleTimeout: o.IdleTimeout,
@@ -330,41 +360,54 @@ func (s *Server) pump() {
 		case engine.Finished, engine.Cancelled:
 			s.chatTurnOver()
 		case engine.Failed:
-			if e.Op == "send" {
+			if e.Op == engine.OpSend {
 				s.chatTurnOver()
 			}
 		}
 	}
 	s.hubMu.Lock()
 	for sub := range s.subs {
-		sub.close()
+		sub.Close()
 	}
 	s.hubMu.Unlock()
 }
 
-// issue queues a command on the engine followed by a marker; the channel
-// receives the events the command produced (deltas left out).
-func (s *Server) issue(fn func(Engine)) chan []engine.Event {
+// issue queues a command (op) on the engine followed by a marker; the
+// channel receives the events the command produced (deltas left out). A
+// command the engine refuses is not waited for: its refusal comes back.
+func (s *Server) issue(op engine.Op, fn func(Engine) error) (chan []engine.Event, error) {
 	ch := make(chan []engine.Event, 1)
 	s.cmdMu.Lock()
 	defer s.cmdMu.Unlock()
+	if err := fn(s.eng); err != nil {
+		return nil, err
+	}
 	s.markID++
 	id := s.markID
 	s.waitMu.Lock()
 	s.waiters[id] = ch
 	s.waitMu.Unlock()
-	fn(s.eng)
-	s.eng.Mark(id)
-	return ch
+	if err := s.eng.Mark(id); err != nil {
+		s.waitMu.Lock()
+		delete(s.waiters, id)
+		s.waitMu.Unlock()
+		return nil, err
+	}
+	return ch, nil
 }
 
-// command runs a command and waits for its events.
-func (s *Server) command(fn func(Engine)) []engine.Event {
+// command runs a command and waits for its events; a refusal is its
+// one Failed.
+func (s *Server) command(op engine.Op, fn func(Engine) error) []engine.Event {
+	ch, err := s.issue(op, fn)
+	if err != nil {
+		return []engine.Event{engine.Failed{Op: op, Err: err}}
+	}
 	select {
-	case evs := <-s.issue(fn):
+	case evs := <-ch:
 		return evs
 	case <-s.pumpDone:
-		return []engine.Event{engine.Failed{Op: "command", Err: engine.ErrClosed}}
+		return []engine.Event{engine.Failed{Op: engine.OpCommand, Err: engine.ErrClosed}}
 	}
 }
 
@@ -386,37 +429,43 @@ func (s *Server) publishChat(ev engine.Event) {
 	}
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
+	// Every event carries the state it implies: the chat's state moves
+	// with the events, never from the engine's getters.
 	switch e := ev.(type) {
 	case engine.Started:
 		w.User, w.Origin = s.user, s.origin
 		cur := w
 		s.current = &cur
+		s.chat.window = e.Window
 	case *engine.Delta:
 		if s.current != nil {
 			s.current.Text += e.Text
 			s.current.Live = w.Live
 		}
 	case engine.Finished:
-		// The engine refreshes its copy before it sends a turn's end.
 		s.current = nil
 		s.chatCtx = e.Metrics.ContextUsed
-		w.Messages, w.Window = toWireMessages(s.eng.Messages()), s.eng.Window()
+		s.chat.msgs, s.chat.window = e.Messages, e.Window
+		w.Messages, w.Window = toWireMessages(e.Messages), e.Window
 	case engine.Cancelled:
 		s.current = nil
 		s.chatCtx = e.Metrics.ContextUsed
-		w.Messages, w.Window = toWireMessages(s.eng.Messages()), s.eng.Window()
+		s.chat.msgs, s.chat.window = e.Messages, e.Window
+		w.Messages, w.Window = toWireMessages(e.Messages), e.Window
 	case engine.Cleared:
-		// The event holds the conversation it starts (none after a
-		// clear); the engine's copy may not be refreshed yet, and once
-		// sent the screens the old conversation again.
 		s.current = nil
 		s.chatCtx = e.ContextUsed
+		s.chat = chatState{msgs: e.Messages, window: e.Window, set: e.Settings}
 	case engine.Branched:
 		s.chatCtx = e.ContextUsed
+		s.chat.msgs, s.chat.window = e.Messages, e.Window
+	case engine.SettingsChanged:
+		s.chat.set = e.Settings
 	case engine.Failed:
-		if e.Op == "send" || e.Op == "regenerate" || e.Op == "edit" {
+		if e.Op.Turn() {
 			s.current = nil
-			w.Messages, w.Window = toWireMessages(s.eng.Messages()), s.eng.Window()
+			s.chat.msgs, s.chat.window = e.Messages, e.Window
+			w.Messages, w.Window = toWireMessages(e.Messages), e.Window
 		}
 	}
 	s.broadcastLocked(w)
@@ -428,7 +477,7 @@ func turnOver(ev engine.Event) bool {
 	case engine.Finished, engine.Cancelled:
 		return true
 	case engine.Failed:
-		return e.Op == "send" || e.Op == "regenerate" || e.Op == "edit"
+		return e.Op.Turn()
 	}
 	return false
 }
@@ -442,7 +491,7 @@ func (s *Server) publish(w wireEvent) {
 
 func (s *Server) broadcastLocked(w wireEvent) {
 	for sub := range s.subs {
-		if !sub.push(w) {
+		if !sub.Push(w) {
 			delete(s.subs, sub) // a reader that fell too far behind
 		}
 	}
@@ -450,30 +499,30 @@ func (s *Server) broadcastLocked(w wireEvent) {
 
 // subscribe adds a subscriber; its first event is the state: the model,
 // the settings, the conversation and the chat turn in flight.
-func (s *Server) subscribe() *mailbox[wireEvent] {
-	sub := newMailbox(4096, mergeWireDelta)
+func (s *Server) subscribe() *mailbox.Box[wireEvent] {
+	sub := mailbox.New(4096, mergeWireDelta)
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
 	if s.closing.Load() {
-		sub.close()
+		sub.Close()
 		return sub
 	}
-	st := wireEvent{Type: "state", Info: s.wireInfo(), Settings: toWireSettings(s.eng.Settings()),
-		Messages: toWireMessages(s.eng.Messages()), Window: s.eng.Window(), ContextUsed: s.chatCtx, Line: s.line.wire()}
+	st := wireEvent{Type: "state", Info: s.wireInfo(), Settings: toWireSettings(s.chat.set),
+		Messages: toWireMessages(s.chat.msgs), Window: s.chat.window, ContextUsed: s.chatCtx, Line: s.line.wire()}
 	if s.current != nil {
 		cur := *s.current
 		st.Current = &cur
 	}
-	sub.push(st)
+	sub.Push(st)
 	s.subs[sub] = struct{}{}
 	return sub
 }
 
-func (s *Server) unsubscribe(sub *mailbox[wireEvent]) {
+func (s *Server) unsubscribe(sub *mailbox.Box[wireEvent]) {
 	s.hubMu.Lock()
 	delete(s.subs, sub)
 	s.hubMu.Unlock()
-	sub.close()
+	sub.Close()
 }
 
 // errChatBusy refuses a chat message while another is queued or running.
@@ -483,13 +532,13 @@ var errChatBusy = errors.New("a reply is already being generated for this conver
 // goes on if the sender goes away: the reply is there when it attaches
 // again.
 func (s *Server) startChatTurn(text, origin string, media []engine.MediaFile, h *hold) error {
-	return s.startTurn(text, origin, media, h, func(e Engine) { e.Send(text, media...) })
+	return s.startTurn(text, origin, media, h, engine.OpSend, func(e Engine) error { return e.Send(text, media...) })
 }
 
 // startTurn queues a chat turn that run starts on the engine. The turn
 // takes over h, the request's place in the bodies' budget (nil: none),
 // and gives it back when it ends.
-func (s *Server) startTurn(text, origin string, media []engine.MediaFile, h *hold, run func(Engine)) error {
+func (s *Server) startTurn(text, origin string, media []engine.MediaFile, h *hold, op engine.Op, run func(Engine) error) error {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.chatTurn != nil {
@@ -504,7 +553,7 @@ func (s *Server) startTurn(text, origin string, media []engine.MediaFile, h *hol
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx, run: run, release: func() {}}
+	ct := &chatTurn{text: text, origin: origin, media: media, cancel: cancel, ctx: ctx, op: op, run: run, release: func() {}}
 	if h != nil {
 		ct.release = h.pass()
 	}
@@ -539,8 +588,12 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 	s.hubMu.Lock()
 	s.user, s.origin = ct.text, ct.origin
 	s.hubMu.Unlock()
-	ch := s.issue(ct.run)
+	ch, err := s.issue(ct.op, ct.run)
 	s.turnMu.Unlock()
+	if err != nil {
+		s.publishChat(s.refusedTurn(ct.op, err))
+		return
+	}
 	select {
 	case <-ch:
 	case <-s.pumpDone:
@@ -548,12 +601,20 @@ func (s *Server) runChatTurn(ct *chatTurn, t *ticket) {
 }
 
 // unstarted is the end of a chat turn cancelled in line: nothing was
-// generated, and the conversation fills the context as before.
+// generated, and the conversation is and fills the context as before.
 func (s *Server) unstarted() engine.Cancelled {
 	s.hubMu.Lock()
 	defer s.hubMu.Unlock()
 	return engine.Cancelled{Metrics: engine.TurnMetrics{FinishReason: "cancelled", ContextUsed: s.chatCtx, ContextLimit: s.info.Context},
-		Unstarted: true}
+		Unstarted: true, Messages: s.chat.msgs, Window: s.chat.window}
+}
+
+// refusedTurn is the end of a chat turn the engine refused (it is
+// closing): the conversation is as it was.
+func (s *Server) refusedTurn(op engine.Op, err error) engine.Failed {
+	s.hubMu.Lock()
+	defer s.hubMu.Unlock()
+	return engine.Failed{Op: op, Err: err, Messages: s.chat.msgs, Window: s.chat.window}
 }
 
 // chatTurnOver frees the chat for the next message as soon as the
@@ -623,9 +684,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.q.close()
 	s.hubMu.Lock()
 	for sub := range s.subs {
-		sub.close() // event streams end, so their handlers return
+		sub.Close() // event streams end, so their handlers return
 	}
-	s.subs = map[*mailbox[wireEvent]]struct{}{}
+	s.subs = map[*mailbox.Box[wireEvent]]struct{}{}
 	s.hubMu.Unlock()
 	grace, cancel := context.WithTimeout(ctx, s.o.ShutdownGrace)
 	defer cancel()

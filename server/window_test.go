@@ -22,7 +22,7 @@ var fillQuestions = []string{
 // has it.
 func TestWindowReachesScreens(t *testing.T) {
 	ts := startServer(t, serverOpts{})
-	a, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	a, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestWindowReachesScreens(t *testing.T) {
 	if w == 0 || started.Window != w || a.Window() != w {
 		t.Fatalf("the engine's window %d, the last started event's %d, the screen's %d", w, started.Window, a.Window())
 	}
-	b, err := Attach(context.Background(), "unix:"+ts.sock, "")
+	b, err := Connect(context.Background(), "unix:"+ts.sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}

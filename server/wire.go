@@ -124,8 +124,8 @@ type wireEvent struct {
 	// cancelled: while it waited in line; nothing of it is in the conversation
 	Unstarted bool `json:"unstarted,omitempty"`
 	// failed
-	Op    string `json:"op,omitempty"`
-	Error string `json:"error,omitempty"`
+	Op    engine.Op `json:"op,omitempty"`
+	Error string    `json:"error,omitempty"`
 	// settings (and state)
 	Settings *wireSettings `json:"settings,omitempty"`
 	// checkpoints (and history: the entry's id, title, the query and list)
@@ -285,7 +285,7 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 		return wireEvent{Type: "branched", Op: e.Op, Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed, Window: e.Window}, true
 	case engine.History:
 		w := wireEvent{Type: "history", Op: e.Op, ID: e.ID, Title: e.Title, Query: e.Query}
-		if e.Op == "list" {
+		if e.Op == engine.OpList {
 			w.History = toWireHistory(e.List)
 		}
 		return w, true
@@ -313,12 +313,13 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 		if w.Metrics != nil {
 			m = *w.Metrics
 		}
+		msgs := fromWireMessages(w.Messages)
 		if w.Type == "finished" {
-			return engine.Finished{Reply: reply, Metrics: m}, true
+			return engine.Finished{Reply: reply, Metrics: m, Messages: msgs, Window: w.Window}, true
 		}
-		return engine.Cancelled{Partial: reply, Metrics: m, Unstarted: w.Unstarted}, true
+		return engine.Cancelled{Partial: reply, Metrics: m, Unstarted: w.Unstarted, Messages: msgs, Window: w.Window}, true
 	case "failed":
-		return engine.Failed{Op: w.Op, Err: errors.New(w.Error)}, true
+		return engine.Failed{Op: w.Op, Err: errors.New(w.Error), Messages: fromWireMessages(w.Messages), Window: w.Window}, true
 	case "notice":
 		return engine.Notice{Text: w.Text}, true
 	case "settings":
@@ -349,4 +350,16 @@ func mustJSON(v any) []byte {
 		return []byte(`{"type":"failed","error":"encoding"}`)
 	}
 	return b
+}
+
+// mergeWireDelta merges consecutive stream deltas of the same source.
+func mergeWireDelta(last *wireEvent, next wireEvent) bool {
+	if next.Type != "delta" || last.Type != "delta" || last.Request != next.Request {
+		return false
+	}
+	last.Text += next.Text
+	last.Tokens = append(last.Tokens[:len(last.Tokens):len(last.Tokens)], next.Tokens...)
+	last.FromDraft = append(last.FromDraft[:len(last.FromDraft):len(last.FromDraft)], next.FromDraft...)
+	last.Live = next.Live
+	return true
 }

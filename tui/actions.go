@@ -6,41 +6,29 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/orchard-llm/orchard/engine"
 )
 
 // Regenerate, edit, versions, the history and the search: what the keys
 // and commands of these features do on the model.
 
 // lastUserText is the last message the user sent, as shown.
-func (m *Model) lastUserText() string {
-	for i := len(m.conv.msgs) - 1; i >= 0; i-- {
-		if m.conv.msgs[i].role == "user" {
-			return m.conv.msgs[i].text
-		}
-	}
-	return ""
-}
+func (m *Model) lastUserText() string { return m.conv.LastUserText() }
 
 // startEditing puts the last message in the input, to be sent in its
-// place; the rule above the input says so.
+// place.
 func (m *Model) startEditing() {
-	t := m.lastUserText()
-	m.editing, m.editOrig = true, t
-	m.input.SetValue(t)
-	m.input.SetLabel("editing your last message · enter sends it in its place · esc leaves it")
+	m.input.StartEditing(m.lastUserText())
 	m.updateCompletion()
 }
 
-func (m *Model) stopEditing() {
-	m.editing, m.editOrig = false, ""
-	m.input.SetLabel("")
-}
+func (m *Model) stopEditing() { m.input.StopEditing() }
 
-// sendEdit sends the edited last message: the engine rewinds to before
-// it and keeps the old one as another version. The same text again is a
-// regenerate.
-func (m *Model) sendEdit(v string) tea.Cmd {
-	orig := strings.TrimSpace(m.editOrig)
+// sendEdit sends v, the edited last message orig: the engine rewinds to
+// before it and keeps the old one as another version. The same text
+// again is a regenerate.
+func (m *Model) sendEdit(v, orig string) tea.Cmd {
+	orig = strings.TrimSpace(orig)
 	m.stopEditing()
 	m.input.Remember(v)
 	m.input.Reset()
@@ -48,10 +36,10 @@ func (m *Model) sendEdit(v string) tea.Cmd {
 	if v == orig {
 		return m.cmdRetry("")
 	}
-	m.pendingSend, m.pendingEdit = "edit", v
+	m.turn.sendEdit(v)
 	m.refused = ""
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Edit(v) })
+	m.call(engine.OpEdit, func(e Engine) error { return e.Edit(v) })
 	return nil
 }
 
@@ -65,8 +53,7 @@ func (m *Model) cmdEdit(arg string) tea.Cmd {
 		return m.errorToast("There is no message to edit yet.")
 	}
 	if arg = strings.TrimSpace(arg); arg != "" {
-		m.editing, m.editOrig = true, m.lastUserText()
-		return m.sendEdit(arg)
+		return m.sendEdit(arg, m.lastUserText())
 	}
 	m.startEditing()
 	return nil
@@ -81,39 +68,28 @@ func (m *Model) cmdRetry(string) tea.Cmd {
 	if m.lastUserText() == "" {
 		return m.errorToast("There is no reply to regenerate yet.")
 	}
-	m.pendingSend = "regenerate"
+	m.turn.regenerate()
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Regenerate() })
+	m.call(engine.OpRegenerate, func(e Engine) error { return e.Regenerate() })
 	return nil
-}
-
-// versionTarget is the message ← and → act on: the last one that has
-// other versions.
-func (m *Model) versionTarget() (index int, msg *chatMsg) {
-	for i := len(m.conv.msgs) - 1; i >= 0; i-- {
-		if c := m.conv.msgs[i]; c.versions > 1 {
-			return i, c
-		}
-	}
-	return -1, nil
 }
 
 // stepVersion shows the previous (−1) or next (+1) version of the last
 // message that has several.
 func (m *Model) stepVersion(d int) tea.Cmd {
-	i, c := m.versionTarget()
+	i, version, versions := m.conv.VersionTarget()
 	switch {
-	case c == nil:
+	case i < 0:
 		return nil
 	case m.replying():
 		return m.errorToast("A reply is streaming; esc stops it before switching versions.")
 	}
-	v := c.version + d
-	if v < 0 || v >= c.versions {
-		return m.infoToast(fmt.Sprintf("This is version %d of %d.", c.version+1, c.versions))
+	v := version + d
+	if v < 0 || v >= versions {
+		return m.infoToast(fmt.Sprintf("This is version %d of %d.", version+1, versions))
 	}
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.SelectVersion(i, v) })
+	m.call(engine.OpVersion, func(e Engine) error { return e.SelectVersion(i, v) })
 	return nil
 }
 
@@ -124,46 +100,31 @@ func (m *Model) cmdNew(string) tea.Cmd {
 		return m.errorToast("A reply is streaming; esc stops it before starting anew.")
 	}
 	m.stopEditing()
-	m.call(func(e Engine) { e.Clear() })
+	m.call(engine.OpClear, func(e Engine) error { return e.Clear() })
 	return nil
 }
 
 // cmdHistory opens the history panel, searching for arg if given.
 func (m *Model) cmdHistory(arg string) tea.Cmd {
 	m.openPanel(panelHistory)
-	m.hist.field.SetValue(strings.TrimSpace(arg))
-	m.hist.field.CursorEnd()
+	m.hist.SetQuery(strings.TrimSpace(arg))
 	q := m.hist.Query()
-	m.call(func(e Engine) { e.ListHistory(q) })
+	m.call(engine.OpHistory, func(e Engine) error { return e.ListHistory(q) })
 	return m.setFocus(focusHistory)
 }
 
-// historyAction carries out what the history panel asked for.
-func (m *Model) historyAction(a histAction) tea.Cmd {
-	switch a.op {
-	case "search":
-		q := m.hist.Query()
-		m.call(func(e Engine) { e.ListHistory(q) })
-	case "close":
+// resumeHistory resumes a conversation chosen in the history panel.
+func (m *Model) resumeHistory(id string) tea.Cmd {
+	if id == "" { // the conversation on screen, not kept yet
 		m.closePanel()
-	case "blur":
-		m.setFocus(focusInput)
-	case "resume":
-		if a.id == "" { // the conversation on screen, not kept yet
-			m.closePanel()
-			return nil
-		}
-		if m.replying() {
-			return m.errorToast("A reply is streaming; esc stops it before resuming another conversation.")
-		}
-		m.stopEditing()
-		m.call(func(e Engine) { e.ResumeHistory(a.id) })
-		m.closePanel()
-	case "delete":
-		m.call(func(e Engine) { e.DeleteHistory(a.id) })
-	case "rename":
-		m.call(func(e Engine) { e.RenameHistory(a.id, a.title) })
+		return nil
 	}
+	if m.replying() {
+		return m.errorToast("A reply is streaming; esc stops it before resuming another conversation.")
+	}
+	m.stopEditing()
+	m.call(engine.OpResume, func(e Engine) error { return e.ResumeHistory(id) })
+	m.closePanel()
 	return nil
 }
 
@@ -171,45 +132,27 @@ func (m *Model) historyAction(a histAction) tea.Cmd {
 // title in the history (kept there first if it is not yet).
 func (m *Model) cmdTitle(arg string) tea.Cmd {
 	title := oneName(arg)
-	m.call(func(e Engine) { e.RenameHistory("", title) })
+	m.call(engine.OpHistoryRename, func(e Engine) error { return e.RenameHistory("", title) })
 	return nil
 }
 
 // cmdFind opens the search in the conversation, with arg as its text.
 func (m *Model) cmdFind(arg string) tea.Cmd {
-	cmd := m.setFocus(focusFind)
+	cmd := m.open(focusFind)
 	cmd = tea.Batch(cmd, m.findBar.Open(strings.TrimSpace(arg)))
-	m.find()
+	m.find(m.findBar.Query())
 	return cmd
 }
 
-// find searches for the bar's text and shows the newest match.
-func (m *Model) find() {
-	m.conv.SetFind(m.findBar.Query())
-	m.findBar.cur, m.findBar.total = m.conv.FindCount()
+// find searches for q and shows the newest match.
+func (m *Model) find(q string) {
+	m.conv.SetFind(q)
+	m.findBar.SetCount(m.conv.FindCount())
 }
 
 func (m *Model) closeFind() {
 	m.conv.CloseFind()
 	m.setFocus(focusInput)
-}
-
-// findAction carries out what a key in the search bar asked for.
-func (m *Model) findAction(a findAction) tea.Cmd {
-	switch a {
-	case findChange:
-		m.find()
-	case findPrev, findNext:
-		d := -1
-		if a == findNext {
-			d = 1
-		}
-		m.conv.FindStep(d)
-		m.findBar.cur, m.findBar.total = m.conv.FindCount()
-	case findClose:
-		m.closeFind()
-	}
-	return nil
 }
 
 // cmdCopy is /copy (the last reply) and /copy code [N] (a code block:

@@ -149,14 +149,14 @@ func (m *Model) offerPastedPath(text string) (tea.Cmd, bool) {
 	if kind == "" || m.canAttach(kind) != nil || !filepath.IsAbs(p) && !strings.HasPrefix(p, ".") {
 		return nil, false
 	}
-	m.confirm.Ask(fmt.Sprintf("Attach %s as %s to your next message?", filepath.Base(p), map[string]string{engine.MediaImage: "an image", engine.MediaAudio: "a clip"}[kind]), m.focus,
+	m.confirm.Ask(fmt.Sprintf("Attach %s as %s to your next message?", filepath.Base(p), map[string]string{engine.MediaImage: "an image", engine.MediaAudio: "a clip"}[kind]),
 		func(m *Model) tea.Cmd { return m.attachFile(kind, p) })
 	m.confirm.Otherwise("y attaches · n pastes the text · esc neither", func(m *Model) tea.Cmd {
-		cmd := m.input.Update(tea.PasteMsg{Content: text})
+		_, cmd := m.input.Update(tea.PasteMsg{Content: text})
 		m.updateCompletion()
 		return cmd
 	})
-	m.setFocus(focusConfirm)
+	m.open(focusConfirm)
 	return nil, true
 }
 
@@ -199,9 +199,9 @@ type dirListedMsg struct {
 	entries []string
 }
 
-// choices returns the completions of typed among files of a kind, or asks
+// Choices returns the completions of typed among files of a kind, or asks
 // for the directory's listing.
-func (p *pathCompletion) choices(typed, kind string) []string {
+func (p *pathCompletion) Choices(typed, kind string) []string {
 	raw := expandPath(typed)
 	dir, base := filepath.Split(raw)
 	if dir == "" {
@@ -224,8 +224,8 @@ func (p *pathCompletion) choices(typed, kind string) []string {
 	return out
 }
 
-// fetch returns the command that lists the wanted directory, once.
-func (p *pathCompletion) fetch() tea.Cmd {
+// Fetch returns the command that lists the wanted directory, once.
+func (p *pathCompletion) Fetch() tea.Cmd {
 	dir := p.want
 	if dir == "" || dir == p.asked {
 		return nil
@@ -252,8 +252,8 @@ func (p *pathCompletion) fetch() tea.Cmd {
 	}
 }
 
-// listed takes a directory listing in.
-func (p *pathCompletion) listed(msg dirListedMsg) {
+// Listed takes a directory listing in.
+func (p *pathCompletion) Listed(msg dirListedMsg) {
 	p.dir, p.entries = msg.dir, msg.entries
 	if p.want == msg.dir {
 		p.want = ""

@@ -95,8 +95,8 @@ func TestAttachments(t *testing.T) {
 
 	// A pasted path asks; y attaches.
 	m.Update(tea.PasteMsg{Content: "'" + pic + "'"})
-	if m.focus != focusConfirm || !strings.Contains(m.confirm.prompt, "Attach orchard photo.png as an image") {
-		t.Fatalf("focus %v prompt %q", m.focus, m.confirm.prompt)
+	if m.focused() != focusConfirm || !strings.Contains(m.confirm.prompt, "Attach orchard photo.png as an image") {
+		t.Fatalf("focus %v prompt %q", m.focused(), m.confirm.prompt)
 	}
 	m.Update(press("y"))
 	checkAttachments(m)
@@ -243,7 +243,7 @@ func TestAttachmentsKeptAfterAFailedSend(t *testing.T) {
 	m.runCommand("/image " + pic)
 	m.runCommand("/audio " + wav)
 	checkAttachments(m)
-	m.sentFiles, m.attached = m.attached, nil
+	m.turn.sentFiles, m.attached = m.attached, nil
 	m.conv.AddUser("and again")
 	send(m, engine.Failed{Op: "send", Err: errors.New("the conversation no longer fits the context")})
 	if got := m.attachmentNames(); !slices.Equal(got, []string{"apple.png", "hi.wav"}) || !strings.HasSuffix(m.toast.text, "context. Kept for the next message: apple.png and hi.wav (/detach NAME drops one).") {
@@ -314,13 +314,13 @@ func TestPastedPathQuestion(t *testing.T) {
 	} {
 		m.input.Reset()
 		m.Update(tea.PasteMsg{Content: pic})
-		if m.focus != focusConfirm || !strings.Contains(xansi.Strip(m.View().Content), "y attaches · n pastes the text · esc neither") {
+		if m.focused() != focusConfirm || !strings.Contains(xansi.Strip(m.View().Content), "y attaches · n pastes the text · esc neither") {
 			t.Fatalf("%s: no question:\n%s", c.key, xansi.Strip(m.View().Content))
 		}
 		m.Update(press(c.key))
 		checkAttachments(m)
-		if m.focus != focusInput || m.input.Value() != c.input || len(m.attached) != c.attached {
-			t.Errorf("%s: focus %v, input %q, attached %v", c.key, m.focus, m.input.Value(), m.attached)
+		if m.focused() != focusInput || m.input.Value() != c.input || len(m.attached) != c.attached {
+			t.Errorf("%s: focus %v, input %q, attached %v", c.key, m.focused(), m.input.Value(), m.attached)
 		}
 	}
 }
@@ -374,8 +374,8 @@ func TestKittyThumbnails(t *testing.T) {
 
 	f := testFake(t, FakeOptions{})
 	m := newTestModel(t, f, 100, 30, Options{Env: []string{"HOME=" + dir, "TERM=xterm-256color"}})
-	m.pics.enabled = true
-	if q := runCmds(m.pics.query()); len(q) != 1 || !strings.Contains(fmt.Sprint(q[0]), "a=q") {
+	m.pics.Enable(true)
+	if q := runCmds(m.pics.Query()); len(q) != 1 || !strings.Contains(fmt.Sprint(q[0]), "a=q") {
 		t.Fatalf("query %v", q)
 	}
 	// Before any answer: half blocks.
@@ -403,7 +403,7 @@ func TestKittyThumbnails(t *testing.T) {
 		t.Error("no placeholder cells in the conversation")
 	}
 	// A second send of the same picture transmits nothing again.
-	if cmd := m.pics.send([]engine.Attachment{att}); len(runCmds(cmd)) != 0 {
+	if cmd := m.pics.Send([]engine.Attachment{att}); len(runCmds(cmd)) != 0 {
 		t.Error("the picture was sent twice")
 	}
 }

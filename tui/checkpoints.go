@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	xansi "github.com/charmbracelet/x/ansi"
@@ -20,13 +21,6 @@ const (
 	ckptSaveAs
 )
 
-// ckptAction is what the panel asks the model to do.
-type ckptAction struct {
-	op      string // load, fork, delete, rename, save, close; "" for nothing
-	name    string
-	newName string
-}
-
 // checkpoints is the panel of saved conversations.
 type checkpoints struct {
 	st            *Styles
@@ -38,6 +32,7 @@ type checkpoints struct {
 	focused       bool
 	mode          ckptMode
 	field         textinput.Model
+	keys          checkpointKeys
 	thumb         *thumbCache // the selected checkpoint's picture, drawn
 }
 
@@ -48,7 +43,7 @@ func newCheckpoints(st *Styles) checkpoints {
 	f := textinput.New()
 	f.Prompt = ""
 	f.CharLimit = 120
-	return checkpoints{st: st, field: f, thumb: &thumbCache{}}
+	return checkpoints{st: st, field: f, keys: newCheckpointKeys(), thumb: &thumbCache{}}
 }
 
 func (c *checkpoints) SetSize(w, h int) {
@@ -92,87 +87,109 @@ func (c *checkpoints) selected() (engine.CheckpointInfo, bool) {
 	return c.list[c.cursor], true
 }
 
-func (c *checkpoints) Focus() { c.focused = true }
-func (c *checkpoints) Blur()  { c.focused = false; c.mode = ckptBrowse; c.field.Blur() }
+// Listed reports whether a list has arrived from the engine.
+func (c *checkpoints) Listed() bool { return c.listed }
 
-// Update handles a key while the panel has focus.
-func (c *checkpoints) Update(msg tea.KeyPressMsg) (ckptAction, tea.Cmd) {
+func (c *checkpoints) Focus() tea.Cmd { c.focused = true; return nil }
+func (c *checkpoints) Blur()          { c.focused = false; c.mode = ckptBrowse; c.field.Blur() }
+
+func (c *checkpoints) Placeholder() string {
+	return "keys go to the checkpoints panel · esc returns here"
+}
+
+// Update handles a key or a paste while the panel has the focus; a paste
+// types into a name being given, and is dropped otherwise.
+func (c *checkpoints) Update(msg tea.Msg) (action, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return c.key(msg)
+	case tea.PasteMsg:
+		if c.mode == ckptRename || c.mode == ckptSaveAs {
+			var cmd tea.Cmd
+			c.field, cmd = c.field.Update(msg)
+			return nil, cmd
+		}
+	}
+	return nil, nil
+}
+
+func (c *checkpoints) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 	switch c.mode {
 	case ckptConfirmDelete:
 		// Only y deletes; any other key keeps the checkpoint, so text
 		// typed on without looking cannot confirm.
 		c.mode = ckptBrowse
-		if s := msg.String(); s == "y" || s == "Y" {
+		if key.Matches(msg, c.keys.Yes) {
 			if cp, ok := c.selected(); ok {
-				return ckptAction{op: "delete", name: cp.Name}, nil
+				return deleteCheckpoint{cp.Name}, nil
 			}
 		}
-		return ckptAction{}, nil
+		return nil, nil
 	case ckptRename, ckptSaveAs:
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, c.keys.Accept):
 			name := strings.TrimSpace(c.field.Value())
 			mode := c.mode
 			c.mode = ckptBrowse
 			c.field.Blur()
 			if name == "" {
-				return ckptAction{}, nil
+				return nil, nil
 			}
 			if mode == ckptSaveAs {
-				return ckptAction{op: "save", name: name}, nil
+				return saveCheckpoint{name}, nil
 			}
 			if cp, ok := c.selected(); ok && name != cp.Name {
-				return ckptAction{op: "rename", name: cp.Name, newName: name}, nil
+				return renameCheckpoint{cp.Name, name}, nil
 			}
-			return ckptAction{}, nil
-		case "esc":
+			return nil, nil
+		case key.Matches(msg, c.keys.Cancel):
 			c.mode = ckptBrowse
 			c.field.Blur()
-			return ckptAction{}, nil
+			return nil, nil
 		}
 		var cmd tea.Cmd
 		c.field, cmd = c.field.Update(msg)
-		return ckptAction{}, cmd
+		return nil, cmd
 	}
 
-	switch msg.String() {
-	case "up", "k":
+	switch {
+	case key.Matches(msg, c.keys.Up):
 		c.cursor = max(0, c.cursor-1)
-	case "down", "j":
+	case key.Matches(msg, c.keys.Down):
 		c.cursor = min(len(c.list)-1, c.cursor+1)
-	case "home", "g":
+	case key.Matches(msg, c.keys.First):
 		c.cursor = 0
-	case "end", "G":
+	case key.Matches(msg, c.keys.Last):
 		c.cursor = len(c.list) - 1
-	case "enter", "l":
+	case key.Matches(msg, c.keys.Load):
 		if cp, ok := c.selected(); ok {
-			return ckptAction{op: "load", name: cp.Name}, nil
+			return loadCheckpoint{cp.Name}, nil
 		}
-	case "f":
+	case key.Matches(msg, c.keys.Fork):
 		if cp, ok := c.selected(); ok {
-			return ckptAction{op: "fork", name: cp.Name}, nil
+			return forkCheckpoint{cp.Name}, nil
 		}
-	case "d", "delete", "backspace":
+	case key.Matches(msg, c.keys.Delete):
 		if _, ok := c.selected(); ok {
 			c.mode = ckptConfirmDelete
 		}
-	case "r":
+	case key.Matches(msg, c.keys.Rename):
 		if cp, ok := c.selected(); ok {
 			c.mode = ckptRename
 			c.field.SetValue(cp.Name)
 			c.field.CursorEnd()
-			return ckptAction{}, c.field.Focus()
+			return nil, c.field.Focus()
 		}
-	case "s", "n":
+	case key.Matches(msg, c.keys.Save):
 		c.mode = ckptSaveAs
 		c.field.SetValue("")
-		return ckptAction{}, c.field.Focus()
-	case "esc", "tab", "q":
-		return ckptAction{op: "close"}, nil
+		return nil, c.field.Focus()
+	case key.Matches(msg, c.keys.Leave):
+		return leaveAction{}, nil
 	}
 	c.cursor = max(0, c.cursor)
 	c.scroll()
-	return ckptAction{}, nil
+	return nil, nil
 }
 
 func (c *checkpoints) scroll() {

@@ -99,7 +99,7 @@ func TestCopyCodeOverOSC52(t *testing.T) {
 	}
 	done := make(chan struct{})
 	m.done = done
-	m.calls = newCallQueue(f)
+	m.calls = newCallQueue(f, nil)
 	defer func() { close(done); m.calls.close() }()
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 40))
 	waitFor := func(what ...string) {

@@ -160,7 +160,7 @@ func (m *Model) hasCheckpoint(name string) bool {
 func (m *Model) cmdSave(arg string) tea.Cmd {
 	name := oneName(arg)
 	save := func(m *Model) tea.Cmd {
-		m.call(func(e Engine) { e.SaveCheckpoint(name) })
+		m.call(engine.OpSave, func(e Engine) error { return e.SaveCheckpoint(name) })
 		return m.infoToast("Saving " + strconv.Quote(name) + "…")
 	}
 	if m.hasCheckpoint(name) {
@@ -182,14 +182,14 @@ func (m *Model) replaceConversation(op, name string) tea.Cmd {
 	}
 	do := func(m *Model) tea.Cmd {
 		if op == "load" {
-			m.call(func(e Engine) { e.LoadCheckpoint(name) })
+			m.call(engine.OpLoad, func(e Engine) error { return e.LoadCheckpoint(name) })
 		} else {
-			m.call(func(e Engine) { e.ForkCheckpoint(name) })
+			m.call(engine.OpFork, func(e Engine) error { return e.ForkCheckpoint(name) })
 		}
 		m.setFocus(focusInput)
 		return m.infoToast(strings.ToUpper(verb[:1]) + verb[1:] + " " + strconv.Quote(name) + "…")
 	}
-	if m.unsaved && len(m.conv.msgs) > 0 {
+	if m.unsaved && !m.conv.Empty() {
 		return m.ask(fmt.Sprintf("The conversation on screen is not saved; %s %q replaces it (/save NAME keeps it).", verb, name), do)
 	}
 	return do(m)
@@ -210,7 +210,7 @@ func (m *Model) cmdRename(arg string) tea.Cmd {
 	if len(w) != 2 {
 		return m.errorToast(`/rename needs two names: /rename OLD NEW (quote a name with spaces: /rename "my chat" notes)`)
 	}
-	m.call(func(e Engine) { e.RenameCheckpoint(w[0], w[1]) })
+	m.call(engine.OpRename, func(e Engine) error { return e.RenameCheckpoint(w[0], w[1]) })
 	return nil
 }
 
@@ -218,18 +218,18 @@ func (m *Model) cmdRename(arg string) tea.Cmd {
 // input whatever the answer.
 func (m *Model) cmdDelete(arg string) tea.Cmd {
 	name := oneName(arg)
-	if m.ckpts.listed && !m.hasCheckpoint(name) {
+	if m.ckpts.Listed() && !m.hasCheckpoint(name) {
 		return m.errorToast(fmt.Sprintf("There is no checkpoint %q.", name))
 	}
 	return m.ask(fmt.Sprintf("Delete the checkpoint %q? This cannot be undone.", name), func(m *Model) tea.Cmd {
-		m.call(func(e Engine) { e.DeleteCheckpoint(name) })
+		m.call(engine.OpDelete, func(e Engine) error { return e.DeleteCheckpoint(name) })
 		return nil
 	})
 }
 
 func (m *Model) cmdCheckpoints(string) tea.Cmd {
 	m.openPanel(panelCheckpoints)
-	m.call(func(e Engine) { e.ListCheckpoints() })
+	m.call(engine.OpList, func(e Engine) error { return e.ListCheckpoints() })
 	return nil
 }
 
@@ -240,21 +240,21 @@ func (m *Model) cmdClear(string) tea.Cmd {
 		return m.errorToast("A reply is streaming; esc stops it before clearing.")
 	}
 	m.stopEditing()
-	m.call(func(e Engine) { e.Clear() })
+	m.call(engine.OpClear, func(e Engine) error { return e.Clear() })
 	return nil
 }
 
 // changeSettings sends a modified copy of the settings in force; the
-// engine answers SettingsChanged or Failed{Op: "settings"}. A setting
+// engine answers SettingsChanged or Failed{Op: engine.OpSettings}. A setting
 // the bundle cannot honour is refused here at once, by the engine's own
 // rules (engine.CheckSettings), and again by the engine.
 func (m *Model) changeSettings(edit func(*engine.Settings)) tea.Cmd {
-	s := m.settings
+	s := m.turn.settings
 	edit(&s)
-	if _, err := engine.CheckSettings(m.info, m.settings, s); err != nil {
+	if _, err := engine.CheckSettings(m.info, m.turn.settings, s); err != nil {
 		return m.errorToast(failureText("settings", err))
 	}
-	m.call(func(e Engine) { e.SetSettings(s) })
+	m.call(engine.OpSettings, func(e Engine) error { return e.SetSettings(s) })
 	return nil
 }
 
@@ -262,12 +262,12 @@ func (m *Model) changeSettings(edit func(*engine.Settings)) tea.Cmd {
 func (m *Model) cmdSystem(text string) tea.Cmd {
 	switch strings.TrimSpace(text) {
 	case "":
-		if m.settings.System == "" {
+		if m.turn.settings.System == "" {
 			return m.infoToast("There is no system prompt. /system TEXT sets one.")
 		}
-		return m.infoToast("System prompt: " + m.settings.System + " (/system clear removes it)")
+		return m.infoToast("System prompt: " + m.turn.settings.System + " (/system clear removes it)")
 	case "clear":
-		if m.settings.System == "" {
+		if m.turn.settings.System == "" {
 			return m.infoToast("There is no system prompt to clear.")
 		}
 		return m.changeSettings(func(s *engine.Settings) { s.System = "" })
@@ -357,7 +357,7 @@ func (m *Model) cmdExport(arg string) tea.Cmd {
 	if path == "" {
 		path = "orchard-" + m.now().Format("20060102-150405") + ".md"
 	}
-	return exportTranscript(path, m.exportDir, m.info, m.settings, msgs, m.now(), lookupEnv(m.env, "HOME"))
+	return exportTranscript(path, m.exportDir, m.info, m.turn.settings, msgs, m.now(), lookupEnv(m.env, "HOME"))
 }
 
 func (m *Model) cmdHelp(string) tea.Cmd {
@@ -385,6 +385,8 @@ type compItem struct {
 // compRows bounds the completion list height.
 const compRows = 6
 
+func (c *completion) SetSize(w, _ int) { c.width = w }
+
 func (c *completion) Visible() bool { return len(c.items) > 0 }
 func (c *completion) Hide()         { c.items = nil; c.sel = 0 }
 
@@ -401,18 +403,28 @@ func (c *completion) Selected() (compItem, bool) {
 	return compItem{}, false
 }
 
+// Set shows items, keeping the selection on the item of the same label.
+func (c *completion) Set(items []compItem) {
+	prev := ""
+	if it, ok := c.Selected(); ok {
+		prev = it.label
+	}
+	c.items, c.sel = items, 0
+	for i, it := range items {
+		if it.label == prev {
+			c.sel = i
+		}
+	}
+}
+
 // updateCompletion recomputes the list from the input.
 func (m *Model) updateCompletion() {
 	v := m.input.Value()
-	prev := ""
-	if it, ok := m.comp.Selected(); ok {
-		prev = it.label
-	}
-	m.comp.items = nil
 	if !strings.HasPrefix(v, "/") || strings.Contains(v, "\n") {
-		m.comp.sel = 0
+		m.comp.Hide()
 		return
 	}
+	var items []compItem
 	name, arg, hasSpace := strings.Cut(strings.TrimPrefix(v, "/"), " ")
 	name = strings.ToLower(name)
 	if !hasSpace {
@@ -422,13 +434,13 @@ func (m *Model) updateCompletion() {
 				if c.args != "" {
 					insert += " "
 				}
-				m.comp.items = append(m.comp.items, compItem{insert: insert, label: c.usage(), desc: c.help, final: c.args == ""})
+				items = append(items, compItem{insert: insert, label: c.usage(), desc: c.help, final: c.args == ""})
 			}
 		}
 	} else if name == "image" || name == "audio" {
-		for _, p := range m.paths.choices(arg, name) {
+		for _, p := range m.paths.Choices(arg, name) {
 			dir := strings.HasSuffix(p, "/")
-			m.comp.items = append(m.comp.items, compItem{insert: "/" + name + " " + p, label: p, desc: "attach", final: !dir})
+			items = append(items, compItem{insert: "/" + name + " " + p, label: p, desc: "attach", final: !dir})
 		}
 	} else if c, ok := m.findCommand(name); ok && c.choices != nil {
 		// The argument typed so far, quotes included, is a prefix of the
@@ -440,16 +452,11 @@ func (m *Model) updateCompletion() {
 				if c.name == "rename" {
 					insert += " "
 				}
-				m.comp.items = append(m.comp.items, compItem{insert: insert, label: ch, desc: c.help, final: c.name != "rename"})
+				items = append(items, compItem{insert: insert, label: ch, desc: c.help, final: c.name != "rename"})
 			}
 		}
 	}
-	m.comp.sel = 0
-	for i, it := range m.comp.items {
-		if it.label == prev {
-			m.comp.sel = i
-		}
-	}
+	m.comp.Set(items)
 }
 
 func (c *completion) Height() int { return min(len(c.items), compRows) }

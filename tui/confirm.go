@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	xansi "github.com/charmbracelet/x/ansi"
 )
@@ -11,23 +12,23 @@ import (
 // that loses something (deleting, replacing a checkpoint, loading over an
 // unsaved conversation). It takes the focus while it is shown; y answers
 // yes and any other key no, so text typed on without looking cannot say
-// yes by accident. The focus goes back where it was.
+// yes by accident. Answered, it closes and the keys go back under it.
 type confirm struct {
 	st     *Styles
 	width  int
-	active bool
 	prompt string
 	yes    func(m *Model) tea.Cmd
 	no     func(m *Model) tea.Cmd // nil: no leaves things as they are
 	hint   string                 // the keys, when no does something
-	prev   focusKind              // the focus to give back
+	keys   yesNoKeys
 }
 
-func (c *confirm) SetSize(w int) { c.width = w }
+func (c *confirm) SetSize(w, _ int) { c.width = w }
 
-// Ask shows the question; yes runs if the user answers y.
-func (c *confirm) Ask(prompt string, prev focusKind, yes func(m *Model) tea.Cmd) {
-	c.active, c.prompt, c.yes, c.prev = true, prompt, yes, prev
+// Ask sets the question; yes runs if the user answers y. The Model opens
+// it over what has the keys.
+func (c *confirm) Ask(prompt string, yes func(m *Model) tea.Cmd) {
+	c.prompt, c.yes = prompt, yes
 	c.no, c.hint = nil, ""
 }
 
@@ -35,16 +36,24 @@ func (c *confirm) Ask(prompt string, prev focusKind, yes func(m *Model) tea.Cmd)
 // esc, which still leaves things as they are), and the keys to show.
 func (c *confirm) Otherwise(hint string, no func(m *Model) tea.Cmd) { c.no, c.hint = no, hint }
 
-// Answer ends the question; it returns the action to run, nil for none.
-func (c *confirm) Answer(msg tea.KeyPressMsg) func(m *Model) tea.Cmd {
-	c.active = false
-	switch msg.String() {
-	case "y", "Y":
-		return c.yes
-	case "esc":
-		return nil
+func (c *confirm) Focus() tea.Cmd      { return nil }
+func (c *confirm) Blur()               {}
+func (c *confirm) Placeholder() string { return "answer the question below first" }
+
+// Update answers the question with a key: y yes, esc nothing, any other
+// key no. A paste never answers it.
+func (c *confirm) Update(msg tea.Msg) (action, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil, nil
 	}
-	return c.no
+	switch {
+	case key.Matches(k, c.keys.Yes):
+		return answerAction{c.yes}, nil
+	case key.Matches(k, c.keys.Esc):
+		return answerAction{}, nil
+	}
+	return answerAction{c.no}, nil
 }
 
 func (c *confirm) lines() []string {
@@ -56,12 +65,7 @@ func (c *confirm) lines() []string {
 }
 
 // Lines is the rows View takes.
-func (c *confirm) Lines() int {
-	if !c.active {
-		return 0
-	}
-	return len(c.lines())
-}
+func (c *confirm) Lines() int { return len(c.lines()) }
 
 func (c *confirm) View() string {
 	ls := c.lines()

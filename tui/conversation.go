@@ -81,8 +81,47 @@ type conversation struct {
 	window, windowBefore int
 }
 
-func newConversation(st *Styles, md *markdown) *conversation {
-	return &conversation{st: st, md: md, modelLabel: "gemma", kept: map[string]*chatMsg{}}
+// newConversation draws with st and md; pics (nil for none) places the
+// pictures of messages.
+func newConversation(st *Styles, md *markdown, pics *pictures) *conversation {
+	return &conversation{st: st, md: md, pics: pics, modelLabel: "gemma", kept: map[string]*chatMsg{}}
+}
+
+// SetWelcome sets the lines shown while there is no message.
+func (c *conversation) SetWelcome(lines []string) { c.welcome = lines }
+
+// Empty reports whether no message is on screen.
+func (c *conversation) Empty() bool { return len(c.msgs) == 0 }
+
+// LastUserText is the last message the user sent, as shown.
+func (c *conversation) LastUserText() string {
+	for i := len(c.msgs) - 1; i >= 0; i-- {
+		if c.msgs[i].role == "user" {
+			return c.msgs[i].text
+		}
+	}
+	return ""
+}
+
+// VersionTarget is the message ← and → act on: the last one that has
+// other versions (index -1 for none), the version shown (from 0) and how
+// many there are.
+func (c *conversation) VersionTarget() (index, version, versions int) {
+	for i := len(c.msgs) - 1; i >= 0; i-- {
+		if m := c.msgs[i]; m.versions > 1 {
+			return i, m.version, m.versions
+		}
+	}
+	return -1, 0, 0
+}
+
+// StartReply begins the reply of a turn that started; versions > 1 says
+// it is the last of that many versions (a regenerate or an edit).
+func (c *conversation) StartReply(versions int) {
+	r := c.streamingReply()
+	if versions > 1 {
+		r.version, r.versions = versions-1, versions
+	}
 }
 
 func (c *conversation) SetSize(w, h int) {
@@ -322,10 +361,18 @@ func (c *conversation) Messages() []engine.Message {
 	return out
 }
 
-func (c *conversation) ToggleDrafts()   { c.showDrafts = !c.showDrafts; c.invalidate() }
-func (c *conversation) ToggleThinking() { c.showThinking = !c.showThinking; c.invalidate() }
+// ToggleDrafts shows or hides which tokens came from accepted drafts; it
+// reports whether they are shown now.
+func (c *conversation) ToggleDrafts() bool {
+	c.showDrafts = !c.showDrafts
+	c.Invalidate()
+	return c.showDrafts
+}
 
-func (c *conversation) invalidate() {
+func (c *conversation) ToggleThinking() { c.showThinking = !c.showThinking; c.Invalidate() }
+
+// Invalidate drops what was rendered, for other flags or another theme.
+func (c *conversation) Invalidate() {
 	for _, m := range c.msgs {
 		m.lines = nil
 	}

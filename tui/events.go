@@ -18,26 +18,25 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 	for _, ev := range events {
 		switch e := ev.(type) {
 		case engine.Started:
-			m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
+			m.turn.started()
 			m.stats.Started(e)
 			m.conv.TurnWindow(e.Window)
 			if len(e.Attachments) > 0 {
 				m.conv.SetAttachments(e.Attachments)
-				cmds = append(cmds, m.pics.send(e.Attachments))
+				cmds = append(cmds, m.pics.Send(e.Attachments))
 			}
-			r := m.conv.streamingReply()
-			if e.Versions > 1 {
-				r.version, r.versions = e.Versions-1, e.Versions
-			}
+			m.conv.StartReply(e.Versions)
 		case engine.PrefillProgress:
+			m.turn.prefilling()
 			m.stats.Prefill(e)
 		case *engine.Delta:
+			m.turn.decoding()
 			m.stats.Delta(*e)
 			m.conv.AppendDelta(*e)
 			streamed = true
 		case engine.Finished:
-			m.pendingSend = ""
-			m.stats.Finished(e.Metrics, false)
+			m.turn.finished(false)
+			m.stats.Finished(e.Metrics)
 			m.conv.FinishReply(e.Reply, e.Metrics, false)
 			m.changed, m.unsaved = true, true
 		case engine.Cancelled:
@@ -45,8 +44,8 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 				cmds = append(cmds, m.onUnstarted())
 				break
 			}
-			m.pendingSend = ""
-			m.stats.Finished(e.Metrics, true)
+			m.turn.finished(true)
+			m.stats.Finished(e.Metrics)
 			m.conv.FinishReply(e.Partial, e.Metrics, true)
 			m.changed, m.unsaved = true, true
 			cmds = append(cmds, m.infoToast("Stopped. The partial reply is kept."))
@@ -55,16 +54,15 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Notice:
 			cmds = append(cmds, m.infoToast(e.Text))
 		case engine.SettingsChanged:
-			old := m.settings
-			m.settings = e.Settings
-			m.stats.settings = e.Settings
+			old := m.turn.settings
+			m.turn.settings = e.Settings
 			cmds = append(cmds, m.infoToast(describeSettingsChange(old, e.Settings)))
 		case engine.Checkpoints:
-			if e.Op == "save" {
+			if e.Op == engine.OpSave {
 				m.unsaved = false
 			}
 			focus := e.Name
-			if e.Op == "autosave" {
+			if e.Op == engine.OpAutosave {
 				focus = "" // it comes on its own: the cursor stays where the user left it
 			}
 			m.ckpts.SetList(e.List, focus)
@@ -85,13 +83,13 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			m.conv.SetWindow(e.Window)
-			cmds = append(cmds, m.pics.sendAll(m.conv.msgs))
+			cmds = append(cmds, m.conv.SendPictures())
+			m.turn.cleared()
 			m.stats.Cleared(e.ContextUsed)
 			if e.Settings != (engine.Settings{}) {
 				// A loaded checkpoint brings its own settings: show the
 				// engine's, not the ones this screen had.
-				m.settings = e.Settings
-				m.stats.settings = e.Settings
+				m.turn.settings = e.Settings
 			}
 			m.changed = true
 			m.unsaved = false // empty, or as saved
@@ -108,13 +106,13 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 // conversation as it was, so its text goes back into the input.
 func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 	switch e.Op {
-	case "regenerate", "edit":
-		m.takeBack(e.Op, e.Err)
-	case "send":
+	case engine.OpRegenerate, engine.OpEdit:
+		m.takeBack(turnKind(e.Op), e.Err)
+	case engine.OpSend:
 		// The files go back in the queue, but one the engine could not
 		// read: enter again sends the message with them.
 		text := failureText(e.Op, e.Err)
-		if kept := m.takeBack(e.Op, e.Err); kept != "" {
+		if kept := m.takeBack(turnSend, e.Err); kept != "" {
 			text = strings.TrimSuffix(text, ".") + "." + kept
 		}
 		return m.errorToast(text)
@@ -127,15 +125,15 @@ func (m *Model) onFailed(e engine.Failed) tea.Cmd {
 // conversation, so the screen takes it back as after a refused send.
 // Another screen's turn, never shown here, changes nothing.
 func (m *Model) onUnstarted() tea.Cmd {
-	op := m.pendingSend
-	if op == "" {
+	op := m.turn.pending
+	if op == turnNone {
 		return nil
 	}
 	kept := m.takeBack(op, nil)
 	switch op {
-	case "send":
+	case turnSend:
 		return m.infoToast("Cancelled before it started: the message is back in the input." + kept)
-	case "edit":
+	case turnEdit:
 		return m.infoToast("Cancelled before it started: the edit is back in the input.")
 	}
 	return m.infoToast("Cancelled before it started: the conversation is as it was.")
@@ -147,30 +145,28 @@ func (m *Model) onUnstarted() tea.Cmd {
 // goes back into the input, its files back in the queue but one err
 // names; an edit goes back to being edited. It returns what it said of
 // the files ("" for none).
-func (m *Model) takeBack(op string, err error) string {
-	m.stats.Failed()
+func (m *Model) takeBack(op turnKind, err error) string {
+	m.turn.failed()
 	m.conv.DropTurn()
 	var kept string
 	switch op {
-	case "edit":
-		if m.pendingEdit != "" && m.input.Value() == "" {
-			orig := m.lastUserText()
+	case turnEdit:
+		if m.turn.edit != "" && m.input.Value() == "" {
 			m.startEditing()
-			m.editOrig = orig
-			m.input.SetValue(m.pendingEdit)
-			m.refused = m.pendingEdit
+			m.input.SetValue(m.turn.edit)
+			m.refused = m.turn.edit
 		}
-	case "send":
+	case turnSend:
 		if t, ok := m.conv.RemoveLastUser(); ok && m.input.Value() == "" {
-			if m.sentInput != "" && strings.TrimSpace(m.input.pastes.expand(m.sentInput)) == t {
-				t = m.sentInput // as it was typed: a long paste folded
+			if in := m.turn.sentInput; in != "" && strings.TrimSpace(m.input.Expand(in)) == t {
+				t = in // as it was typed: a long paste folded
 			}
 			m.input.SetValue(t)
 			m.refused = t // esc clears it; it is not kept as a draft
 		}
-		kept = m.keepAttachments(m.sentFiles, err)
+		kept = m.keepAttachments(m.turn.sentFiles, err)
 	}
-	m.pendingSend, m.pendingEdit, m.sentFiles, m.sentInput = "", "", nil, ""
+	m.turn.clearPending()
 	return kept
 }
 
@@ -178,15 +174,15 @@ func (m *Model) takeBack(op string, err error) string {
 // happened to a conversation.
 func (m *Model) onHistory(e engine.History) tea.Cmd {
 	switch e.Op {
-	case "list":
+	case engine.OpList:
 		m.hist.SetList(e)
-	case "kept":
+	case engine.OpKept:
 		return m.infoToast("The conversation you left is kept in the history (" + m.keys.History.Help().Key + " lists it).")
-	case "resume":
+	case engine.OpResume:
 		return m.infoToast("Resumed " + strconv.Quote(e.Title) + ".")
-	case "delete":
+	case engine.OpDelete:
 		return m.infoToast("Deleted the conversation from the history.")
-	case "rename":
+	case engine.OpRename:
 		return m.infoToast("Renamed the conversation " + strconv.Quote(e.Title) + " in the history.")
 	}
 	return nil
@@ -195,15 +191,15 @@ func (m *Model) onHistory(e engine.History) tea.Cmd {
 func checkpointText(e engine.Checkpoints) string {
 	q := strconv.Quote(e.Name)
 	switch e.Op {
-	case "save":
+	case engine.OpSave:
 		return "Saved checkpoint " + q + "."
-	case "load":
+	case engine.OpLoad:
 		return "Loaded checkpoint " + q + "."
-	case "delete":
+	case engine.OpDelete:
 		return "Deleted checkpoint " + q + "."
-	case "rename":
+	case engine.OpRename:
 		return "Renamed the checkpoint to " + q + "."
-	case "fork":
+	case engine.OpFork:
 		return "Started a new conversation from " + q + "."
 	}
 	return ""
@@ -248,4 +244,10 @@ func describeSettingsChange(a, b engine.Settings) string {
 		return "Settings unchanged."
 	}
 	return "Now: " + strings.Join(d, ", ") + "."
+}
+
+// onRefused takes a command the engine refused: as its failure would
+// have been (a message sent goes back into the input).
+func (m *Model) onRefused(r refusedMsg) tea.Cmd {
+	return m.onFailed(engine.Failed{Op: r.op, Err: r.err})
 }

@@ -125,7 +125,7 @@ func (f *FakeEngine) Messages() []engine.Message {
 func (f *FakeEngine) Window() int { return 0 }
 
 // Send streams a reply on a goroutine.
-func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
+func (f *FakeEngine) Send(text string, media ...engine.MediaFile) error {
 	rec := "Send " + text
 	for _, m := range media {
 		rec += " +" + m.Kind + ":" + m.Path
@@ -140,7 +140,7 @@ func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 		}
 		if err := load(m.Path); err != nil {
 			f.emit(engine.Failed{Op: "send", Err: &engine.FileError{Path: m.Path, Err: err}})
-			return
+			return nil
 		}
 	}
 	f.turn("send", func() (engine.Message, *engine.Branched, error) {
@@ -157,11 +157,12 @@ func (f *FakeEngine) Send(text string, media ...engine.MediaFile) {
 		}
 		return user, nil, nil
 	})
+	return nil
 }
 
 // Regenerate replies to the last user message again; the old reply
 // stays as another version.
-func (f *FakeEngine) Regenerate() {
+func (f *FakeEngine) Regenerate() error {
 	f.record("Regenerate")
 	f.turn("regenerate", func() (engine.Message, *engine.Branched, error) {
 		u := lastUser(f.msgs)
@@ -176,11 +177,12 @@ func (f *FakeEngine) Regenerate() {
 		f.msgs = f.msgs[:u]
 		return msg, &engine.Branched{Op: "regenerate", Messages: append(f.messagesLocked(), f.shown(u, msg))}, nil
 	})
+	return nil
 }
 
 // Edit replaces the last user message; the old one stays as another
 // version, with its reply.
-func (f *FakeEngine) Edit(text string) {
+func (f *FakeEngine) Edit(text string) error {
 	f.record("Edit " + text)
 	f.turn("edit", func() (engine.Message, *engine.Branched, error) {
 		u := lastUser(f.msgs)
@@ -191,17 +193,18 @@ func (f *FakeEngine) Edit(text string) {
 		msg := engine.Message{Role: "user", Content: text}
 		return msg, &engine.Branched{Op: "edit", Messages: append(f.messagesLocked(), f.shown(u, msg))}, nil
 	})
+	return nil
 }
 
 // SelectVersion swaps in another version of a message.
-func (f *FakeEngine) SelectVersion(index, version int) {
+func (f *FakeEngine) SelectVersion(index, version int) error {
 	f.record(fmt.Sprintf("SelectVersion %d %d", index, version))
 	f.mu.Lock()
 	v := f.versions[index]
 	if v == nil || version < 0 || version >= len(v.tails) || index >= len(f.msgs) || f.cancel != nil {
 		f.mu.Unlock()
 		f.emit(engine.Failed{Op: "version", Err: fmt.Errorf("message %d has no version %d", index+1, version+1)})
-		return
+		return nil
 	}
 	if version != v.cur {
 		v.tails[v.cur] = slices.Clone(f.msgs[index:])
@@ -211,6 +214,7 @@ func (f *FakeEngine) SelectVersion(index, version int) {
 	br := engine.Branched{Op: "version", Messages: f.messagesLocked(), ContextUsed: countTokens(f.msgs)}
 	f.mu.Unlock()
 	f.emit(br)
+	return nil
 }
 
 // fakeVersions are the versions of one message: the message and what
@@ -267,7 +271,7 @@ func lastUser(msgs []engine.Message) int {
 // turn starts a streamed reply; prepare (under the lock) arranges the
 // conversation and returns the user message to reply to and the
 // Branched event to send first, if any.
-func (f *FakeEngine) turn(op string, prepare func() (engine.Message, *engine.Branched, error)) {
+func (f *FakeEngine) turn(op engine.Op, prepare func() (engine.Message, *engine.Branched, error)) {
 	f.mu.Lock()
 	if f.cancel != nil || f.closed {
 		f.mu.Unlock()
@@ -412,7 +416,7 @@ func (f *FakeEngine) endTurn(reply string, m engine.TurnMetrics, stopped bool) {
 	f.mu.Unlock()
 }
 
-func (f *FakeEngine) Cancel() {
+func (f *FakeEngine) Cancel() error {
 	f.record("Cancel")
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -423,10 +427,11 @@ func (f *FakeEngine) Cancel() {
 			close(f.cancel)
 		}
 	}
+	return nil
 }
 
 // SetSettings judges s by the engine's own rules (engine.CheckSettings).
-func (f *FakeEngine) SetSettings(s engine.Settings) {
+func (f *FakeEngine) SetSettings(s engine.Settings) error {
 	f.record("SetSettings")
 	f.mu.Lock()
 	cur := f.settings
@@ -434,15 +439,16 @@ func (f *FakeEngine) SetSettings(s engine.Settings) {
 	s, err := engine.CheckSettings(f.info, cur, s)
 	if err != nil {
 		f.emit(engine.Failed{Op: "settings", Err: err})
-		return
+		return nil
 	}
 	f.mu.Lock()
 	f.settings = s
 	f.mu.Unlock()
 	f.emit(engine.SettingsChanged{Settings: s})
+	return nil
 }
 
-func (f *FakeEngine) Clear() {
+func (f *FakeEngine) Clear() error {
 	f.record("Clear")
 	f.mu.Lock()
 	kept := f.keepLocked()
@@ -454,15 +460,17 @@ func (f *FakeEngine) Clear() {
 	}
 	f.emit(engine.Cleared{Settings: set})
 	f.emit(f.historyList(""))
+	return nil
 }
 
-func (f *FakeEngine) SaveCheckpoint(name string) {
+func (f *FakeEngine) SaveCheckpoint(name string) error {
 	f.record("SaveCheckpoint " + name)
 	if err := f.save(name); err != nil {
 		f.emit(engine.Failed{Op: "save", Err: err})
-		return
+		return nil
 	}
 	f.emit(engine.Checkpoints{Op: "save", Name: name, List: f.list()})
+	return nil
 }
 
 func (f *FakeEngine) save(name string) error {
@@ -480,11 +488,11 @@ func (f *FakeEngine) save(name string) error {
 	return nil
 }
 
-func (f *FakeEngine) LoadCheckpoint(name string) { f.restore("load", name) }
-func (f *FakeEngine) ForkCheckpoint(name string) { f.restore("fork", name) }
+func (f *FakeEngine) LoadCheckpoint(name string) error { f.restore("load", name); return nil }
+func (f *FakeEngine) ForkCheckpoint(name string) error { f.restore("fork", name); return nil }
 
-func (f *FakeEngine) restore(op, name string) {
-	f.record(op + " " + name)
+func (f *FakeEngine) restore(op engine.Op, name string) {
+	f.record(string(op) + " " + name)
 	f.mu.Lock()
 	cp, ok := f.ckpts[name]
 	busy := f.cancel != nil
@@ -512,7 +520,7 @@ func (f *FakeEngine) restore(op, name string) {
 	f.emit(engine.Checkpoints{Op: op, Name: name, List: f.list()})
 }
 
-func (f *FakeEngine) DeleteCheckpoint(name string) {
+func (f *FakeEngine) DeleteCheckpoint(name string) error {
 	f.record("DeleteCheckpoint " + name)
 	f.mu.Lock()
 	_, ok := f.ckpts[name]
@@ -520,16 +528,17 @@ func (f *FakeEngine) DeleteCheckpoint(name string) {
 	f.mu.Unlock()
 	if !ok {
 		f.emit(engine.Failed{Op: "delete", Err: fmt.Errorf("there is no checkpoint %q", name)})
-		return
+		return nil
 	}
 	f.emit(engine.Checkpoints{Op: "delete", Name: name, List: f.list()})
+	return nil
 }
 
-func (f *FakeEngine) RenameCheckpoint(old, new string) {
+func (f *FakeEngine) RenameCheckpoint(old, new string) error {
 	f.record("RenameCheckpoint " + old + " " + new)
 	if err := checkName(new); err != nil {
 		f.emit(engine.Failed{Op: "rename", Err: err})
-		return
+		return nil
 	}
 	f.mu.Lock()
 	cp, ok := f.ckpts[old]
@@ -543,31 +552,34 @@ func (f *FakeEngine) RenameCheckpoint(old, new string) {
 	switch {
 	case !ok:
 		f.emit(engine.Failed{Op: "rename", Err: fmt.Errorf("there is no checkpoint %q", old)})
-		return
+		return nil
 	case taken:
 		f.emit(engine.Failed{Op: "rename", Err: fmt.Errorf("a checkpoint named %q already exists", new)})
-		return
+		return nil
 	}
 	f.emit(engine.Checkpoints{Op: "rename", Name: new, List: f.list()})
+	return nil
 }
 
-func (f *FakeEngine) ListCheckpoints() {
+func (f *FakeEngine) ListCheckpoints() error {
 	f.record("ListCheckpoints")
 	f.emit(engine.Checkpoints{Op: "list", List: f.list()})
+	return nil
 }
 
 // Autosave saves under the reserved name and reports it as op
 // "autosave", which the interface does not announce.
-func (f *FakeEngine) Autosave() {
+func (f *FakeEngine) Autosave() error {
 	f.record("Autosave")
 	f.mu.Lock()
 	f.keepLocked()
 	f.mu.Unlock()
 	if err := f.save(autosaveName); err != nil {
 		f.emit(engine.Failed{Op: "autosave", Err: err})
-		return
+		return nil
 	}
 	f.emit(engine.Checkpoints{Op: "autosave", Name: autosaveName, List: f.list()})
+	return nil
 }
 
 // Close stops the streams and closes the event channel.
@@ -785,14 +797,15 @@ func (f *FakeEngine) historyList(query string) engine.History {
 }
 
 // ListHistory lists the conversations kept.
-func (f *FakeEngine) ListHistory(query string) {
+func (f *FakeEngine) ListHistory(query string) error {
 	f.record("ListHistory " + query)
 	f.emit(f.historyList(query))
+	return nil
 }
 
 // ResumeHistory brings a kept conversation back, keeping the one on
 // screen first.
-func (f *FakeEngine) ResumeHistory(id string) {
+func (f *FakeEngine) ResumeHistory(id string) error {
 	f.record("ResumeHistory " + id)
 	f.mu.Lock()
 	i := slices.IndexFunc(f.history, func(h *fakeHistory) bool { return h.info.ID == id })
@@ -804,7 +817,7 @@ func (f *FakeEngine) ResumeHistory(id string) {
 			err = errors.New("a reply is being generated; stop it with esc first")
 		}
 		f.emit(engine.Failed{Op: "resume", Err: err})
-		return
+		return nil
 	}
 	h := f.history[i]
 	kept := f.keepLocked()
@@ -817,10 +830,11 @@ func (f *FakeEngine) ResumeHistory(id string) {
 	f.emit(engine.Cleared{Messages: msgs, ContextUsed: countTokens(msgs), Settings: set})
 	f.emit(engine.History{Op: "resume", ID: id, Title: orDefault(h.title, h.info.Title)})
 	f.emit(f.historyList(""))
+	return nil
 }
 
 // DeleteHistory forgets a kept conversation.
-func (f *FakeEngine) DeleteHistory(id string) {
+func (f *FakeEngine) DeleteHistory(id string) error {
 	f.record("DeleteHistory " + id)
 	f.mu.Lock()
 	n := len(f.history)
@@ -832,15 +846,16 @@ func (f *FakeEngine) DeleteHistory(id string) {
 	f.mu.Unlock()
 	if !gone {
 		f.emit(engine.Failed{Op: "history-delete", Err: fmt.Errorf("there is no conversation %q in the history", id)})
-		return
+		return nil
 	}
 	f.emit(engine.History{Op: "delete", ID: id})
 	f.emit(f.historyList(""))
+	return nil
 }
 
 // RenameHistory gives a kept conversation a title of its own; id "" is
 // the conversation on screen, kept first.
-func (f *FakeEngine) RenameHistory(id, title string) {
+func (f *FakeEngine) RenameHistory(id, title string) error {
 	f.record("RenameHistory " + id + " " + title)
 	title = strings.Join(strings.Fields(title), " ")
 	f.mu.Lock()
@@ -848,7 +863,7 @@ func (f *FakeEngine) RenameHistory(id, title string) {
 		if f.keepLocked() == nil {
 			f.mu.Unlock()
 			f.emit(engine.Failed{Op: "history-rename", Err: errors.New("there is nothing to name yet: the conversation is empty")})
-			return
+			return nil
 		}
 		id = f.histID
 	}
@@ -856,7 +871,7 @@ func (f *FakeEngine) RenameHistory(id, title string) {
 	if i < 0 {
 		f.mu.Unlock()
 		f.emit(engine.Failed{Op: "history-rename", Err: fmt.Errorf("there is no conversation %q in the history", id)})
-		return
+		return nil
 	}
 	h := f.history[i]
 	h.title = title
@@ -864,6 +879,7 @@ func (f *FakeEngine) RenameHistory(id, title string) {
 	f.mu.Unlock()
 	f.emit(engine.History{Op: "rename", ID: id, Title: shown})
 	f.emit(f.historyList(""))
+	return nil
 }
 
 // AddHistory puts a conversation into the history as if kept earlier

@@ -25,8 +25,8 @@ func TestFindJumpsBetweenMatches(t *testing.T) {
 	}
 	send(m, engine.Cleared{Messages: msgs})
 	m.Update(press("ctrl+f"))
-	if m.focus != focusFind || !strings.Contains(plain(m), "find:") {
-		t.Fatalf("ctrl+f: focus %v\n%s", m.focus, plain(m))
+	if m.focused() != focusFind || !strings.Contains(plain(m), "find:") {
+		t.Fatalf("ctrl+f: focus %v\n%s", m.focused(), plain(m))
 	}
 	typeText(m, "orchard")
 	if got := plain(m); !strings.Contains(got, "12/12") {
@@ -55,7 +55,7 @@ func TestFindJumpsBetweenMatches(t *testing.T) {
 		t.Fatalf("no match not said:\n%s", plain(m))
 	}
 	m.Update(press("esc"))
-	if m.focus != focusInput || strings.Contains(plain(m), "find:") {
+	if m.focused() != focusInput || strings.Contains(plain(m), "find:") {
 		t.Fatal("esc did not close the search")
 	}
 	typeText(m, "x")

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	xansi "github.com/charmbracelet/x/ansi"
@@ -14,30 +15,20 @@ type findBar struct {
 	st    *Styles
 	width int
 	field textinput.Model
+	keys  findKeys
 	cur   int // the match shown, from 1
 	total int
 }
-
-// findAction is what a key in the bar asks for.
-type findAction int
-
-const (
-	findNone   findAction = iota
-	findChange            // the query changed
-	findPrev              // the previous match (older)
-	findNext              // the next match (newer)
-	findClose
-)
 
 func newFindBar(st *Styles) findBar {
 	f := textinput.New()
 	f.Prompt = ""
 	f.Placeholder = "text in the conversation"
 	f.CharLimit = 200
-	return findBar{st: st, field: f}
+	return findBar{st: st, field: f, keys: newFindKeys()}
 }
 
-func (b *findBar) SetSize(w int) {
+func (b *findBar) SetSize(w, _ int) {
 	b.width = w
 	b.field.SetWidth(max(10, min(40, w-50)))
 }
@@ -48,38 +39,35 @@ func (b *findBar) Open(q string) tea.Cmd {
 	return b.field.Focus()
 }
 
-func (b *findBar) Blur() { b.field.Blur() }
+func (b *findBar) Focus() tea.Cmd { return b.field.Focus() }
+func (b *findBar) Blur()          { b.field.Blur() }
+
+func (b *findBar) Placeholder() string { return "keys go to the search below · esc closes it" }
 
 func (b *findBar) Query() string { return b.field.Value() }
 
-// Update handles a key while the bar has the focus.
-func (b *findBar) Update(msg tea.KeyPressMsg) (findAction, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
-		return findClose, nil
-	case "enter", "up", "ctrl+p", "ctrl+f":
-		return findPrev, nil
-	case "shift+enter", "down", "ctrl+n":
-		return findNext, nil
-	}
-	before := b.field.Value()
-	var cmd tea.Cmd
-	b.field, cmd = b.field.Update(msg)
-	if b.field.Value() != before {
-		return findChange, cmd
-	}
-	return findNone, cmd
-}
+// SetCount sets the match shown (from 1) and the number of matches.
+func (b *findBar) SetCount(cur, total int) { b.cur, b.total = cur, total }
 
-// Paste types pasted text into the field.
-func (b *findBar) Paste(msg tea.PasteMsg) (findAction, tea.Cmd) {
+// Update handles a key or a paste while the bar has the focus.
+func (b *findBar) Update(msg tea.Msg) (action, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(k, b.keys.Close):
+			return closeFindAction{}, nil
+		case key.Matches(k, b.keys.Older):
+			return findStep{-1}, nil
+		case key.Matches(k, b.keys.Newer):
+			return findStep{1}, nil
+		}
+	}
 	before := b.field.Value()
 	var cmd tea.Cmd
 	b.field, cmd = b.field.Update(msg)
 	if b.field.Value() != before {
-		return findChange, cmd
+		return findQuery{b.field.Value()}, cmd
 	}
-	return findNone, cmd
+	return nil, cmd
 }
 
 func (b *findBar) View() string {

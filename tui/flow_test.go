@@ -24,7 +24,7 @@ func TestFlow(t *testing.T) {
 	}
 	done := make(chan struct{})
 	m.done = done
-	m.calls = newCallQueue(f)
+	m.calls = newCallQueue(f, nil)
 	defer func() { close(done); m.calls.close() }()
 
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
@@ -98,9 +98,9 @@ func TestFlow(t *testing.T) {
 // reach the engine in order even though Update never waits for them.
 func TestCallQueueKeepsOrder(t *testing.T) {
 	f := testFake(t, FakeOptions{})
-	q := newCallQueue(f)
+	q := newCallQueue(f, nil)
 	for _, n := range []string{"a", "b", "c", "d"} {
-		q.push(func(e Engine) { e.SaveCheckpoint(n) })
+		q.push(engine.OpSave, func(e Engine) error { return e.SaveCheckpoint(n) })
 	}
 	q.close()
 	if got := strings.Join(f.Calls(), ","); got != "SaveCheckpoint a,SaveCheckpoint b,SaveCheckpoint c,SaveCheckpoint d" {

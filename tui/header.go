@@ -19,12 +19,12 @@ type header struct {
 	home  string // $HOME: a server's socket under it is shown as ~/…
 }
 
-func (h *header) SetSize(w int) { h.width = w }
+func (h *header) SetSize(w, _ int) { h.width = w }
 
 func (h *header) View() string {
 	st := h.st
 	left := st.Brand.Render(" orchard ") + st.HeaderName.Render(h.info.Name)
-	facts := h.facts()
+	facts := h.Facts()
 	sep := st.HeaderDim.Render(" · ")
 	room := h.width - xansi.StringWidth(left) - xansi.StringWidth(sep) - 1
 	// Drop facts from the end until the line fits with the full name.
@@ -32,7 +32,7 @@ func (h *header) View() string {
 	// address is shortened in the middle, down to "attached" alone. Then
 	// the name itself is shortened.
 	for len(facts) > 0 {
-		if len(facts) == 1 && h.info.Attached != "" && xansi.StringWidth(facts[0]) > room {
+		if len(facts) == 1 && h.info.Server != "" && xansi.StringWidth(facts[0]) > room {
 			const prefix = "attached to "
 			facts[0] = "attached"
 			if n := room - len(prefix); n >= 16 {
@@ -51,7 +51,7 @@ func (h *header) View() string {
 // address is the server's address as the header shows it: a socket under
 // $HOME starts with ~.
 func (h *header) address() string {
-	a := h.info.Attached
+	a := h.info.Server
 	if h.home == "" || h.home == "/" {
 		return a
 	}
@@ -95,12 +95,12 @@ func (h *header) pad(left, right string) string {
 	return left + h.st.Header.Render(strings.Repeat(" ", gap)) + right
 }
 
-// facts lists what the header shows after the name, most important
+// Facts lists what the header shows after the name, most important
 // first.
-func (h *header) facts() []string {
+func (h *header) Facts() []string {
 	i := h.info
 	var f []string
-	if i.Attached != "" {
+	if i.Server != "" {
 		f = append(f, "attached to "+h.address())
 	}
 	if i.Family != "" {

@@ -15,22 +15,22 @@ import (
 // "attached" alone, never dropped.
 func TestHeaderSaysAttached(t *testing.T) {
 	info := engine.ModelInfo{Name: "demo-r1", Family: "r1", Context: 2048, VerifyWidths: []int{4}, Runtime: "reference",
-		Attached: "unix:/run/orchard.sock"}
+		Server: "unix:/run/orchard.sock"}
 	for _, w := range []int{80, 120} {
 		h := header{st: newStyles(true, true), info: info}
-		h.SetSize(w)
+		h.SetSize(w, 1)
 		if v := xansi.Strip(h.View()); !strings.Contains(v, "attached to unix:/run/orchard.sock") {
 			t.Errorf("width %d: %q", w, v)
 		}
 	}
 	h := header{st: newStyles(true, true), info: engine.ModelInfo{Name: "demo-r1"}}
-	h.SetSize(80)
+	h.SetSize(80, 1)
 	if strings.Contains(h.View(), "attached") {
 		t.Error("a local engine's header says attached")
 	}
 
 	long := engine.ModelInfo{Name: "gemma-4-e2b-it-coreml-speculative", Family: "stateful3", Context: 4096, Runtime: "coreml",
-		Attached: "unix:/Users/alice/Library/Application Support/orchard/run/orchard.sock"}
+		Server: "unix:/Users/alice/Library/Application Support/orchard/run/orchard.sock"}
 	for _, c := range []struct {
 		width int
 		home  string
@@ -43,7 +43,7 @@ func TestHeaderSaysAttached(t *testing.T) {
 		{64, "/Users/alice", "attached "},
 	} {
 		h := header{st: newStyles(true, true), info: safeInfo(long), home: c.home}
-		h.SetSize(c.width)
+		h.SetSize(c.width, 1)
 		v := xansi.Strip(h.View())
 		if !strings.HasSuffix(v, c.want) || xansi.StringWidth(v) != c.width || !strings.Contains(v, long.Name) {
 			t.Errorf("width %d, HOME %q:\n%q\nwant it to end in %q", c.width, c.home, v, c.want)

@@ -29,14 +29,7 @@ type historyPanel struct {
 	renaming      bool // the footer is the selected conversation's new title
 	field         textinput.Model
 	title         textinput.Model // the new title while renaming
-	renameKey     key.Binding
-}
-
-// histAction is what the panel asks the model to do.
-type histAction struct {
-	op    string // search, resume, delete, rename, close, blur; "" for nothing
-	id    string
-	title string // rename: the new title, "" for its first message
+	keys          historyKeys
 }
 
 // histRows is how many conversations the panel shows at once.
@@ -51,8 +44,7 @@ func newHistoryPanel(st *Styles) historyPanel {
 	title.Prompt = ""
 	title.Placeholder = "empty: its first message"
 	title.CharLimit = 80
-	return historyPanel{st: st, field: f, title: title,
-		renameKey: key.NewBinding(key.WithKeys("ctrl+r", "f2"), key.WithHelp("ctrl+r", "rename"))}
+	return historyPanel{st: st, field: f, title: title, keys: newHistoryKeys()}
 }
 
 func (h *historyPanel) SetSize(w, hgt int) {
@@ -63,6 +55,12 @@ func (h *historyPanel) SetSize(w, hgt int) {
 
 // Query is the search as typed.
 func (h *historyPanel) Query() string { return strings.TrimSpace(h.field.Value()) }
+
+// SetQuery puts a search in the field, as if typed.
+func (h *historyPanel) SetQuery(q string) {
+	h.field.SetValue(q)
+	h.field.CursorEnd()
+}
 
 // SetList takes a list if it answers the query typed now; one for an
 // older query is dropped (the answer to the newer one is on its way).
@@ -103,98 +101,112 @@ func (h *historyPanel) Blur() {
 	h.field.Blur()
 }
 
+func (h *historyPanel) Placeholder() string {
+	return "keys go to the history panel · esc closes it, tab returns here"
+}
+
 func (h *historyPanel) stopRenaming() {
 	h.renaming = false
 	h.title.Blur()
 }
 
-// Update handles a key while the panel has the focus.
-func (h *historyPanel) Update(msg tea.KeyPressMsg) (histAction, tea.Cmd) {
+// Update handles a key or a paste while the panel has the focus.
+func (h *historyPanel) Update(msg tea.Msg) (action, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return h.key(msg)
+	case tea.PasteMsg:
+		return h.paste(msg)
+	}
+	return nil, nil
+}
+
+func (h *historyPanel) key(msg tea.KeyPressMsg) (action, tea.Cmd) {
 	if h.renaming {
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, h.keys.Accept):
 			h.stopRenaming()
 			if it, ok := h.selected(); ok {
-				return histAction{op: "rename", id: it.ID, title: strings.TrimSpace(h.title.Value())}, nil
+				return renameHistory{it.ID, strings.TrimSpace(h.title.Value())}, nil
 			}
-			return histAction{}, nil
-		case "esc":
+			return nil, nil
+		case key.Matches(msg, h.keys.Cancel):
 			h.stopRenaming()
-			return histAction{}, nil
+			return nil, nil
 		}
 		var cmd tea.Cmd
 		h.title, cmd = h.title.Update(msg)
-		return histAction{}, cmd
+		return nil, cmd
 	}
-	if key.Matches(msg, h.renameKey) {
+	if key.Matches(msg, h.keys.Rename) {
 		it, ok := h.selected()
 		if !ok {
-			return histAction{}, nil
+			return nil, nil
 		}
 		h.renaming = true
 		h.title.SetValue(it.Title)
 		h.title.CursorEnd()
-		return histAction{}, h.title.Focus()
+		return nil, h.title.Focus()
 	}
 	if h.confirmDelete {
 		// Only y deletes; any other key keeps it.
 		h.confirmDelete = false
-		if s := msg.String(); s == "y" || s == "Y" {
+		if key.Matches(msg, h.keys.Yes) {
 			if it, ok := h.selected(); ok && it.ID != "" {
-				return histAction{op: "delete", id: it.ID}, nil
+				return deleteHistory{it.ID}, nil
 			}
 		}
-		return histAction{}, nil
+		return nil, nil
 	}
-	switch msg.String() {
-	case "up", "ctrl+p":
+	switch {
+	case key.Matches(msg, h.keys.Up):
 		h.cursor = max(0, h.cursor-1)
-	case "down", "ctrl+n":
+	case key.Matches(msg, h.keys.Down):
 		h.cursor = min(len(h.list)-1, h.cursor+1)
-	case "pgup":
+	case key.Matches(msg, h.keys.PageUp):
 		h.cursor = max(0, h.cursor-histRows)
-	case "pgdown":
+	case key.Matches(msg, h.keys.PageDown):
 		h.cursor = min(len(h.list)-1, h.cursor+histRows)
-	case "enter":
+	case key.Matches(msg, h.keys.Resume):
 		if it, ok := h.selected(); ok {
-			return histAction{op: "resume", id: it.ID}, nil
+			return resumeHistory{it.ID}, nil
 		}
-	case "ctrl+d", "delete":
+	case key.Matches(msg, h.keys.Delete):
 		if it, ok := h.selected(); ok && it.ID != "" {
 			h.confirmDelete = true
 		}
-	case "esc":
-		return histAction{op: "close"}, nil
-	case "tab":
-		return histAction{op: "blur"}, nil
+	case key.Matches(msg, h.keys.Close):
+		return closePanelAction{}, nil
+	case key.Matches(msg, h.keys.Leave):
+		return leaveAction{}, nil
 	default:
 		before := h.field.Value()
 		var cmd tea.Cmd
 		h.field, cmd = h.field.Update(msg)
 		if h.field.Value() != before {
-			return histAction{op: "search"}, cmd
+			return searchHistory{h.Query()}, cmd
 		}
-		return histAction{}, cmd
+		return nil, cmd
 	}
 	h.cursor = max(0, h.cursor)
 	h.scroll()
-	return histAction{}, nil
+	return nil, nil
 }
 
-// Paste types into the search, or the new title.
-func (h *historyPanel) Paste(msg tea.PasteMsg) (histAction, tea.Cmd) {
+// paste types into the search, or the new title.
+func (h *historyPanel) paste(msg tea.PasteMsg) (action, tea.Cmd) {
 	if h.renaming {
 		var cmd tea.Cmd
 		h.title, cmd = h.title.Update(tea.PasteMsg{Content: strings.Join(strings.Fields(msg.Content), " ")})
-		return histAction{}, cmd
+		return nil, cmd
 	}
 	before := h.field.Value()
 	var cmd tea.Cmd
 	h.field, cmd = h.field.Update(msg)
 	if h.field.Value() != before {
-		return histAction{op: "search"}, cmd
+		return searchHistory{h.Query()}, cmd
 	}
-	return histAction{}, cmd
+	return nil, cmd
 }
 
 func (h *historyPanel) scroll() {
@@ -292,7 +304,7 @@ func (h *historyPanel) footer(w int) string {
 	if !h.focused {
 		return st.Dim.Render(xansi.Truncate("tab selects · /history TEXT searches", w, "…"))
 	}
-	return st.Dim.Render(xansi.Truncate("enter resume · "+h.renameKey.Help().Key+" rename · ctrl+d delete · tab input · esc close", w, "…"))
+	return st.Dim.Render(xansi.Truncate("enter resume · "+h.keys.Rename.Help().Key+" rename · ctrl+d delete · tab input · esc close", w, "…"))
 }
 
 // fitTitle cuts a title to w cells keeping the number that tells it from

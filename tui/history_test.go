@@ -25,8 +25,8 @@ func TestNewKeepsConversationInHistory(t *testing.T) {
 
 	m.Update(press("ctrl+l"))
 	drain(m, f)
-	if m.focus != focusHistory || lastCall(f) != "ListHistory " {
-		t.Fatalf("ctrl+l: focus %v, last call %q", m.focus, lastCall(f))
+	if m.focused() != focusHistory || lastCall(f) != "ListHistory " {
+		t.Fatalf("ctrl+l: focus %v, last call %q", m.focused(), lastCall(f))
 	}
 	got := plain(m)
 	for _, want := range []string{"history (1)", "tell me about pears", "the keys act here", "keys go to the history panel"} {
@@ -54,8 +54,8 @@ func TestNewKeepsConversationInHistory(t *testing.T) {
 	}
 	drain(m, f)
 	got = plain(m)
-	if m.focus != focusInput || m.panel != panelNone || !strings.Contains(got, "tell me about pears") || strings.Contains(got, "and now apples") {
-		t.Fatalf("after resuming (focus %v, panel %v):\n%s", m.focus, m.panel, got)
+	if m.focused() != focusInput || m.panel != panelNone || !strings.Contains(got, "tell me about pears") || strings.Contains(got, "and now apples") {
+		t.Fatalf("after resuming (focus %v, panel %v):\n%s", m.focused(), m.panel, got)
 	}
 	// What was on screen went into the history; both are there now.
 	m.Update(press("ctrl+l"))
@@ -93,8 +93,8 @@ func TestHistoryDeleteAsks(t *testing.T) {
 		t.Fatalf("after delete (toast %q):\n%s", m.toast.last, got)
 	}
 	m.Update(press("tab"))
-	if m.focus != focusInput || m.panel != panelHistory {
-		t.Fatalf("tab: focus %v panel %v", m.focus, m.panel)
+	if m.focused() != focusInput || m.panel != panelHistory {
+		t.Fatalf("tab: focus %v panel %v", m.focused(), m.panel)
 	}
 	typeText(m, "d")
 	if m.input.Value() != "d" {
@@ -102,11 +102,11 @@ func TestHistoryDeleteAsks(t *testing.T) {
 	}
 	m.Update(press("ctrl+c"))
 	m.Update(press("tab"))
-	if m.focus != focusHistory {
-		t.Fatalf("tab did not give the keys back to the panel: %v", m.focus)
+	if m.focused() != focusHistory {
+		t.Fatalf("tab did not give the keys back to the panel: %v", m.focused())
 	}
 	m.Update(press("esc"))
-	if m.panel != panelNone || m.focus != focusInput {
+	if m.panel != panelNone || m.focused() != focusInput {
 		t.Fatal("esc did not close the panel")
 	}
 }
@@ -121,15 +121,15 @@ func TestPaletteRunsNewCommands(t *testing.T) {
 		filter string
 		check  func() bool
 	}{
-		{"history", func() bool { return m.focus == focusHistory && m.panel == panelHistory }},
-		{"search this", func() bool { return m.focus == focusFind }},
+		{"history", func() bool { return m.focused() == focusHistory && m.panel == panelHistory }},
+		{"search this", func() bool { return m.focused() == focusFind }},
 		{"regenerate", func() bool { return lastCall(f) == "Regenerate" }},
 	} {
 		m.Update(press("ctrl+p"))
 		typeText(m, tt.filter)
 		m.Update(press("enter"))
 		if !tt.check() {
-			t.Errorf("palette %q: focus %v, panel %v, last call %q", tt.filter, m.focus, m.panel, lastCall(f))
+			t.Errorf("palette %q: focus %v, panel %v, last call %q", tt.filter, m.focused(), m.panel, lastCall(f))
 		}
 		m.Update(press("esc"))
 		drain(m, f)
@@ -162,8 +162,8 @@ func TestHistoryRename(t *testing.T) {
 		t.Fatalf("ctrl+r:\n%s", got)
 	}
 	m.Update(press("esc"))
-	if m.hist.renaming || strings.Contains(lastCall(f), "RenameHistory") || m.focus != focusHistory {
-		t.Fatalf("esc: renaming %v, last call %q, focus %v", m.hist.renaming, lastCall(f), m.focus)
+	if m.hist.renaming || strings.Contains(lastCall(f), "RenameHistory") || m.focused() != focusHistory {
+		t.Fatalf("esc: renaming %v, last call %q, focus %v", m.hist.renaming, lastCall(f), m.focused())
 	}
 	m.Update(press("ctrl+r"))
 	m.Update(press("ctrl+u"))

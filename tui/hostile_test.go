@@ -104,7 +104,7 @@ func (e errErr) Error() string { return string(e) }
 // Attachment chips show names from checkpoints visibly, and a thumbnail
 // whose header claims a huge picture is not decoded.
 func TestAttachmentChipsAreSafe(t *testing.T) {
-	c := newConversation(newStyles(true, false), newMarkdown(true, false))
+	c := newConversation(newStyles(true, false), newMarkdown(true, false), nil)
 	c.SetSize(80, 20)
 	// A PNG header for 100000×100000 pixels, nothing after it.
 	bomb := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x01\x86\xa0\x00\x01\x86\xa0\x08\x02\x00\x00\x00\x00\x00\x00\x00")

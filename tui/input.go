@@ -18,15 +18,22 @@ const maxInputRows = 6
 const inputPlaceholder = "Message · / for commands · ctrl+p palette"
 
 // input is the message editor: a multi-line textarea with a history of
-// sent messages (up/down on an empty input) and $EDITOR on demand.
+// sent messages (up/down on an empty input) and $EDITOR on demand. It
+// owns what ↑ and ↓ mean: on an empty input ↑ edits the last message
+// sent, ↑ again walks back through the messages sent; in a longer text
+// they move the cursor.
 type input struct {
-	st    *Styles
-	ta    textarea.Model
-	width int
+	st         *Styles
+	ta         textarea.Model
+	width      int
+	prev, next key.Binding // ↑ and ↓, as bound
 
 	history []string
 	hpos    int    // index into history while browsing; len(history) when not
 	stash   string // what was typed before browsing started
+
+	editing  bool   // the input holds the last message, to be sent in its place
+	editOrig string // that message as it was
 
 	label string // said on the rule above the input (editing a message)
 
@@ -67,7 +74,7 @@ func newInput(st *Styles, k keyMap) input {
 	km.SelectAll.SetEnabled(false)
 	ta.KeyMap = km
 	ta.Focus()
-	return input{st: st, ta: ta, foldKey: k.Fold.Help().Key}
+	return input{st: st, ta: ta, foldKey: k.Fold.Help().Key, prev: k.HistoryPrev, next: k.HistoryNext}
 }
 
 func (in *input) SetSize(w, maxRows int) {
@@ -77,16 +84,75 @@ func (in *input) SetSize(w, maxRows int) {
 	in.ta, _ = in.ta.Update(nil) // recompute the dynamic height
 }
 
-func (in *input) Update(msg tea.Msg) tea.Cmd {
+// Update edits the text with a key or a paste. ↑ on an empty input asks
+// for the last message sent (editLastAction); a step through the history
+// says so (browsedAction), so the Model leaves the completion alone.
+func (in *input) Update(msg tea.Msg) (action, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		v := in.ta.Value()
+		switch {
+		case key.Matches(k, in.prev) && v == "" && !in.Browsing():
+			return editLastAction{}, nil
+		case key.Matches(k, in.prev) && in.editing && v == in.editOrig:
+			// ↑ again on the message shown for editing: back through
+			// the ones sent before it.
+			orig := in.editOrig
+			in.StopEditing()
+			in.BrowseFrom(orig)
+			return browsedAction{}, nil
+		case key.Matches(k, in.prev) && (v == "" || in.Browsing()):
+			in.HistoryPrev()
+			return browsedAction{}, nil
+		case key.Matches(k, in.next) && in.Browsing():
+			in.HistoryNext()
+			return browsedAction{}, nil
+		}
+	}
 	var cmd tea.Cmd
 	in.ta, cmd = in.ta.Update(msg)
-	return cmd
+	return nil, cmd
 }
+
+// EditLast puts last, the last message sent, in the input to be sent in
+// its place; with none it steps back through the history instead. It
+// reports whether it started editing.
+func (in *input) EditLast(last string) bool {
+	if last == "" {
+		in.HistoryPrev()
+		return false
+	}
+	in.StartEditing(last)
+	return true
+}
+
+// StartEditing shows orig to be edited; the rule above the input says so.
+func (in *input) StartEditing(orig string) {
+	in.editing, in.editOrig = true, orig
+	in.SetValue(orig)
+	in.SetLabel("editing your last message · enter sends it in its place · esc leaves it")
+}
+
+// StopEditing leaves the text as it is, no longer an edit.
+func (in *input) StopEditing() {
+	in.editing, in.editOrig = false, ""
+	in.SetLabel("")
+}
+
+// Editing reports whether the input holds the last message, to be sent
+// in its place; EditOrig is that message as it was.
+func (in *input) Editing() bool    { return in.editing }
+func (in *input) EditOrig() string { return in.editOrig }
 
 // Value is the input as shown, chips and all; Text is the message it
 // stands for, every chip unfolded.
 func (in *input) Value() string { return in.ta.Value() }
 func (in *input) Text() string  { return in.pastes.expand(in.ta.Value()) }
+
+// Expand unfolds the chips in s, a value the input held.
+func (in *input) Expand(s string) string { return in.pastes.expand(s) }
+
+// SetStyles restyles the textarea after a theme change.
+func (in *input) SetStyles(st *Styles) { in.ta.SetStyles(st.Textarea) }
 
 // Paste puts pasted text at the cursor; a long one as a chip.
 func (in *input) Paste(msg tea.PasteMsg) tea.Cmd {
@@ -95,7 +161,8 @@ func (in *input) Paste(msg tea.PasteMsg) tea.Cmd {
 		in.ta, _ = in.ta.Update(nil)
 		return nil
 	}
-	return in.Update(msg)
+	_, cmd := in.Update(msg)
+	return cmd
 }
 
 // ToggleFold unfolds the chips of the input into their text, or folds the
@@ -128,8 +195,17 @@ func (in *input) Reset() {
 	in.hpos = len(in.history)
 }
 
-func (in *input) Focus() { in.ta.Focus() }
-func (in *input) Blur()  { in.ta.Blur() }
+// Focus takes the keys. The terminal's own cursor is shown (View's
+// Cursor), so the textarea's blink is not needed.
+func (in *input) Focus() tea.Cmd {
+	in.ta.Focus()
+	return nil
+}
+
+func (in *input) Blur() { in.ta.Blur() }
+
+// Placeholder is "": the input's own placeholder says what it takes.
+func (in *input) Placeholder() string { return "" }
 
 // SetPlaceholder says, in the empty input, where the keys go while the
 // input does not have them; "" restores the message placeholder.

@@ -211,3 +211,92 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Palette, k.Stats, k.Checkpoints, k.History, k.New, k.Drafts, k.Thinking, k.Fold},
 	}
 }
+
+// The keys inside the components that take the focus. They are not
+// rebindable (the footers name them) and never reach the keyMap's: the
+// component that has the focus gets every key but ctrl+c.
+
+// yesNoKeys answer a question, a component's own or the confirm line's:
+// y is yes, esc leaves things as they are, any other key is no.
+type yesNoKeys struct{ Yes, Esc key.Binding }
+
+// fieldKeys end typing into a field: enter takes it, esc leaves it.
+type fieldKeys struct{ Accept, Cancel key.Binding }
+
+type checkpointKeys struct {
+	yesNoKeys
+	fieldKeys
+	Up, Down, First, Last, Load, Fork, Delete, Rename, Save, Leave key.Binding
+}
+
+type historyKeys struct {
+	yesNoKeys
+	fieldKeys
+	Up, Down, PageUp, PageDown, Resume, Delete, Rename, Close, Leave key.Binding
+}
+
+type findKeys struct{ Close, Older, Newer key.Binding }
+
+type paletteKeys struct{ Close, Choose, Up, Down key.Binding }
+
+func bind(help, desc string, keys ...string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+}
+
+func newYesNoKeys() yesNoKeys {
+	return yesNoKeys{Yes: bind("y", "yes", "y", "Y"), Esc: bind("esc", "neither", "esc")}
+}
+
+func newFieldKeys() fieldKeys {
+	return fieldKeys{Accept: bind("enter", "take it", "enter"), Cancel: bind("esc", "leave it", "esc")}
+}
+
+func newCheckpointKeys() checkpointKeys {
+	return checkpointKeys{
+		yesNoKeys: newYesNoKeys(),
+		fieldKeys: newFieldKeys(),
+		Up:        bind("↑/k", "up", "up", "k"),
+		Down:      bind("↓/j", "down", "down", "j"),
+		First:     bind("home/g", "first", "home", "g"),
+		Last:      bind("end/G", "last", "end", "G"),
+		Load:      bind("enter", "load", "enter", "l"),
+		Fork:      bind("f", "fork", "f"),
+		Delete:    bind("d", "delete", "d", "delete", "backspace"),
+		Rename:    bind("r", "rename", "r"),
+		Save:      bind("s", "save", "s", "n"),
+		Leave:     bind("esc", "back", "esc", "tab", "q"),
+	}
+}
+
+func newHistoryKeys() historyKeys {
+	return historyKeys{
+		yesNoKeys: newYesNoKeys(),
+		fieldKeys: newFieldKeys(),
+		Up:        bind("↑", "up", "up", "ctrl+p"),
+		Down:      bind("↓", "down", "down", "ctrl+n"),
+		PageUp:    bind("pgup", "page up", "pgup"),
+		PageDown:  bind("pgdn", "page down", "pgdown"),
+		Resume:    bind("enter", "resume", "enter"),
+		Delete:    bind("ctrl+d", "delete", "ctrl+d", "delete"),
+		Rename:    bind("ctrl+r", "rename", "ctrl+r", "f2"),
+		Close:     bind("esc", "close", "esc"),
+		Leave:     bind("tab", "input", "tab"),
+	}
+}
+
+func newFindKeys() findKeys {
+	return findKeys{
+		Close: bind("esc", "closes", "esc"),
+		Older: bind("enter/↑", "older", "enter", "up", "ctrl+p", "ctrl+f"),
+		Newer: bind("↓", "newer", "shift+enter", "down", "ctrl+n"),
+	}
+}
+
+func newPaletteKeys() paletteKeys {
+	return paletteKeys{
+		Close:  bind("esc", "close", "esc", "ctrl+p", "ctrl+c"),
+		Choose: bind("enter", "run", "enter"),
+		Up:     bind("↑", "up", "up", "ctrl+k", "shift+tab"),
+		Down:   bind("↓", "down", "down", "ctrl+n", "tab"),
+	}
+}

@@ -27,20 +27,6 @@ const (
 	panelHistory
 )
 
-type focusKind int
-
-// The component that receives keys. Exactly one has the focus, and it
-// shows it: the input its cursor, a panel its highlighted border and
-// selection, the palette and a question by being drawn over the screen.
-const (
-	focusInput   focusKind = iota
-	focusPanel             // the checkpoints panel
-	focusPalette           // the command palette
-	focusConfirm           // a yes/no question on the bottom line
-	focusHistory           // the history panel (its search and list)
-	focusFind              // the search bar of the conversation
-)
-
 // Layout constants.
 const (
 	wideLayout    = 110 // from this width panels sit beside the conversation
@@ -86,13 +72,15 @@ type Model struct {
 	exportDir       string
 
 	keys     keyMap
+	routes   []keyRoute // what each key does where (routes.go)
 	st       *Styles
 	md       *markdown
 	commands []command
 
 	width, height int
 	info          engine.ModelInfo
-	settings      engine.Settings
+	turn          turnState   // the chat's turn and the settings in force (turn.go)
+	remote        remoteState // over a server: its line and the connection (remote.go)
 
 	header  header
 	conv    *conversation
@@ -108,8 +96,9 @@ type Model struct {
 	findBar findBar
 	help    help.Model
 
+	panes          [numFocus]focusable // the components that take the keys, by focusKind
+	layers         []focusKind         // the focus stack (focus.go): the last has the keys
 	panel          panelKind
-	focus          focusKind
 	showHelp       bool
 	showMessage    bool // the last notice or error, whole (f6)
 	convH, convW   int
@@ -118,17 +107,11 @@ type Model struct {
 	frameScheduled bool
 	changed        bool               // the conversation changed since the last autosave
 	unsaved        bool               // the conversation changed since it was last saved or loaded by name
-	pendingSend    string             // a turn sent that the engine has not started yet: send, regenerate or edit
 	attached       []engine.MediaFile // files queued for the next message (/image, /audio)
 	checking       []engine.MediaFile // files being checked before they join attached
-	sentFiles      []engine.MediaFile // the files of a message sent, until its turn starts
-	sentInput      string             // the input it was sent from (folded pastes as chips)
 	pics           *pictures          // which picture protocol the terminal speaks
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
-	editing        bool               // the input holds the last message, to be sent in its place
-	editOrig       string             // that message as it was
-	pendingEdit    string             // an edit sent, until its turn starts
 	helpOffset     int                // lines the help screen is scrolled
 	quitting       bool
 	engineStopped  bool
@@ -182,27 +165,36 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		md:              md,
 		commands:        commandTable(),
 		info:            safeInfo(eng.Info()),
-		settings:        eng.Settings(),
 	}
+	m.turn.settings = eng.Settings()
 	if m.autosaveEvery == 0 {
 		m.autosaveEvery = 2 * time.Minute
 	}
 	m.header = header{st: st, info: m.info, home: lookupEnv(env, "HOME")}
-	m.conv = newConversation(st, md)
 	m.pics = newPictures(env, false)
-	m.conv.pics = m.pics
+	m.conv = newConversation(st, md, m.pics)
 	m.conv.SetMessages(eng.Messages())
 	m.conv.SetWindow(eng.Window())
 	m.input = newInput(st, keys)
-	m.stats = stats{st: st, info: m.info, settings: m.settings}
+	m.stats = stats{st: st, info: m.info, turn: &m.turn}
 	m.status = statusBar{st: st}
 	m.ckpts = newCheckpoints(st)
 	m.toast = toast{st: st, more: keys.Message.Help().Key + " shows all"}
 	m.comp = completion{st: st}
 	m.palette = newPalette(st, m.commands)
-	m.confirm = confirm{st: st}
+	m.confirm = confirm{st: st, keys: newYesNoKeys()}
 	m.hist = newHistoryPanel(st)
 	m.findBar = newFindBar(st)
+	m.panes = [numFocus]focusable{
+		focusInput:   &m.input,
+		focusPanel:   &m.ckpts,
+		focusPalette: &m.palette,
+		focusConfirm: &m.confirm,
+		focusHistory: &m.hist,
+		focusFind:    &m.findBar,
+	}
+	m.layers = []focusKind{focusInput}
+	m.routes = keyRoutes(&m.keys)
 	m.help = help.New()
 	m.help.Styles = st.Help
 	m.setWelcome()
@@ -212,8 +204,8 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 func (m *Model) setWelcome() {
 	st := m.st
 	i := m.info
-	line2 := strings.Join(m.header.facts(), " · ")
-	m.conv.welcome = []string{
+	line2 := strings.Join(m.header.Facts(), " · ")
+	welcome := []string{
 		st.WelcomeKey.Render("orchard"),
 		"",
 		st.Value.Render(orDefault(i.Name, "no model")),
@@ -224,26 +216,31 @@ func (m *Model) setWelcome() {
 			st.WelcomeKey.Render("?") + st.Welcome.Render(" help · ") + st.WelcomeKey.Render("ctrl+c ctrl+c") + st.Welcome.Render(" quit"),
 	}
 	for _, n := range i.Notes {
-		m.conv.welcome = append(m.conv.welcome, st.Welcome.Render(n))
+		welcome = append(welcome, st.Welcome.Render(n))
 	}
+	m.conv.SetWelcome(welcome)
 }
 
-// call runs an engine method off the Update path, in order.
-func (m *Model) call(f func(Engine)) {
+// call runs an engine command off the Update path, in order; a refusal
+// comes back as a refusedMsg.
+func (m *Model) call(op engine.Op, f func(Engine) error) {
 	if m.calls == nil {
-		f(m.eng)
+		// Tests without a queue: inline, the refusal taken at once.
+		if err := f(m.eng); err != nil {
+			m.onRefused(refusedMsg{op: op, err: err})
+		}
 		return
 	}
-	m.calls.push(f)
+	m.calls.push(op, f)
 }
 
 func (m *Model) Init() tea.Cmd {
-	m.call(func(e Engine) { e.ListCheckpoints() })
+	m.call(engine.OpList, func(e Engine) error { return e.ListCheckpoints() })
 	cmds := []tea.Cmd{m.waitEvents(), m.autosaveTick()}
 	if m.theme == "auto" && !m.noColor {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
-	cmds = append(cmds, m.pics.query())
+	cmds = append(cmds, m.pics.Query())
 	return tea.Batch(cmds...)
 }
 
@@ -304,15 +301,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		cmd = tea.Batch(cmd, m.waitEvents())
+	case refusedMsg:
+		cmd = m.onRefused(msg)
 	case frameMsg:
 		m.frameScheduled = false
 		m.conv.Refresh()
 	case toastExpireMsg:
 		m.toast.Expire(msg.id)
 	case autosaveMsg:
-		if m.changed && !m.stats.busy() {
+		if m.changed && !m.turn.busy() {
 			m.changed = false
-			m.call(func(e Engine) { e.Autosave() })
+			m.call(engine.OpAutosave, func(e Engine) error { return e.Autosave() })
 		}
 		cmd = m.autosaveTick()
 	case editorReadyMsg:
@@ -343,13 +342,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.PasteMsg:
 		cmd = m.routeText(msg)
 	case dirListedMsg:
-		m.paths.listed(msg)
+		m.paths.Listed(msg)
 		m.updateCompletion()
 	case attachCheckedMsg:
 		cmd = m.attachChecked(msg)
 	case uv.KittyGraphicsEvent, tea.TerminalVersionMsg, uv.PrimaryDeviceAttributesEvent:
-		if m.pics.feed(msg) {
-			cmd = m.pics.sendAll(m.conv.msgs)
+		if m.pics.Feed(msg) {
+			cmd = m.conv.SendPictures()
 		}
 	case tea.MouseWheelMsg:
 		switch msg.Button {
@@ -361,12 +360,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmd = m.handleKey(msg)
 	default:
-		if m.focus == focusInput {
-			cmd = m.input.Update(msg)
+		if m.focused() == focusInput {
+			_, cmd = m.input.Update(msg)
 		}
 	}
 	m.layout()
-	if fetch := m.paths.fetch(); fetch != nil {
+	if fetch := m.paths.Fetch(); fetch != nil {
 		cmd = tea.Batch(cmd, fetch)
 	}
 	return m, cmd
@@ -374,25 +373,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // routeText sends pasted text where the focus is.
 func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
-	switch m.focus {
-	case focusPalette:
-		_, _, cmd := m.palette.Update(msg)
-		return cmd
-	case focusPanel:
-		if m.ckpts.mode == ckptRename || m.ckpts.mode == ckptSaveAs {
-			var cmd tea.Cmd
-			m.ckpts.field, cmd = m.ckpts.field.Update(msg)
-			return cmd
-		}
-		return nil
-	case focusConfirm:
-		return nil // a paste never answers a question
-	case focusHistory:
-		act, cmd := m.hist.Paste(msg)
-		return tea.Batch(cmd, m.historyAction(act))
-	case focusFind:
-		act, cmd := m.findBar.Paste(msg)
-		return tea.Batch(cmd, m.findAction(act))
+	if f := m.focused(); f != focusInput {
+		act, cmd := m.panes[f].Update(msg)
+		return tea.Batch(cmd, m.act(act))
 	}
 	if m.input.Value() == "" {
 		if cmd, asked := m.offerPastedPath(msg.Content); asked {
@@ -402,184 +385,6 @@ func (m *Model) routeText(msg tea.PasteMsg) tea.Cmd {
 	cmd := m.input.Paste(msg)
 	m.updateCompletion()
 	return cmd
-}
-
-func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
-	if key.Matches(msg, k.Quit) {
-		return m.interrupt()
-	}
-	m.quitArmedAt = time.Time{}
-
-	if m.showHelp && m.scrollHelp(msg) {
-		return nil
-	}
-	if m.showHelp || m.showMessage {
-		m.showHelp, m.showMessage = false, false
-		return nil
-	}
-	switch m.focus {
-	case focusConfirm:
-		act := m.confirm.Answer(msg)
-		m.setFocus(m.confirm.prev)
-		if act == nil {
-			return m.infoToast("Nothing was changed.")
-		}
-		return act(m)
-	case focusPalette:
-		chosen, closed, cmd := m.palette.Update(msg)
-		if closed {
-			m.closePalette()
-		}
-		if chosen != nil {
-			return tea.Batch(cmd, m.runPaletteItem(*chosen))
-		}
-		return cmd
-	case focusPanel:
-		act, cmd := m.ckpts.Update(msg)
-		return tea.Batch(cmd, m.checkpointAction(act))
-	case focusHistory:
-		act, cmd := m.hist.Update(msg)
-		return tea.Batch(cmd, m.historyAction(act))
-	case focusFind:
-		if m.scrollKey(msg) {
-			return nil
-		}
-		act, cmd := m.findBar.Update(msg)
-		return tea.Batch(cmd, m.findAction(act))
-	}
-
-	switch {
-	case key.Matches(msg, k.Cancel):
-		switch {
-		case m.comp.Visible():
-			m.comp.Hide()
-		case m.replying():
-			m.call(func(e Engine) { e.Cancel() })
-		case m.refused != "" && m.input.Value() == m.refused:
-			m.input.Reset()
-			m.refused = ""
-			m.stopEditing()
-			return m.infoToast("Cleared the message that was not sent.")
-		case m.editing:
-			m.input.Reset()
-			m.stopEditing()
-			return m.infoToast("The message was left as it was.")
-		case m.panel != panelNone:
-			m.closePanel()
-		}
-		return nil
-	case key.Matches(msg, k.Message):
-		if m.toast.last != "" {
-			m.showMessage = true
-		}
-		return nil
-	case key.Matches(msg, k.Palette):
-		m.setFocus(focusPalette)
-		return m.palette.Open()
-	case key.Matches(msg, k.Editor):
-		return prepareEditor(m.input.Text())
-	case key.Matches(msg, k.Help) && (!printableKey(msg.String()) || m.input.Value() == ""):
-		m.showHelp, m.helpOffset = true, 0
-		return nil
-	case key.Matches(msg, k.Stats):
-		return m.cmdStats("")
-	case key.Matches(msg, k.Checkpoints):
-		if m.panel == panelCheckpoints {
-			m.closePanel()
-			return nil
-		}
-		return m.cmdCheckpoints("")
-	case key.Matches(msg, k.Drafts):
-		m.conv.ToggleDrafts()
-		if m.conv.showDrafts {
-			return m.infoToast("Tokens from accepted drafts are highlighted (markdown off while shown).")
-		}
-		return nil
-	case key.Matches(msg, k.Thinking):
-		m.conv.ToggleThinking()
-		return nil
-	case m.comp.Visible() && key.Matches(msg, k.Complete):
-		m.acceptCompletion()
-		return nil
-	case key.Matches(msg, k.Focus) && m.panel == panelCheckpoints:
-		m.focusPanel()
-		return nil
-	case key.Matches(msg, k.Focus) && m.panel == panelHistory:
-		return m.setFocus(focusHistory)
-	case m.scrollKey(msg):
-		return nil
-	case key.Matches(msg, k.Regenerate):
-		return m.cmdRetry("")
-	case key.Matches(msg, k.Search):
-		return m.cmdFind("")
-	case key.Matches(msg, k.History):
-		if m.panel == panelHistory {
-			m.closePanel()
-			return nil
-		}
-		return m.cmdHistory("")
-	case key.Matches(msg, k.New):
-		return m.cmdNew("")
-	case key.Matches(msg, k.VersionPrev) && m.input.Value() == "":
-		return m.stepVersion(-1)
-	case key.Matches(msg, k.VersionNext) && m.input.Value() == "":
-		return m.stepVersion(1)
-	case key.Matches(msg, k.HistoryPrev) && m.comp.Visible():
-		m.comp.Move(-1)
-		return nil
-	case key.Matches(msg, k.HistoryNext) && m.comp.Visible():
-		m.comp.Move(1)
-		return nil
-	case key.Matches(msg, k.HistoryPrev) && m.input.Value() == "" && !m.input.Browsing() && m.lastUserText() != "":
-		// ↑ on an empty input edits the last message, as in chat apps;
-		// ↑ again goes back through the messages sent.
-		m.startEditing()
-		return nil
-	case key.Matches(msg, k.HistoryPrev) && m.editing && m.input.Value() == m.editOrig:
-		orig := m.editOrig
-		m.stopEditing()
-		m.input.BrowseFrom(orig)
-		return nil
-	case key.Matches(msg, k.HistoryPrev) && (m.input.Value() == "" || m.input.Browsing()):
-		m.input.HistoryPrev()
-		return nil
-	case key.Matches(msg, k.HistoryNext) && m.input.Browsing():
-		m.input.HistoryNext()
-		return nil
-	case key.Matches(msg, k.Fold):
-		if !m.input.ToggleFold() {
-			return m.infoToast(fmt.Sprintf("Nothing to fold: a paste of more than %d lines or %s characters is folded into one line.", foldLines, commas(foldRunes)))
-		}
-		return nil
-	case key.Matches(msg, k.Send):
-		return m.submit()
-	}
-	cmd := m.input.Update(msg)
-	m.updateCompletion()
-	return cmd
-}
-
-// scrollKey scrolls the conversation for the scrolling keys.
-func (m *Model) scrollKey(msg tea.KeyPressMsg) bool {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.ScrollUp):
-		m.conv.ScrollUp(1)
-	case key.Matches(msg, k.ScrollDown):
-		m.conv.ScrollDown(1)
-	case key.Matches(msg, k.PageUp):
-		m.conv.PageUp()
-	case key.Matches(msg, k.PageDown):
-		m.conv.PageDown()
-	case key.Matches(msg, k.Top):
-		m.conv.Top()
-	case key.Matches(msg, k.Bottom):
-		m.conv.Bottom()
-	default:
-		return false
-	}
-	return true
 }
 
 // scrollHelp scrolls the help screen when it is taller than the
@@ -625,8 +430,8 @@ func (m *Model) submit() tea.Cmd {
 	if m.replying() {
 		return m.errorToast("A reply is still streaming; esc stops it.")
 	}
-	if m.editing {
-		return m.sendEdit(strings.TrimSpace(m.input.Text()))
+	if m.input.Editing() {
+		return m.sendEdit(strings.TrimSpace(m.input.Text()), m.input.EditOrig())
 	}
 	if len(m.checking) > 0 {
 		return m.infoToast(filepath.Base(m.checking[0].Path) + " is still being checked; press enter again in a moment.")
@@ -636,12 +441,12 @@ func (m *Model) submit() tea.Cmd {
 	m.input.Reset()
 	m.comp.Hide()
 	files := m.attached
-	m.attached, m.sentFiles, m.sentInput = nil, files, v
+	m.attached = nil
+	m.turn.send(files, v)
 	m.conv.AddUser(text, files...)
-	m.pendingSend = "send"
 	m.refused = ""
 	m.changed, m.unsaved = true, true
-	m.call(func(e Engine) { e.Send(text, files...) })
+	m.call(engine.OpSend, func(e Engine) error { return e.Send(text, files...) })
 	return nil
 }
 
@@ -678,28 +483,29 @@ func (m *Model) runPaletteItem(it paletteItem) tea.Cmd {
 
 // replying reports whether a reply is on its way: streaming, or sent
 // and not started yet.
-func (m *Model) replying() bool { return m.stats.busy() || m.pendingSend != "" }
+func (m *Model) replying() bool { return m.turn.replying() }
 
 // interrupt is ctrl+c, as in shells and chat programs: it closes the
 // palette or a question, stops a reply, clears the input; on an empty
 // input it arms quitting, and a second press within quitWindow quits.
 func (m *Model) interrupt() tea.Cmd {
-	switch {
-	case m.focus == focusPalette:
+	switch m.focused() {
+	case focusPalette:
 		m.closePalette()
 		return nil
-	case m.focus == focusConfirm:
-		m.confirm.active = false
-		m.setFocus(m.confirm.prev)
+	case focusConfirm:
+		m.closeTop()
 		return m.infoToast("Nothing was changed.")
-	case m.focus == focusFind:
+	case focusFind:
 		m.closeFind()
 		return nil
+	}
+	switch {
 	case m.replying():
 		m.quitArmedAt = time.Time{}
-		m.call(func(e Engine) { e.Cancel() })
+		m.call(engine.OpCancel, func(e Engine) error { return e.Cancel() })
 		return nil
-	case m.focus == focusInput && m.input.Value() != "":
+	case m.focused() == focusInput && m.input.Value() != "":
 		m.quitArmedAt = time.Time{}
 		m.input.Reset()
 		m.comp.Hide()
@@ -707,7 +513,7 @@ func (m *Model) interrupt() tea.Cmd {
 		m.stopEditing()
 		return nil
 	}
-	if m.focus != focusInput {
+	if m.focused() != focusInput {
 		m.setFocus(focusInput)
 	}
 	if !m.quitArmedAt.IsZero() && m.now().Sub(m.quitArmedAt) <= quitWindow {
@@ -715,101 +521,6 @@ func (m *Model) interrupt() tea.Cmd {
 	}
 	m.quitArmedAt = m.now()
 	return m.infoToast("Press " + m.keys.Quit.Keys()[0] + " again to quit (the conversation is saved).")
-}
-
-// setFocus gives the keys to one component and makes that visible: only
-// the focused component draws a cursor, a selection or a highlighted
-// border, and the input's placeholder says where the keys went. Other
-// components (a history panel, a search bar) take the focus the same way.
-func (m *Model) setFocus(f focusKind) tea.Cmd {
-	if m.focus == focusPanel && f != focusPanel {
-		m.ckpts.Blur()
-	}
-	if m.focus == focusPalette && f != focusPalette {
-		m.palette.filter.Blur()
-	}
-	if m.focus == focusHistory && f != focusHistory {
-		m.hist.Blur()
-	}
-	if m.focus == focusFind && f != focusFind {
-		m.findBar.Blur()
-	}
-	m.focus = f
-	var cmd tea.Cmd
-	switch f {
-	case focusInput:
-		m.input.Focus()
-		m.input.SetPlaceholder("")
-	case focusPanel:
-		m.ckpts.Focus()
-		m.input.Blur()
-		m.input.SetPlaceholder("keys go to the checkpoints panel · esc returns here")
-	case focusConfirm:
-		m.input.Blur()
-		m.input.SetPlaceholder("answer the question below first")
-	case focusHistory:
-		cmd = m.hist.Focus()
-		m.input.Blur()
-		m.input.SetPlaceholder("keys go to the history panel · esc closes it, tab returns here")
-	case focusFind:
-		m.input.Blur()
-		m.input.SetPlaceholder("keys go to the search below · esc closes it")
-	default:
-		m.input.Blur()
-	}
-	return cmd
-}
-
-// ask puts a yes/no question on the bottom line; yes runs on y. The
-// focus comes back to where it is now.
-func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
-	prev := m.focus
-	if prev == focusConfirm || prev == focusPalette {
-		prev = focusInput
-	}
-	m.confirm.Ask(prompt, prev, yes)
-	m.setFocus(focusConfirm)
-	return nil
-}
-
-func (m *Model) closePalette() { m.setFocus(focusInput) }
-
-func (m *Model) openPanel(p panelKind) {
-	if m.panel == panelCheckpoints && p != panelCheckpoints && m.focus == focusPanel ||
-		m.panel == panelHistory && p != panelHistory && m.focus == focusHistory {
-		m.setFocus(focusInput)
-	}
-	m.panel = p
-}
-
-func (m *Model) closePanel() {
-	m.panel = panelNone
-	if m.focus == focusPanel || m.focus == focusHistory {
-		m.setFocus(focusInput)
-	}
-}
-
-func (m *Model) focusPanel() { m.setFocus(focusPanel) }
-
-// checkpointAction carries out what the panel asked for. Loading or
-// forking replaces the conversation, so the keys go back to the input
-// afterwards; other actions keep the panel focused.
-func (m *Model) checkpointAction(a ckptAction) tea.Cmd {
-	switch a.op {
-	case "close":
-		m.setFocus(focusInput)
-	case "load":
-		return m.cmdLoad(a.name)
-	case "fork":
-		return m.cmdFork(a.name)
-	case "save":
-		return m.cmdSave(a.name)
-	case "delete":
-		m.call(func(e Engine) { e.DeleteCheckpoint(a.name) })
-	case "rename":
-		m.call(func(e Engine) { e.RenameCheckpoint(a.name, a.newName) })
-	}
-	return nil
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -835,9 +546,9 @@ func (m *Model) setTheme(dark bool) {
 	}
 	*m.st = *newStyles(dark, m.noColor)
 	*m.md = *newMarkdown(dark, m.noColor)
-	m.input.ta.SetStyles(m.st.Textarea)
+	m.input.SetStyles(m.st)
 	m.help.Styles = m.st.Help
-	m.conv.invalidate()
+	m.conv.Invalidate()
 	m.setWelcome()
 	m.headerLine = ""
 }
@@ -845,12 +556,12 @@ func (m *Model) setTheme(dark bool) {
 // resize sets every component's size after a window change.
 func (m *Model) resize() {
 	w := m.width
-	m.header.SetSize(w)
-	m.status.SetSize(w)
+	m.header.SetSize(w, 1)
+	m.status.SetSize(w, 1)
 	m.toast.SetSize(w, m.height)
-	m.confirm.SetSize(w)
-	m.findBar.SetSize(w)
-	m.comp.width = w
+	m.confirm.SetSize(w, 1)
+	m.findBar.SetSize(w, 1)
+	m.comp.SetSize(w, compRows)
 	m.input.SetSize(w, max(1, m.height/4))
 	m.layout()
 }
@@ -904,9 +615,9 @@ func (m *Model) setPanelSize(w, h int) {
 // help bar.
 func (m *Model) bottomLines() int {
 	switch {
-	case m.confirm.active:
+	case m.asking():
 		return m.confirm.Lines()
-	case m.focus == focusFind:
+	case m.focused() == focusFind:
 		return 1
 	case m.showMessage:
 		return 1 // the message itself is on screen
@@ -942,13 +653,13 @@ func (m *Model) View() tea.View {
 		main = m.scrolledHelp(mainH)
 	case m.showMessage:
 		main = m.messageView()
-	case m.focus == focusPalette:
+	case m.focused() == focusPalette:
 		main = m.palette.View()
 	default:
 		main = m.mainView()
 	}
 	lines := fitLines(main, mainH, m.width)
-	if m.comp.Visible() && !m.showHelp && m.focus == focusInput {
+	if m.comp.Visible() && !m.showHelp && m.focused() == focusInput {
 		comp := strings.Split(m.comp.View(), "\n")
 		if len(comp) <= len(lines) {
 			copy(lines[len(lines)-len(comp):], comp)
@@ -970,12 +681,12 @@ func (m *Model) View() tea.View {
 	inputTop := 1 + mainH
 	b.WriteString(m.input.View())
 	b.WriteByte('\n')
-	b.WriteString(m.status.View(&m.stats, m.settings))
+	b.WriteString(m.status.View(&m.turn, &m.stats, &m.remote))
 	b.WriteByte('\n')
 	switch {
-	case m.confirm.active:
+	case m.asking():
 		b.WriteString(m.confirm.View())
-	case m.focus == focusFind:
+	case m.focused() == focusFind:
 		b.WriteString(m.findBar.View())
 	case m.toast.Visible() && !m.showMessage:
 		b.WriteString(m.toast.View())
@@ -983,7 +694,7 @@ func (m *Model) View() tea.View {
 		b.WriteString(m.helpBar)
 	}
 	v.SetContent(b.String())
-	if m.focus == focusInput && !m.showHelp && !m.showMessage {
+	if m.focused() == focusInput && !m.showHelp && !m.showMessage {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += inputTop
 			v.Cursor = c
@@ -1038,11 +749,11 @@ func (m *Model) shortHelp() string {
 func (m *Model) messageView() string {
 	st := m.st
 	title := "Last notice"
-	if m.toast.lastKind == toastError {
+	if m.toast.LastKind() == toastError {
 		title = "Last error"
 	}
 	lines := []string{st.PanelTitle.Render(title) + st.Dim.Render("  · any key closes"), ""}
-	lines = append(lines, wrapPlain(m.toast.last, max(m.width-2, 10))...)
+	lines = append(lines, wrapPlain(m.toast.Last(), max(m.width-2, 10))...)
 	return strings.Join(lines, "\n")
 }
 

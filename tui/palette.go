@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -25,6 +26,7 @@ type palette struct {
 	st            *Styles
 	width, height int
 	filter        textinput.Model
+	keys          paletteKeys
 	items         []paletteItem
 	shown         []int
 	sel           int
@@ -34,7 +36,7 @@ func newPalette(st *Styles, cmds []command) palette {
 	f := textinput.New()
 	f.Prompt = "› "
 	f.Placeholder = "type to filter"
-	p := palette{st: st, filter: f}
+	p := palette{st: st, filter: f, keys: newPaletteKeys()}
 	for _, c := range cmds {
 		p.items = append(p.items, paletteItem{title: c.usage(), desc: c.help, command: c.name})
 	}
@@ -71,34 +73,39 @@ func (p *palette) refilter() {
 	p.sel = max(0, min(p.sel, len(p.shown)-1))
 }
 
-// Update returns the chosen item when the user presses enter, and
-// closed when the palette should go away.
-func (p *palette) Update(msg tea.Msg) (chosen *paletteItem, closed bool, cmd tea.Cmd) {
+func (p *palette) Focus() tea.Cmd      { return p.filter.Focus() }
+func (p *palette) Blur()               { p.filter.Blur() }
+func (p *palette) Placeholder() string { return "" }
+
+// Update filters as the user types; enter closes the palette with the
+// item chosen, esc without.
+func (p *palette) Update(msg tea.Msg) (action, tea.Cmd) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
-		switch k.String() {
-		case "esc", "ctrl+p", "ctrl+c":
-			return nil, true, nil
-		case "enter":
+		switch {
+		case key.Matches(k, p.keys.Close):
+			return closePaletteAction{}, nil
+		case key.Matches(k, p.keys.Choose):
 			if p.sel < len(p.shown) {
 				it := p.items[p.shown[p.sel]]
-				return &it, true, nil
+				return closePaletteAction{&it}, nil
 			}
-			return nil, true, nil
-		case "up", "ctrl+k", "shift+tab":
+			return closePaletteAction{}, nil
+		case key.Matches(k, p.keys.Up):
 			if len(p.shown) > 0 {
 				p.sel = (p.sel - 1 + len(p.shown)) % len(p.shown)
 			}
-			return nil, false, nil
-		case "down", "ctrl+n", "tab":
+			return nil, nil
+		case key.Matches(k, p.keys.Down):
 			if len(p.shown) > 0 {
 				p.sel = (p.sel + 1) % len(p.shown)
 			}
-			return nil, false, nil
+			return nil, nil
 		}
 	}
+	var cmd tea.Cmd
 	p.filter, cmd = p.filter.Update(msg)
 	p.refilter()
-	return nil, false, cmd
+	return nil, cmd
 }
 
 // View draws the palette box centred in w×h.

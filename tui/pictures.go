@@ -33,8 +33,12 @@ func newPictures(env []string, enabled bool) *pictures {
 	return &pictures{enabled: enabled, det: termimg.NewDetector(e), ids: map[string]int{}, next: 0x4f5200}
 }
 
-// query asks the terminal, once, at start.
-func (p *pictures) query() tea.Cmd {
+// Enable says whether pictures may be sent: only to a real terminal,
+// in colour.
+func (p *pictures) Enable(on bool) { p.enabled = on }
+
+// Query asks the terminal, once, at start.
+func (p *pictures) Query() tea.Cmd {
 	if !p.enabled {
 		return nil
 	}
@@ -44,9 +48,9 @@ func (p *pictures) query() tea.Cmd {
 	return nil
 }
 
-// feed takes a terminal reply; it reports whether detection has just
+// Feed takes a terminal reply; it reports whether detection has just
 // decided on the kitty protocol.
-func (p *pictures) feed(msg tea.Msg) bool {
+func (p *pictures) Feed(msg tea.Msg) bool {
 	if !p.enabled || p.det.Done() {
 		return false
 	}
@@ -75,9 +79,9 @@ func thumbGrid(pngData []byte) (rows, cols int, ok bool) {
 	return rows, cols, true
 }
 
-// send transmits the thumbnails of atts not sent yet, as virtual
+// Send transmits the thumbnails of atts not sent yet, as virtual
 // placements; the conversation then draws their placeholders.
-func (p *pictures) send(atts []engine.Attachment) tea.Cmd {
+func (p *pictures) Send(atts []engine.Attachment) tea.Cmd {
 	if !p.kitty {
 		return nil
 	}
@@ -113,12 +117,21 @@ func (p *pictures) placeholder(a engine.Attachment) []string {
 	return termimg.KittyPlaceholder(id, rows, cols)
 }
 
-// sendAll transmits every thumbnail of a conversation (after detection
+// SendAll transmits every thumbnail of a conversation (after detection
 // decided, or a load).
-func (p *pictures) sendAll(msgs []*chatMsg) tea.Cmd {
+func (p *pictures) SendAll(msgs []*chatMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	for _, m := range msgs {
-		cmds = append(cmds, p.send(m.attachments))
+		cmds = append(cmds, p.Send(m.attachments))
 	}
 	return tea.Batch(cmds...)
+}
+
+// SendPictures transmits the pictures of every message to the terminal
+// (after it said it shows them, or a conversation loaded).
+func (c *conversation) SendPictures() tea.Cmd {
+	if c.pics == nil {
+		return nil
+	}
+	return c.pics.SendAll(c.msgs)
 }

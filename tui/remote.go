@@ -26,12 +26,12 @@ type remoteState struct {
 // chat's own turn, whose place it takes a moment after the turn ended,
 // it waits for nothing worth saying.)
 func (m *Model) onLine(e engine.Line) tea.Cmd {
-	r := &m.stats.remote
+	r := &m.remote
 	r.line = e
 	if e.Place == 0 {
 		r.told = false
 	}
-	if e.Place == 0 || e.Busy != "api" || r.told || m.pendingSend == "" {
+	if e.Place == 0 || e.Busy != "api" || r.told || m.turn.pending == turnNone {
 		return nil
 	}
 	r.told = true
@@ -44,15 +44,15 @@ func (m *Model) onLine(e engine.Line) tea.Cmd {
 // short (the server's own comes back with the conversation on
 // reconnecting).
 func (m *Model) onConnection(e engine.Connection) tea.Cmd {
-	r := &m.stats.remote
+	r := &m.remote
 	switch {
 	case e.Down:
 		first := r.down == nil
 		r.down, r.line = &e, engine.Line{}
 		if first {
-			m.conv.cutShort()
-			m.stats.Failed()
-			m.pendingSend, m.pendingEdit = "", ""
+			m.conv.CutShort()
+			m.turn.failed()
+			m.turn.pending, m.turn.edit = turnNone, ""
 		}
 		if e.Retry == 0 {
 			return m.errorToast(fmt.Sprintf("The server at %s cannot be attached to again: %v. Quit and attach again.", e.Addr, e.Err))
@@ -70,8 +70,8 @@ func (m *Model) onConnection(e engine.Connection) tea.Cmd {
 	return nil
 }
 
-// cutShort ends the reply streaming on screen as interrupted.
-func (c *conversation) cutShort() {
+// CutShort ends the reply streaming on screen as interrupted.
+func (c *conversation) CutShort() {
 	if n := len(c.msgs); n > 0 && c.msgs[n-1].streaming {
 		m := c.msgs[n-1]
 		m.streaming, m.interrupted = false, true

@@ -14,7 +14,7 @@ import (
 func attachedModel(t *testing.T) *Model {
 	t.Helper()
 	info := engine.ModelInfo{Name: "demo-r1-small", Family: "r1", Context: 2048, VerifyWidths: []int{4}, Runtime: "reference",
-		Attached: "unix:/run/orchard.sock"}
+		Server: "unix:/run/orchard.sock"}
 	return newTestModel(t, testFake(t, FakeOptions{Info: info}), 140, 30, Options{})
 }
 
@@ -187,8 +187,8 @@ func TestCancelInLine(t *testing.T) {
 	m.Update(press("esc"))
 	send(m, unstarted)
 	shows("an edit")
-	if m.input.Value() != "a better q" || !m.editing {
-		t.Errorf("after an edit cancelled in line: input %q, editing %v", m.input.Value(), m.editing)
+	if m.input.Value() != "a better q" || !m.input.editing {
+		t.Errorf("after an edit cancelled in line: input %q, editing %v", m.input.Value(), m.input.editing)
 	}
 
 	m.stopEditing()

@@ -25,42 +25,46 @@ import (
 	"github.com/orchard-llm/orchard/regfile"
 )
 
-// Engine is what the interface needs from the engine goroutine. Every
-// method must return promptly; results arrive on Events.
+// Engine is what the interface needs from the engine goroutine. Info,
+// Settings, Messages and Window give the state the screen starts from;
+// after that it follows the events, each carrying the state it implies.
+// Every command returns promptly its acceptance — nil: queued, its
+// results arrive on Events; an error: refused, nothing follows — which
+// the screen receives as a message (callQueue).
 type Engine interface {
 	Events() <-chan engine.Event // closed when the engine stops
 	Info() engine.ModelInfo
 	Settings() engine.Settings
-	Messages() []engine.Message                  // the conversation now
-	Window() int                                 // the first of Messages the model sees
-	Send(text string, media ...engine.MediaFile) // media: files attached to the message
-	Cancel()
-	SetSettings(s engine.Settings)
-	Clear()
-	SaveCheckpoint(name string)
-	LoadCheckpoint(name string)
-	DeleteCheckpoint(name string)
-	RenameCheckpoint(old, new string)
-	ForkCheckpoint(name string)
-	ListCheckpoints()
-	Autosave()
+	Messages() []engine.Message                        // the conversation now
+	Window() int                                       // the first of Messages the model sees
+	Send(text string, media ...engine.MediaFile) error // media: files attached to the message
+	Cancel() error
+	SetSettings(s engine.Settings) error
+	Clear() error
+	SaveCheckpoint(name string) error
+	LoadCheckpoint(name string) error
+	DeleteCheckpoint(name string) error
+	RenameCheckpoint(old, new string) error
+	ForkCheckpoint(name string) error
+	ListCheckpoints() error
+	Autosave() error
 	// Regenerate replaces the last reply, keeping the old one as another
 	// version; Edit replaces the last user message and sends it again;
 	// SelectVersion shows another version of a message (0-based), with
 	// the turns that followed it. The engine answers with Branched, then
 	// the turn's events.
-	Regenerate()
-	Edit(text string)
-	SelectVersion(index, version int)
-	// The conversation history: ListHistory answers History{Op: "list"}
+	Regenerate() error
+	Edit(text string) error
+	SelectVersion(index, version int) error
+	// The conversation history: ListHistory answers History{Op: engine.OpList}
 	// with the conversations whose text holds query; ResumeHistory
 	// replaces the conversation (keeping it in the history first, as
 	// Clear does); DeleteHistory removes one; RenameHistory gives one a
 	// title of its own ("" its first message; id "" the one on screen).
-	ListHistory(query string)
-	ResumeHistory(id string)
-	DeleteHistory(id string)
-	RenameHistory(id, title string)
+	ListHistory(query string) error
+	ResumeHistory(id string) error
+	DeleteHistory(id string) error
+	RenameHistory(id, title string) error
 	Close() error
 }
 
@@ -126,9 +130,7 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 	m.done = ctx.Done()
 	// Only a real terminal answers picture queries; a recording or a pipe
 	// gets none.
-	m.pics.enabled = opts.Output == nil && !m.noColor
-	m.calls = newCallQueue(eng)
-	defer m.calls.close()
+	m.pics.Enable(opts.Output == nil && !m.noColor)
 
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithEnvironment(opts.Env)}
 	if opts.Input != nil {
@@ -149,13 +151,19 @@ func Run(ctx context.Context, eng Engine, opts Options) error {
 		}
 	}
 	p := tea.NewProgram(m, popts...)
+	// A refused call reaches Update as a message; once the program is
+	// over, Send drops it.
+	m.calls = newCallQueue(eng, p.Send)
+	defer m.calls.close()
 
 	// A dropped SSH connection sends SIGHUP: save first, then leave.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	var saveOnce sync.Once
-	autosave := func() { saveOnce.Do(func() { m.calls.push(func(e Engine) { e.Autosave() }) }) }
+	autosave := func() {
+		saveOnce.Do(func() { m.calls.push(engine.OpAutosave, func(e Engine) error { return e.Autosave() }) })
+	}
 	go func() {
 		select {
 		case <-hup:
@@ -196,65 +204,4 @@ func keepDraft(path string, final tea.Model) {
 		return
 	}
 	os.Remove(path)
-}
-
-// callQueue runs engine calls in order on one goroutine, so Update
-// never waits on the engine and a Send is never overtaken by the
-// Cancel that follows it.
-type callQueue struct {
-	eng  Engine
-	mu   sync.Mutex
-	q    []func(Engine)
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-}
-
-func newCallQueue(eng Engine) *callQueue {
-	c := &callQueue{eng: eng, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go c.run()
-	return c
-}
-
-func (c *callQueue) push(f func(Engine)) {
-	c.mu.Lock()
-	c.q = append(c.q, f)
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (c *callQueue) run() {
-	defer close(c.done)
-	for {
-		c.mu.Lock()
-		q := c.q
-		c.q = nil
-		c.mu.Unlock()
-		for _, f := range q {
-			f(c.eng)
-		}
-		if len(q) > 0 {
-			continue
-		}
-		select {
-		case <-c.wake:
-		case <-c.stop:
-			c.mu.Lock()
-			empty := len(c.q) == 0
-			c.mu.Unlock()
-			if empty {
-				return
-			}
-		}
-	}
-}
-
-// close runs what is queued and stops the goroutine.
-func (c *callQueue) close() {
-	c.once.Do(func() { close(c.stop) })
-	<-c.done
 }

@@ -16,7 +16,7 @@ import (
 // the title sequence early and let the rest through.
 func safeInfo(i engine.ModelInfo) engine.ModelInfo {
 	i.Name, i.Family, i.ComputeUnits, i.Runtime = termsafe.Line(i.Name), termsafe.Line(i.Family), termsafe.Line(i.ComputeUnits), termsafe.Line(i.Runtime)
-	i.Attached = termsafe.Line(i.Attached)
+	i.Server = termsafe.Line(i.Server)
 	notes := make([]string, len(i.Notes))
 	for k, n := range i.Notes {
 		notes[k] = termsafe.Line(n)

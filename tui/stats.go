@@ -11,29 +11,18 @@ import (
 	"github.com/orchard-llm/orchard/engine"
 )
 
-type turnPhase int
-
-const (
-	phaseIdle turnPhase = iota
-	phasePrefill
-	phaseDecode
-	phaseDone
-	phaseCancelled
-	phaseFailed
-)
-
 // maxLatencies bounds the per-token latency history the sparkline draws.
 const maxLatencies = 256
 
 // stats collects the figures of the current turn and the session and
-// draws the stats panel. The status bar reads the same figures.
+// draws the stats panel. The status bar reads the same figures. Where the
+// turn is and the settings in force it reads from the Model's turn.
 type stats struct {
 	st            *Styles
 	width, height int
 	info          engine.ModelInfo
-	settings      engine.Settings
+	turn          *turnState // read only
 
-	phase                      turnPhase
 	prefillDone, prefillTotal  int
 	promptTokens, reusedTokens int
 	live                       engine.Live
@@ -41,7 +30,6 @@ type stats struct {
 	last                       *engine.TurnMetrics
 	idleContext                int // context used when idle without a last turn (after a load)
 	lat                        []float64
-	remote                     remoteState // over a server: its line and the connection (remote.go)
 
 	// Session totals over finished and cancelled turns.
 	sessDrafted, sessAccepted int
@@ -53,7 +41,6 @@ type stats struct {
 func (s *stats) SetSize(w, h int) { s.width, s.height = w, h }
 
 func (s *stats) Started(e engine.Started) {
-	s.phase = phasePrefill
 	s.prefillDone, s.prefillTotal = 0, e.PromptTokens-e.ReusedTokens
 	s.promptTokens, s.reusedTokens = e.PromptTokens, e.ReusedTokens
 	s.haveLive = false
@@ -62,12 +49,10 @@ func (s *stats) Started(e engine.Started) {
 }
 
 func (s *stats) Prefill(e engine.PrefillProgress) {
-	s.phase = phasePrefill
 	s.prefillDone, s.prefillTotal = e.Done, e.Total
 }
 
 func (s *stats) Delta(d engine.Delta) {
-	s.phase = phaseDecode
 	s.live = d.Live
 	s.haveLive = true
 	if d.Live.LastTokenMs > 0 {
@@ -79,11 +64,7 @@ func (s *stats) Delta(d engine.Delta) {
 }
 
 // Finished settles the live figures to the exact ones of the turn.
-func (s *stats) Finished(m engine.TurnMetrics, cancelled bool) {
-	s.phase = phaseDone
-	if cancelled {
-		s.phase = phaseCancelled
-	}
+func (s *stats) Finished(m engine.TurnMetrics) {
 	s.last = &m
 	if len(m.PerTokenMillis) > 0 {
 		s.lat = append(s.lat[:0], m.PerTokenMillis[max(0, len(m.PerTokenMillis)-maxLatencies):]...)
@@ -102,7 +83,7 @@ func (s *stats) Finished(m engine.TurnMetrics, cancelled bool) {
 // Cleared starts over after /clear or a loaded checkpoint: no last turn,
 // and the context holds what the loaded conversation's cache holds.
 func (s *stats) Cleared(contextUsed int) {
-	s.phase, s.last, s.idleContext = phaseIdle, nil, contextUsed
+	s.last, s.idleContext = nil, contextUsed
 }
 
 // SetContext sets the context the conversation fills when it took
@@ -116,17 +97,11 @@ func (s *stats) SetContext(n int) {
 	s.idleContext = n
 }
 
-func (s *stats) Failed() {
-	if s.phase == phasePrefill || s.phase == phaseDecode {
-		s.phase = phaseFailed
-	}
-}
-
-func (s *stats) busy() bool { return s.phase == phasePrefill || s.phase == phaseDecode }
+func (s *stats) busy() bool { return s.turn.busy() }
 
 // tokPerSec is the decode speed: live while streaming, exact after.
 func (s *stats) tokPerSec() (float64, bool) {
-	if s.phase == phaseDecode && s.haveLive {
+	if s.turn.phase == phaseDecode && s.haveLive {
 		return s.live.DecodeTokPerS, true
 	}
 	if s.last != nil {
@@ -160,11 +135,11 @@ func (s *stats) specState() engine.SpecState {
 		return engine.SpecUnsupported
 	case s.busy() && s.haveLive && s.live.SpecState != "":
 		return s.live.SpecState
-	case s.settings.Speculation == engine.SpecModeOff:
+	case s.turn.settings.Speculation == engine.SpecModeOff:
 		return engine.SpecOff
 	case s.last != nil && s.last.Spec.State != "":
 		return s.last.Spec.State
-	case s.settings.Speculation == engine.SpecModeAuto:
+	case s.turn.settings.Speculation == engine.SpecModeAuto:
 		return engine.SpecAdaptive
 	}
 	return engine.SpecOn
@@ -251,11 +226,11 @@ func (s *stats) speedRows() []row {
 	speed := st.Dim.Render("—")
 	if ok {
 		speed = st.Value.Render(fmt.Sprintf("%.1f tok/s", tps))
-		if s.phase == phaseDecode {
+		if s.turn.phase == phaseDecode {
 			speed += st.Dim.Render(" live")
 		}
 	}
-	if s.phase == phasePrefill && s.prefillTotal > 0 {
+	if s.turn.phase == phasePrefill && s.prefillTotal > 0 {
 		speed = st.Value.Render(fmt.Sprintf("prefill %d%%", 100*s.prefillDone/s.prefillTotal))
 	}
 	rows = append(rows, row{"decode", speed})
@@ -299,7 +274,7 @@ func (s *stats) specRows() []row {
 	state := s.specState()
 	spec := string(state)
 	if len(s.info.VerifyWidths) > 0 {
-		spec += fmt.Sprintf(" · draft %d", s.settings.DraftLen)
+		spec += fmt.Sprintf(" · draft %d", s.turn.settings.DraftLen)
 	}
 	rows := []row{{"spec", st.Value.Render(spec)}}
 	turn, ok1 := s.turnAcceptance()

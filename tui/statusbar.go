@@ -17,20 +17,22 @@ type statusBar struct {
 	width int
 }
 
-func (b *statusBar) SetSize(w int) { b.width = w }
+func (b *statusBar) SetSize(w, _ int) { b.width = w }
 
 type segment struct {
 	text     string // styled
 	priority int    // lower survives longer
 }
 
-func (b *statusBar) View(s *stats, set engine.Settings) string {
+// View draws the bar from the turn, its figures and, over a server, the
+// server's state.
+func (b *statusBar) View(t *turnState, s *stats, r *remoteState) string {
 	st := b.st
 	var segs []segment
 	add := func(p int, text string) { segs = append(segs, segment{text, p}) }
 
 	tps, haveTPS := s.tokPerSec()
-	switch s.phase {
+	switch t.phase {
 	case phasePrefill:
 		pct := 0
 		if s.prefillTotal > 0 {
@@ -50,7 +52,7 @@ func (b *statusBar) View(s *stats, set engine.Settings) string {
 			add(0, st.StatusIdle.Render("○ ready"))
 		}
 	}
-	segs = s.remote.status(st, s.busy(), segs)
+	segs = r.status(st, t.busy(), segs)
 	if len(s.lat) > 1 {
 		add(4, st.StatusValue.Render(sparkline(s.lat, 8)))
 	}
@@ -74,9 +76,10 @@ func (b *statusBar) View(s *stats, set engine.Settings) string {
 	if mem, ok := s.memory(); ok {
 		add(3, st.StatusKey.Render("mem ")+st.StatusValue.Render(humanBytes(mem.FootprintBytes)))
 	}
-	if s.last != nil && !s.busy() && s.last.TTFTSeconds > 0 {
+	if s.last != nil && !t.busy() && s.last.TTFTSeconds > 0 {
 		add(6, st.StatusKey.Render("TTFT ")+st.StatusValue.Render(seconds(s.last.TTFTSeconds)))
 	}
+	set := t.settings
 	samp := "greedy"
 	if !set.Sampling.Greedy() {
 		samp = fmt.Sprintf("temp %g", set.Sampling.Temperature)

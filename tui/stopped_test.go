@@ -49,7 +49,7 @@ func TestFakeKeepsStoppedAndFigures(t *testing.T) {
 	pump(t, m, f, func() bool { return !m.replying() })
 	typeText(m, "stop me")
 	m.Update(press("enter"))
-	pump(t, m, f, func() bool { return m.stats.busy() })
+	pump(t, m, f, func() bool { return m.turn.busy() })
 	m.Update(press("esc"))
 	pump(t, m, f, func() bool { return !m.replying() })
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	xansi "github.com/charmbracelet/x/ansi"
+	"github.com/orchard-llm/orchard/engine"
 )
 
 type toastKind int
@@ -65,6 +66,11 @@ func (t *toast) Expire(id int) {
 
 func (t *toast) Visible() bool { return t.text != "" }
 
+// Last is the last message shown, kept after it expired (f6 shows it
+// whole), and LastKind its kind.
+func (t *toast) Last() string        { return t.last }
+func (t *toast) LastKind() toastKind { return t.lastKind }
+
 // Lines is how many rows View takes.
 func (t *toast) Lines() int {
 	if !t.Visible() {
@@ -116,31 +122,31 @@ func tidyMessage(s string) string {
 // failureText turns an engine failure into a sentence. Engine errors
 // are written for people, so their text is kept; the operation says
 // what did not happen.
-func failureText(op string, err error) string {
-	what := map[string]string{
-		"send":     "The message was not sent",
-		"save":     "The checkpoint was not saved",
-		"load":     "The checkpoint was not loaded",
-		"delete":   "The checkpoint was not deleted",
-		"rename":   "The checkpoint was not renamed",
-		"fork":     "The conversation was not forked",
-		"list":     "The checkpoints could not be listed",
-		"settings": "The setting was not changed",
-		"clear":    "The conversation was not cleared",
-		"autosave": "Autosave failed",
+func failureText(op engine.Op, err error) string {
+	what := map[engine.Op]string{
+		engine.OpSend:     "The message was not sent",
+		engine.OpSave:     "The checkpoint was not saved",
+		engine.OpLoad:     "The checkpoint was not loaded",
+		engine.OpDelete:   "The checkpoint was not deleted",
+		engine.OpRename:   "The checkpoint was not renamed",
+		engine.OpFork:     "The conversation was not forked",
+		engine.OpList:     "The checkpoints could not be listed",
+		engine.OpSettings: "The setting was not changed",
+		engine.OpClear:    "The conversation was not cleared",
+		engine.OpAutosave: "Autosave failed",
 		// Regenerate, edit, versions and the history.
-		"regenerate":     "The reply was not regenerated",
-		"edit":           "The message was not changed",
-		"version":        "The version was not shown",
-		"history":        "The history is not available",
-		"resume":         "The conversation was not resumed",
-		"history-delete": "The conversation was not deleted from the history",
-		"history-rename": "The conversation was not renamed",
+		engine.OpRegenerate:    "The reply was not regenerated",
+		engine.OpEdit:          "The message was not changed",
+		engine.OpVersion:       "The version was not shown",
+		engine.OpHistory:       "The history is not available",
+		engine.OpResume:        "The conversation was not resumed",
+		engine.OpHistoryDelete: "The conversation was not deleted from the history",
+		engine.OpHistoryRename: "The conversation was not renamed",
 	}[op]
 	if what == "" {
 		what = "Something went wrong"
 		if op != "" {
-			what = op + " failed"
+			what = string(op) + " failed"
 		}
 	}
 	if err == nil {

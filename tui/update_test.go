@@ -175,16 +175,16 @@ func TestSlashCommandsChangeSettings(t *testing.T) {
 	if got := run("/temp warm"); !strings.Contains(got, "/temp takes a number") {
 		t.Errorf("/temp warm: toast %q", got)
 	}
-	if got := run("/spec off"); !strings.Contains(got, "speculation off") || m.settings.Speculation != engine.SpecModeOff {
-		t.Errorf("/spec off: toast %q, settings %+v", got, m.settings)
+	if got := run("/spec off"); !strings.Contains(got, "speculation off") || m.turn.settings.Speculation != engine.SpecModeOff {
+		t.Errorf("/spec off: toast %q, settings %+v", got, m.turn.settings)
 	}
-	if got := run("/draft 2"); !strings.Contains(got, "drafts of 2 tokens") || m.settings.DraftLen != 2 {
+	if got := run("/draft 2"); !strings.Contains(got, "drafts of 2 tokens") || m.turn.settings.DraftLen != 2 {
 		t.Errorf("/draft 2: toast %q", got)
 	}
-	if got := run("/think on"); !strings.Contains(got, "thinking on") || !m.settings.Thinking {
+	if got := run("/think on"); !strings.Contains(got, "thinking on") || !m.turn.settings.Thinking {
 		t.Errorf("/think on: toast %q", got)
 	}
-	if got := run("/system Be brief."); !strings.Contains(got, "new system prompt") || m.settings.System != "Be brief." {
+	if got := run("/system Be brief."); !strings.Contains(got, "new system prompt") || m.turn.settings.System != "Be brief." {
 		t.Errorf("/system: toast %q", got)
 	}
 	if got := run("/nope"); !strings.Contains(got, "There is no command /nope") {
@@ -202,8 +202,8 @@ func TestSlashCommandsChangeSettings(t *testing.T) {
 			t.Errorf("%s: toast %q, want %q", line, got, want)
 		}
 	}
-	if m.settings.Sampling != (engine.Sampling{Temperature: 0.7, TopK: 40, TopP: 0.9, Seed: 42}) {
-		t.Errorf("sampling = %+v", m.settings.Sampling)
+	if m.turn.settings.Sampling != (engine.Sampling{Temperature: 0.7, TopK: 40, TopP: 0.9, Seed: 42}) {
+		t.Errorf("sampling = %+v", m.turn.settings.Sampling)
 	}
 }
 
@@ -229,7 +229,7 @@ func TestSettingsTheBundleCannotHonourAreRefused(t *testing.T) {
 		t.Run(tc.info.Family+tc.line, func(t *testing.T) {
 			f := testFake(t, FakeOptions{Info: tc.info})
 			m := newTestModel(t, f, 80, 24, Options{})
-			before := m.settings
+			before := m.turn.settings
 			typeText(m, tc.line)
 			m.Update(press("enter"))
 			drain(m, f)
@@ -239,8 +239,8 @@ func TestSettingsTheBundleCannotHonourAreRefused(t *testing.T) {
 					t.Errorf("toast %q lacks %q", got, w)
 				}
 			}
-			if m.settings != before {
-				t.Errorf("settings changed: %+v", m.settings)
+			if m.turn.settings != before {
+				t.Errorf("settings changed: %+v", m.turn.settings)
 			}
 			// The engine's rule refuses it too (a front end that skips the
 			// check gets the same answer).
@@ -365,7 +365,7 @@ func TestHistoryWithUpAndDown(t *testing.T) {
 	for _, s := range []string{"first", "second"} {
 		typeText(m, s)
 		m.Update(press("enter"))
-		pump(t, m, f, func() bool { return !m.stats.busy() && m.stats.phase == phaseDone })
+		pump(t, m, f, func() bool { return !m.turn.busy() && m.turn.phase == phaseDone })
 	}
 	m.Update(press("up"))
 	if m.input.Value() != "second" {
@@ -782,7 +782,7 @@ func TestCheckpointPanelActions(t *testing.T) {
 	m.Update(press("ctrl+s"))
 	drain(m, f)
 	m.Update(press("tab"))
-	if m.focus != focusPanel {
+	if m.focused() != focusPanel {
 		t.Fatal("tab does not focus the panel")
 	}
 	// Rename the selected one.
@@ -823,7 +823,7 @@ func TestCheckpointPanelActions(t *testing.T) {
 		t.Fatalf("fork:\n%s", plain(m))
 	}
 	m.Update(press("esc"))
-	if m.focus != focusInput {
+	if m.focused() != focusInput {
 		t.Fatal("esc does not give the focus back")
 	}
 }
@@ -888,8 +888,8 @@ func TestFocusReturnsToInputAfterCommands(t *testing.T) {
 	}
 	m.Update(press("y"))
 	drain(m, f)
-	if m.focus != focusInput {
-		t.Fatalf("focus %d after /delete, want the input", m.focus)
+	if m.focused() != focusInput {
+		t.Fatalf("focus %d after /delete, want the input", m.focused())
 	}
 	before := len(f.Calls())
 	typeText(m, "what day is it today? fruit")
@@ -909,8 +909,8 @@ func TestFocusReturnsToInputAfterCommands(t *testing.T) {
 	m.Update(press("ctrl+p"))
 	typeText(m, "stats panel")
 	m.Update(press("enter"))
-	if m.focus != focusInput || m.panel != panelStats {
-		t.Fatalf("after the palette: focus %d, panel %d", m.focus, m.panel)
+	if m.focused() != focusInput || m.panel != panelStats {
+		t.Fatalf("after the palette: focus %d, panel %d", m.focused(), m.panel)
 	}
 }
 
@@ -941,7 +941,7 @@ func TestPanelFocusIsVisibleAndLoadAsks(t *testing.T) {
 	m.Update(press("esc"))
 	typeText(m, "my question")
 	m.Update(press("enter"))
-	pump(t, m, f, func() bool { return m.stats.phase == phaseDone })
+	pump(t, m, f, func() bool { return m.turn.phase == phaseDone })
 	m.Update(press("tab"))
 	before := len(f.Calls())
 	m.Update(press("f"))
@@ -950,8 +950,8 @@ func TestPanelFocusIsVisibleAndLoadAsks(t *testing.T) {
 	}
 	m.Update(press("r"))
 	drain(m, f)
-	if len(f.Calls()) != before || m.focus != focusPanel || m.ckpts.mode != ckptBrowse {
-		t.Fatalf("r after the question: calls %v, focus %d, mode %d", f.Calls()[before:], m.focus, m.ckpts.mode)
+	if len(f.Calls()) != before || m.focused() != focusPanel || m.ckpts.mode != ckptBrowse {
+		t.Fatalf("r after the question: calls %v, focus %d, mode %d", f.Calls()[before:], m.focused(), m.ckpts.mode)
 	}
 	m.Update(press("enter"))
 	m.Update(press("y"))
@@ -959,13 +959,13 @@ func TestPanelFocusIsVisibleAndLoadAsks(t *testing.T) {
 	if calls := f.Calls(); calls[len(calls)-1] != "load apples" {
 		t.Fatalf("y did not load: %v", calls[before:])
 	}
-	if m.focus != focusInput || !strings.Contains(plain(m), "saved question") {
-		t.Fatalf("after loading: focus %d\n%s", m.focus, plain(m))
+	if m.focused() != focusInput || !strings.Contains(plain(m), "saved question") {
+		t.Fatalf("after loading: focus %d\n%s", m.focused(), plain(m))
 	}
 	// Loaded and unchanged: loading again does not ask.
 	typeText(m, "/load apples")
 	m.Update(press("enter"))
-	if m.confirm.active {
+	if m.asking() {
 		t.Fatal("loading over a saved conversation asks")
 	}
 }
@@ -983,8 +983,8 @@ func TestLoadShowsTheEngineSettings(t *testing.T) {
 	typeText(m, "/load terse")
 	m.Update(press("enter"))
 	drain(m, f)
-	if m.settings != saved {
-		t.Fatalf("settings on screen %+v, want %+v", m.settings, saved)
+	if m.turn.settings != saved {
+		t.Fatalf("settings on screen %+v, want %+v", m.turn.settings, saved)
 	}
 	m.Update(press("ctrl+t"))
 	got := plain(m)
@@ -1007,8 +1007,8 @@ func TestLoadShowsTheEngineSettings(t *testing.T) {
 	typeText(m, "/system clear")
 	m.Update(press("enter"))
 	drain(m, f)
-	if m.settings.System != "" || f.Settings().System != "" {
-		t.Fatalf("/system clear left %q", m.settings.System)
+	if m.turn.settings.System != "" || f.Settings().System != "" {
+		t.Fatalf("/system clear left %q", m.turn.settings.System)
 	}
 }
 

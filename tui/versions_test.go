@@ -19,7 +19,7 @@ func turn(t *testing.T, m *Model, f *FakeEngine, text string) {
 
 func pumpIdle(t *testing.T, m *Model, f *FakeEngine) {
 	t.Helper()
-	pump(t, m, f, func() bool { return m.pendingSend == "" && !m.stats.busy() && m.stats.phase != phaseIdle })
+	pump(t, m, f, func() bool { return m.turn.pending == turnNone && !m.turn.busy() && m.turn.phase != phaseIdle })
 }
 
 func lastCall(f *FakeEngine) string {
@@ -116,8 +116,8 @@ func TestEditLastMessage(t *testing.T) {
 	turn(t, m, f, "second question")
 
 	m.Update(press("up"))
-	if m.input.Value() != "second question" || !m.editing || !strings.Contains(plain(m), "editing your last message") {
-		t.Fatalf("↑ did not edit the last message: %q, editing %v\n%s", m.input.Value(), m.editing, plain(m))
+	if m.input.Value() != "second question" || !m.input.editing || !strings.Contains(plain(m), "editing your last message") {
+		t.Fatalf("↑ did not edit the last message: %q, editing %v\n%s", m.input.Value(), m.input.editing, plain(m))
 	}
 	for range len("question") {
 		m.Update(press("backspace"))
@@ -155,13 +155,13 @@ func TestEditLastMessage(t *testing.T) {
 	// esc leaves it; ↑ ↑ recalls the message before.
 	m.Update(press("up"))
 	m.Update(press("esc"))
-	if m.editing || m.input.Value() != "" || !strings.Contains(m.toast.last, "left as it was") {
-		t.Fatalf("esc while editing: editing %v, input %q, toast %q", m.editing, m.input.Value(), m.toast.last)
+	if m.input.editing || m.input.Value() != "" || !strings.Contains(m.toast.last, "left as it was") {
+		t.Fatalf("esc while editing: editing %v, input %q, toast %q", m.input.editing, m.input.Value(), m.toast.last)
 	}
 	m.Update(press("up"))
 	m.Update(press("up"))
-	if m.editing || m.input.Value() != "second try" && m.input.Value() != "first question" {
-		t.Fatalf("↑ ↑: editing %v, input %q", m.editing, m.input.Value())
+	if m.input.editing || m.input.Value() != "second try" && m.input.Value() != "first question" {
+		t.Fatalf("↑ ↑: editing %v, input %q", m.input.editing, m.input.Value())
 	}
 	m.Update(press("ctrl+c"))
 
@@ -186,15 +186,15 @@ func TestRefusedEditComesBack(t *testing.T) {
 	send(m, engine.Branched{Op: "edit", Messages: []engine.Message{{Role: "user", Content: "a very long message", Version: 1, Versions: 2}}},
 		engine.Failed{Op: "edit", Err: errors.New("the conversation is too long for the context")},
 		engine.Branched{Op: "edit", Messages: orig})
-	if m.input.Value() != "a very long message" || !m.editing {
-		t.Fatalf("refused edit: input %q, editing %v", m.input.Value(), m.editing)
+	if m.input.Value() != "a very long message" || !m.input.editing {
+		t.Fatalf("refused edit: input %q, editing %v", m.input.Value(), m.input.editing)
 	}
 	got := plain(m)
 	if !strings.Contains(got, "short") || strings.Contains(got, "‹") {
 		t.Fatalf("conversation after a refused edit:\n%s", got)
 	}
 	m.Update(press("esc"))
-	if m.input.Value() != "" || m.editing {
+	if m.input.Value() != "" || m.input.editing {
 		t.Fatal("esc did not clear the refused edit")
 	}
 }

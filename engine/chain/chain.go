@@ -129,7 +129,7 @@ func Open(b *bundle.Bundle, rt coreml.Runtime, o Options) (Chain, error) {
 		return nil, err
 	}
 	o.ComputeUnits = cu
-	host, err := NewHost(b)
+	host, err := NewInputs(b)
 	if err != nil {
 		return nil, err
 	}

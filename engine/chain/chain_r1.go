@@ -22,7 +22,7 @@ type r1Chain struct {
 	b    *bundle.Bundle
 	c    *bundle.R1Config
 	rt   coreml.Runtime
-	host *Host
+	host *Inputs
 	o    Options
 
 	H, LP, P, ctx, hd, ghd, sliding, fs int
@@ -64,7 +64,7 @@ type r1Block struct {
 	in     r1Inputs
 }
 
-func openR1(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*r1Chain, error) {
+func openR1(b *bundle.Bundle, rt coreml.Runtime, host *Inputs, o Options) (*r1Chain, error) {
 	c := b.R1
 	g := b.Geometry
 	ch := &r1Chain{b: b, c: c, rt: rt, host: host, o: o,

@@ -27,7 +27,7 @@ type s3Chain struct {
 	coldCount
 	b    *bundle.Bundle
 	rt   coreml.Runtime
-	host *Host
+	host *Inputs
 	o    Options
 
 	H, LP, ctx, W, hd, ghd, vocab int
@@ -52,7 +52,7 @@ type s3Inputs struct {
 	cur, ring                 *coreml.Tensor
 }
 
-func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*s3Chain, error) {
+func openS3(b *bundle.Bundle, rt coreml.Runtime, host *Inputs, o Options) (*s3Chain, error) {
 	c := &s3Chain{b: b, rt: rt, host: host, o: o}
 	// T=1 is each chunk's default function ("infer" in multifunction
 	// builds, "main" otherwise), as the published engine loads it.

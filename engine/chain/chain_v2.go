@@ -18,7 +18,7 @@ type v2Chain struct {
 	b    *bundle.Bundle
 	c    *bundle.V2Config
 	rt   coreml.Runtime
-	host *Host
+	host *Inputs
 	o    Options
 
 	H, P, ctx, hd, ghd, sliding, maxS int
@@ -48,7 +48,7 @@ type v2Inputs struct {
 	headIn                 *coreml.Tensor // [1, H] last row for prefill
 }
 
-func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Host, o Options) (*v2Chain, error) {
+func openV2(b *bundle.Bundle, rt coreml.Runtime, host *Inputs, o Options) (*v2Chain, error) {
 	c := b.V2
 	g := b.Geometry
 	ch := &v2Chain{b: b, c: c, rt: rt, host: host, o: o, H: g.Hidden, P: g.PLEDim, ctx: g.Context,

@@ -112,7 +112,7 @@ func declaredLast(specs map[string]coreml.TensorSpec, name string) int {
 // geometry (context, sliding window, hidden, head dims, KV heads): the
 // loaded model wins over model_config.json and metadata.json. A width the
 // host tables cannot serve is an error naming both sides.
-func refineS3(b *bundle.Bundle, d coreml.Description, host *Host) (notes []string, err error) {
+func refineS3(b *bundle.Bundle, d coreml.Description, host *Inputs) (notes []string, err error) {
 	g := b.Geometry
 	set := func(what string, declared int, field *int) {
 		if declared > 0 && declared != *field {

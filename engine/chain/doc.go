@@ -6,7 +6,7 @@
 // family (chain_r1.go, chain_v2.go, chain_stateful3.go), what a loaded
 // chunk offers (contract.go), host tensors viewed or converted to the
 // declared shapes and dtypes (conform.go), the host-side inputs — embedding
-// and per-layer dequant, RoPE rows, soft rows (host.go), cache state in and
+// and per-layer dequant, RoPE rows, soft rows (inputs.go), cache state in and
 // out for checkpoints (snapshot.go), the warm-up of every function a chain
 // uses (warm.go), the seam's copy meter as a chain reads it (SeamCopies),
 // the full-recompute oracle fed by the same host inputs (oracle.go) and the

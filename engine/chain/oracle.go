@@ -8,8 +8,8 @@ import (
 // NewOracle builds the full-recompute reference model of a synthetic
 // bundle, fed by the bundle's own host inputs (so any difference from a
 // Chain comes from chunking, caching, masks or scheduling). The caller
-// closes the returned Host.
-func NewOracle(b *bundle.Bundle) (*reference.Oracle, *Host, error) {
+// closes the returned Inputs.
+func NewOracle(b *bundle.Bundle) (*reference.Oracle, *Inputs, error) {
 	var dirs []string
 	for _, c := range append(append([]bundle.Chunk{}, b.Chunks...), b.Heads...) {
 		dirs = append(dirs, c.Path)
@@ -18,7 +18,7 @@ func NewOracle(b *bundle.Bundle) (*reference.Oracle, *Host, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	host, err := NewHost(b)
+	host, err := NewInputs(b)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,17 +14,17 @@ import (
 	"github.com/orchard-llm/orchard/tui"
 )
 
-// attachFlag is --attach: alone it means the default server (the socket
+// remoteFlag is --attach: alone it means the default server (the socket
 // in the runtime folder, else the configured TCP address); --attach=ADDR
 // or --attach ADDR names one.
-type attachFlag struct {
+type remoteFlag struct {
 	set  bool
 	addr string
 }
 
-func (a *attachFlag) String() string { return a.addr }
+func (a *remoteFlag) String() string { return a.addr }
 
-func (a *attachFlag) Set(v string) error {
+func (a *remoteFlag) Set(v string) error {
 	a.set = true
 	if v != "true" {
 		a.addr = v
@@ -32,7 +32,7 @@ func (a *attachFlag) Set(v string) error {
 	return nil
 }
 
-func (a *attachFlag) IsBoolFlag() bool { return true }
+func (a *remoteFlag) IsBoolFlag() bool { return true }
 
 // defaultServer is the address the chat attaches to without one: the
 // unix socket when a server answers there, else the configured address.
@@ -61,24 +61,24 @@ func servedHere(ctx context.Context, cfg *config.Config, dir string) (string, bo
 	return sock, true
 }
 
-// runAttached shows the chat screen over a server. Quitting detaches:
+// runRemote shows the chat screen over a server. Quitting detaches:
 // the server, and a reply it is generating, go on.
-func runAttached(ctx context.Context, addr string, cfg *config.Config, opts tui.Options, stderr io.Writer) int {
-	c, err := server.Attach(ctx, addr, cfg.Server.APIKey)
+func runRemote(ctx context.Context, addr string, cfg *config.Config, opts tui.Options, stderr io.Writer) int {
+	c, err := server.Connect(ctx, addr, cfg.Server.APIKey)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchard:", err)
 		fmt.Fprintln(stderr, "orchard: start a server with orchard serve --model DIR, or give its address: orchard --attach HOST:PORT")
-		return 1
+		return exitFailure
 	}
 	err = tui.Run(ctx, c, opts)
 	c.Close()
 	switch {
 	case errors.Is(err, tui.ErrEngineStopped):
 		fmt.Fprintf(stderr, "orchard: the server at %s went away\n", addr)
-		return 1
+		return exitFailure
 	case err != nil && !errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "orchard:", err)
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }

@@ -1,4 +1,4 @@
-package tokenizer
+package cli
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/orchard-llm/orchard/tokenizer"
 )
 
 const cliUsage = `usage: orchard tokenize --tokenizer FILE [--decode] [--json] [--skip-special] [--bench]
@@ -22,10 +24,11 @@ Reads standard input one line at a time.
   --bench         encodes all input lines and prints tokens/s and MB/s
 `
 
-// RunCLI implements "orchard tokenize". It returns the process exit code:
-// 0 on success, 1 on a runtime error (reading or writing), 2 on bad usage
-// or bad input (a missing or invalid tokenizer file, a malformed line).
-func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// tokenize is "orchard tokenize". It returns the process exit code:
+// exitFailure on a runtime error (reading or writing), exitUsage on bad
+// usage or bad input (a missing or invalid tokenizer file, a malformed
+// line).
+func tokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	path := fs.String("tokenizer", "", "path to tokenizer.json")
@@ -35,12 +38,12 @@ func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	bench := fs.Bool("bench", false, "measure encoding throughput on the input")
 	usage := func(msg string) int {
 		fmt.Fprintf(stderr, "orchard tokenize: %s\n%s", msg, cliUsage)
-		return 2
+		return exitUsage
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, cliUsage)
-			return 0
+			return exitOK
 		}
 		return usage(err.Error())
 	}
@@ -54,11 +57,11 @@ func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	start := time.Now()
-	tok, err := Load(*path)
+	tok, err := tokenizer.Load(*path)
 	if err != nil {
 		// The file the user named is missing or is no tokenizer: bad input.
 		fmt.Fprintf(stderr, "orchard tokenize: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	loadTime := time.Since(start)
 
@@ -70,7 +73,7 @@ func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		line, err := in.ReadString('\n')
 		if err != nil && err != io.EOF {
 			fmt.Fprintf(stderr, "orchard tokenize: read input: %v\n", err)
-			return 1
+			return exitFailure
 		}
 		if line == "" && err == io.EOF {
 			break
@@ -80,14 +83,14 @@ func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if *decode {
 			if err := decodeLine(tok, line, *jsonLines, *skipSpecial, out); err != nil {
 				fmt.Fprintf(stderr, "orchard tokenize: line %d: %v\n", lineNo, err)
-				return 2 // bad input
+				return exitUsage // bad input
 			}
 		} else {
 			text := line
 			if *jsonLines {
 				if err := json.Unmarshal([]byte(line), &text); err != nil {
 					fmt.Fprintf(stderr, "orchard tokenize: line %d: not a JSON string: %v\n", lineNo, err)
-					return 2 // bad input
+					return exitUsage // bad input
 				}
 			}
 			if *bench {
@@ -105,12 +108,12 @@ func RunCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err := out.Flush(); err != nil {
 		fmt.Fprintf(stderr, "orchard tokenize: write output: %v\n", err)
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
-func decodeLine(tok *Tokenizer, line string, jsonOut, skipSpecial bool, out *bufio.Writer) error {
+func decodeLine(tok *tokenizer.Tokenizer, line string, jsonOut, skipSpecial bool, out *bufio.Writer) error {
 	var ids []int
 	if err := json.Unmarshal([]byte(line), &ids); err != nil {
 		return fmt.Errorf("not a JSON array of ids: %w", err)
@@ -143,7 +146,7 @@ func writeIDs(out *bufio.Writer, ids []int) {
 
 // printBench encodes the lines repeatedly for at least a second and
 // reports the single-thread throughput.
-func printBench(out io.Writer, tok *Tokenizer, lines []string, loadTime time.Duration) {
+func printBench(out io.Writer, tok *tokenizer.Tokenizer, lines []string, loadTime time.Duration) {
 	bytes := 0
 	for _, l := range lines {
 		bytes += len(l)

@@ -9,11 +9,12 @@ import (
 	"github.com/orchard-llm/orchard/sidecars"
 )
 
-// Host is the host-side work of a family: dequantized embedding and PLE
-// rows and RoPE rows, computed exactly as that family's runtime does
-// (okayuji doc §2.1, §3; stateful-3chunk doc §4.2, §5). It also serves the
-// reference oracle, so the oracle is fed the same bits as the chunks.
-type Host struct {
+// Inputs are the rows the host (the CPU side of the seam) computes for a
+// family's chunks: dequantized embedding and PLE rows and RoPE rows,
+// computed exactly as that family's runtime does (okayuji doc §2.1, §3;
+// stateful-3chunk doc §4.2, §5). It also serves the reference oracle, so
+// the oracle is fed the same bits as the chunks.
+type Inputs struct {
 	Family     bundle.Family
 	Hidden, LP int
 	HeadDim    int
@@ -41,11 +42,11 @@ type SoftSpan struct {
 
 // SetSoft replaces the soft spans the chain embeds; nil for none. Spans
 // are kept by reference and must not change while they are set.
-func (h *Host) SetSoft(spans []SoftSpan) { h.soft = spans }
+func (h *Inputs) SetSoft(spans []SoftSpan) { h.soft = spans }
 
 // SoftRow returns the soft row set at position pos, or nil: what EmbedAt
 // embeds there (an oracle fed by the host takes it with FeedRow).
-func (h *Host) SoftRow(pos int) []uint16 {
+func (h *Inputs) SoftRow(pos int) []uint16 {
 	for _, sp := range h.soft {
 		if n := len(sp.Rows) / h.Hidden; pos >= sp.Start && pos < sp.Start+n {
 			i := pos - sp.Start
@@ -57,7 +58,7 @@ func (h *Host) SoftRow(pos int) []uint16 {
 
 // EmbedAt writes the x₀ row of position pos: its soft row when one is set
 // there, else token tok's embedding.
-func (h *Host) EmbedAt(pos, tok int, dst []uint16) error {
+func (h *Inputs) EmbedAt(pos, tok int, dst []uint16) error {
 	if len(h.soft) > 0 {
 		if r := h.SoftRow(pos); r != nil {
 			copy(dst, r)
@@ -69,7 +70,7 @@ func (h *Host) EmbedAt(pos, tok int, dst []uint16) error {
 
 // PLEAt writes position pos's raw per-layer row: token 0's at a soft
 // position, else token tok's.
-func (h *Host) PLEAt(pos, tok int, dst []uint16) error {
+func (h *Inputs) PLEAt(pos, tok int, dst []uint16) error {
 	if len(h.soft) > 0 && h.SoftRow(pos) != nil {
 		tok = 0
 	}
@@ -77,7 +78,7 @@ func (h *Host) PLEAt(pos, tok int, dst []uint16) error {
 }
 
 // PLESliceAt is PLESlice with PLEAt's rule for soft positions.
-func (h *Host) PLESliceAt(pos, tok, a, b, P int, dst []uint16) error {
+func (h *Inputs) PLESliceAt(pos, tok, a, b, P int, dst []uint16) error {
 	if len(h.soft) > 0 && h.SoftRow(pos) != nil {
 		tok = 0
 	}
@@ -85,9 +86,9 @@ func (h *Host) PLESliceAt(pos, tok, a, b, P int, dst []uint16) error {
 }
 
 // NewHost memory-maps a bundle's sidecars.
-func NewHost(b *bundle.Bundle) (*Host, error) {
+func NewInputs(b *bundle.Bundle) (*Inputs, error) {
 	g := b.Geometry
-	h := &Host{Family: b.Family, Hidden: g.Hidden, LP: g.Layers * g.PLEDim, HeadDim: g.HeadDim, GHeadDim: g.GlobalHeadDim}
+	h := &Inputs{Family: b.Family, Hidden: g.Hidden, LP: g.Layers * g.PLEDim, HeadDim: g.HeadDim, GHeadDim: g.GlobalHeadDim}
 	var err error
 	path := func(f string) string { return filepath.Join(b.Dir, f) }
 	switch b.Family {
@@ -143,7 +144,7 @@ func NewHost(b *bundle.Bundle) (*Host, error) {
 }
 
 // tabulateRope computes the family's RoPE rows for positions [0, ctx).
-func (h *Host) tabulateRope(ctx int) {
+func (h *Inputs) tabulateRope(ctx int) {
 	hd, ghd := h.HeadDim, h.GHeadDim
 	h.rope = [4][]uint16{make([]uint16, ctx*hd), make([]uint16, ctx*hd), make([]uint16, ctx*ghd), make([]uint16, ctx*ghd)}
 	for p := range ctx {
@@ -152,7 +153,7 @@ func (h *Host) tabulateRope(ctx int) {
 }
 
 // ropeRow computes one position's rows with the family's precision.
-func (h *Host) ropeRow(pos int, cosS, sinS, cosF, sinF []uint16) {
+func (h *Inputs) ropeRow(pos int, cosS, sinS, cosF, sinF []uint16) {
 	if h.ropeF32 {
 		sidecars.RopeRowF32(h.invS, pos, cosS, sinS)
 		sidecars.RopeRowF32(h.invF, pos, cosF, sinF)
@@ -171,10 +172,10 @@ func openTable(dir string, f bundle.SidecarFile, int8 bool, mult float32, ple bo
 }
 
 // Embed writes token tok's x₀ row (fp16 bits).
-func (h *Host) Embed(tok int, dst []uint16) error { return h.embed.Row(tok, dst) }
+func (h *Inputs) Embed(tok int, dst []uint16) error { return h.embed.Row(tok, dst) }
 
 // PLE writes token tok's raw per-layer row [L·P] (zeros when the bundle has none).
-func (h *Host) PLE(tok int, dst []uint16) error {
+func (h *Inputs) PLE(tok int, dst []uint16) error {
 	if h.ple == nil {
 		clear(dst)
 		return nil
@@ -183,7 +184,7 @@ func (h *Host) PLE(tok int, dst []uint16) error {
 }
 
 // PLESlice writes layers [a, b) of the per-layer row (v2 feeds per-chunk slices).
-func (h *Host) PLESlice(tok, a, b, P int, dst []uint16) error {
+func (h *Inputs) PLESlice(tok, a, b, P int, dst []uint16) error {
 	if h.ple == nil {
 		clear(dst)
 		return nil
@@ -192,7 +193,7 @@ func (h *Host) PLESlice(tok, a, b, P int, dst []uint16) error {
 }
 
 // Rope writes the RoPE rows of an absolute position.
-func (h *Host) Rope(pos int, cosS, sinS, cosF, sinF []uint16) error {
+func (h *Inputs) Rope(pos int, cosS, sinS, cosF, sinF []uint16) error {
 	switch {
 	case h.npy[0] != nil:
 		for i, dst := range [][]uint16{cosS, sinS, cosF, sinF} {
@@ -214,7 +215,7 @@ func (h *Host) Rope(pos int, cosS, sinS, cosF, sinF []uint16) error {
 
 // RopeRows is the number of positions the stateful3 .npy RoPE tables hold
 // (the fewest of the four), 0 for families that compute RoPE.
-func (h *Host) RopeRows() int {
+func (h *Inputs) RopeRows() int {
 	rows := 0
 	for i, n := range h.npy {
 		if n == nil {
@@ -228,7 +229,7 @@ func (h *Host) RopeRows() int {
 }
 
 // Close unmaps every table.
-func (h *Host) Close() error {
+func (h *Inputs) Close() error {
 	var first error
 	for _, t := range []*sidecars.Table{h.embed, h.ple} {
 		if t != nil {

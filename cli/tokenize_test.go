@@ -1,4 +1,4 @@
-package tokenizer
+package cli
 
 import (
 	"os"
@@ -6,14 +6,23 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/orchard-llm/orchard/tokenizer"
 )
 
-func TestRunCLI(t *testing.T) {
+func TestTokenize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokenizer.json")
-	if err := os.WriteFile(path, synthJSON(t, 4096), 0o644); err != nil {
+	data, err := tokenizer.SynthesizeJSON(4096)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tok := synthTokenizer(t, 4096)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ids := func(s string) string {
 		var b strings.Builder
 		b.WriteByte('[')
@@ -56,7 +65,7 @@ func TestRunCLI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder
-			code := RunCLI(tt.args, strings.NewReader(tt.stdin), &stdout, &stderr)
+			code := tokenize(tt.args, strings.NewReader(tt.stdin), &stdout, &stderr)
 			if code != tt.code {
 				t.Fatalf("exit code %d, want %d; stderr: %s", code, tt.code, stderr.String())
 			}
