@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/orchard-llm/orchard/engine/chain"
+	"github.com/orchard-llm/orchard/tools"
 )
 
 // Request is one completion over a whole conversation, as API clients
@@ -36,6 +37,9 @@ type Request struct {
 	// ollama's raw generate): control-token spellings in it are those
 	// tokens, and a BOS leads unless the text begins with one.
 	Raw bool
+	// Tools are the functions the model may call, declared in the system
+	// turn; messages carry calls and "tool" results (toolcalls.go).
+	Tools []tools.Declaration
 }
 
 // RequestError is a request refused as given — settings the bundle cannot
@@ -82,6 +86,11 @@ func (e *Engine) Complete(req Request, sink func(Event)) *Job {
 	e.cmds <- func() {
 		if job.cancelled.Load() {
 			sink(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
+			return
+		}
+		req, err := e.sess.toolRequest(req)
+		if err != nil {
+			sink(Failed{Op: OpComplete, Err: err})
 			return
 		}
 		req, rows, err := e.sess.requestMedia(req, job.cancelled.Load, sink)
@@ -203,8 +212,8 @@ func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 		return nil, nil, &RequestError{errors.New("the conversation must end with a user message, or with the model's message for the reply to continue")}
 	}
 	for i, m := range req.Messages {
-		if m.Role != "user" && m.Role != "model" && m.Role != "system" {
-			return nil, nil, &RequestError{fmt.Errorf("message %d has role %q: want user, model (assistant) or system", i, m.Role)}
+		if m.Role != "user" && m.Role != "model" && m.Role != "system" && m.Role != "tool" {
+			return nil, nil, &RequestError{fmt.Errorf("message %d has role %q: want user, model (assistant), system or tool", i, m.Role)}
 		}
 	}
 	if _, err := CheckSettings(s.info(), req.Settings, req.Settings); err != nil {
@@ -212,6 +221,7 @@ func (s *Session) requestIDs(req Request) ([]int, []spanRef, error) {
 	}
 	c := s.conversation(req.Messages)
 	c.System, c.Thinking, c.Continue = req.Settings.System, req.Settings.Thinking, req.Messages[n-1].Role == "model"
+	c.Tools, _ = tools.RenderDeclarations(req.Tools) // checked by toolRequest
 	ids, starts, err := s.tmpl.EncodeSpans(c)
 	if err != nil {
 		return nil, nil, &RequestError{err}
@@ -253,16 +263,46 @@ func (s *Session) complete(req Request, ids []int, cancelled func() bool, sink f
 		st.longest = max(st.longest, len(x))
 	}
 	rec := s.Metrics
+	s.cancelHook = func() bool { return st.hit || cancelled() }
+	// The reply stops where the model waits for tool results.
+	stops, respOpen := s.toolStops()
+	s.stops, stops = stops, s.stops
+	s.decls, _ = tools.RenderDeclarations(req.Tools)
+	restored := false
+	restore := func() { // before the turn's last event: a consumer may read the session then
+		if !restored {
+			s.stops, s.decls, restored = stops, nil, true
+		}
+	}
+	defer restore()
+	waits := func() bool { return respOpen >= 0 && s.pending == respOpen }
 	s.Metrics = func(m TurnMetrics) error {
 		if st.hit {
 			m.FinishReason = "stop"
+		} else if m.FinishReason == "eos" && waits() {
+			m.FinishReason = "tool_calls"
 		}
 		if rec != nil {
 			return rec(m)
 		}
 		return nil
 	}
-	s.cancelHook = func() bool { return st.hit || cancelled() }
+	out := sink
+	sink = func(ev Event) {
+		switch f := ev.(type) {
+		case Finished:
+			if f.Metrics.FinishReason == "eos" && waits() {
+				f.Metrics.FinishReason = "tool_calls"
+			}
+			if respOpen >= 0 {
+				ev = toolFinish(f, out)
+			}
+			restore()
+		case Cancelled, Failed:
+			restore()
+		}
+		out(ev)
+	}
 	last := len(req.Messages) - 1
 	r, begun := turnReq{text: req.Messages[last].Content, files: req.Media[last], from: s.tail(), op: OpSend}, ""
 	switch m := req.Messages[last]; {
@@ -310,7 +350,7 @@ func (s *Session) applySettings(n Settings) error {
 // and attached files; whether a reply was cut short does not count.
 func sameMessages(a, b []Message) bool {
 	return slices.EqualFunc(a, b, func(x, y Message) bool {
-		return x.Role == y.Role && x.Content == y.Content &&
+		return x.Role == y.Role && x.Content == y.Content && sameTools(x, y) &&
 			slices.EqualFunc(x.Attachments, y.Attachments, func(p, q Attachment) bool { return p.SHA256 == q.SHA256 && p.Kind == q.Kind })
 	})
 }

@@ -64,6 +64,7 @@ var ErrClosed = errors.New("the engine is closed")
 // Start runs the session on a new goroutine.
 func Start(sess *Session, info ModelInfo) *Engine {
 	info.Thinking = sess.CanThink()
+	info.Tools = sess.CanCallTools()
 	e := &Engine{sess: sess, info: info, cmds: make(chan func(), 64), out: make(chan Event),
 		done: make(chan struct{}), box: mailbox.New(0, MergeDeltas), msgs: sess.Messages(), window: sess.Window(), set: sess.Settings()}
 	e.loopWG.Add(1)

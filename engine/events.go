@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/orchard-llm/orchard/tools"
+)
 
 // Event is what the engine goroutine reports. Deltas may be coalesced when
 // the consumer is slow; every other event is always delivered, in order.
@@ -72,6 +76,10 @@ type Finished struct {
 	// sink gets neither).
 	Messages []Message
 	Window   int
+	// Calls are the well-formed tool calls in Reply, in order (a request's
+	// reply; FinishReason "tool_calls" when the model stopped to wait for
+	// their results). Reply holds them as the model wrote them.
+	Calls []tools.Call
 }
 
 // Cancelled: the turn was stopped; the partial reply is kept in the
@@ -204,6 +212,12 @@ type Message struct {
 	Version, Versions int
 	// Attachments are the images and clips of a user message (media.go).
 	Attachments []Attachment
+	// Calls are the functions a model message calls, written after its
+	// Content; Responses are a "tool" message's results for the calls
+	// before it. Calls, results and the model's text after them make one
+	// model turn (toolcalls.go).
+	Calls     []tools.Call
+	Responses []tools.Response
 }
 
 // CheckpointInfo is one saved conversation in the store.
@@ -340,4 +354,7 @@ type ModelInfo struct {
 	// Thinking: the bundle's template can ask for the model's thinking
 	// (Start fills it in).
 	Thinking bool
+	// Tools: the bundle can call tools (Gemma 4's tool tokens and turns;
+	// Start fills it in).
+	Tools bool
 }

@@ -28,25 +28,7 @@ const testScript = `{"replies":[
 // scriptedRuntime is a reference runtime playing script on bundle b.
 func scriptedRuntime(t testing.TB, b *bundle.Bundle, script string) *reference.Scripted {
 	t.Helper()
-	sc, err := reference.ParseScript([]byte(script), "test-script.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Load(b.Tokenizer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, err := chain.NewInputs(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	rt, err := reference.NewScripted(reference.New(), reference.ScriptedOptions{Script: sc, Tokenizer: tok,
-		Vocab: b.Geometry.Vocab, Hidden: b.Geometry.Hidden, Embed: host.Embed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
+	return chaintest.Scripted(t, b, script)
 }
 
 // scriptedSession is newSession over a scripted runtime.

@@ -11,6 +11,7 @@ import (
 	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/memledger"
 	"github.com/orchard-llm/orchard/tokenizer"
+	"github.com/orchard-llm/orchard/tools"
 )
 
 // Session owns one chain, the tokenizer and the conversation, and runs
@@ -27,6 +28,8 @@ type Session struct {
 	stops []int
 	set   Settings
 	caps  chain.Capabilities
+	// decls are the running request's tool declarations (toolcalls.go).
+	decls tools.Text
 
 	// msgs is the whole conversation, the record: no context policy ever
 	// takes a message out of it. The model sees msgs[window:] — the
@@ -264,11 +267,7 @@ func (s *Session) Clear() error {
 
 // conversation renders msgs with the session's system prompt.
 func (s *Session) conversation(msgs []Message) tokenizer.Conversation {
-	c := tokenizer.Conversation{System: s.set.System, Thinking: s.set.Thinking}
-	for _, m := range msgs {
-		c.Messages = append(c.Messages, tokenizer.Message{Role: tokenizer.Role(m.Role), Content: m.Content, Media: mediaFor(m.Attachments)})
-	}
-	return c
+	return tokenizer.Conversation{System: s.set.System, Thinking: s.set.Thinking, Tools: s.decls, Messages: templateMessages(msgs)}
 }
 
 // LastPrompt returns the ids of the last turn's prompt as fed to the chain.

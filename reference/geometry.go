@@ -152,16 +152,20 @@ func E4B() Geometry {
 		SlidingWindow: 512, Context: 2048, Eps: 1e-6, Softcap: 30, ThetaSliding: 10000, ThetaFull: 1e6, PartialFull: 0.25}
 }
 
-// Preset returns the geometry of a synthetic bundle: "tiny" keeps tests fast,
+// Preset returns the geometry of a synthetic bundle: "tiny" keeps tests fast
+// ("tiny-long": with 1,024 positions, for long conversations such as a tool loop),
 // "small" is the demo size. E2B-shaped families (r1, stateful3) get one KV
 // head, double-wide shared MLPs and a 4:1 layer pattern; v2 is E4B-shaped.
 func Preset(name, family string) (Geometry, error) {
 	e4b := family == "v2"
 	var g Geometry
 	switch name {
-	case "tiny":
+	case "tiny", "tiny-long":
 		g = Geometry{Vocab: 512, Hidden: 32, Heads: 4, HeadDim: 8, GlobalHeadDim: 16, Intermediate: 64,
 			PLEDim: 8, SlidingWindow: 16, Context: 128}
+		if name == "tiny-long" { // tiny, with room for conversations of tool calls
+			g.Context = 1024
+		}
 	case "small":
 		g = Geometry{Vocab: 4096, Hidden: 256, Heads: 4, HeadDim: 64, GlobalHeadDim: 128, Intermediate: 512,
 			PLEDim: 16, SlidingWindow: 512, Context: 2048}
@@ -175,7 +179,7 @@ func Preset(name, family string) (Geometry, error) {
 		g.Vocab = 512
 		return g, g.Validate()
 	default:
-		return Geometry{}, fmt.Errorf("unknown preset %q (want tiny or small)", name)
+		return Geometry{}, fmt.Errorf("unknown preset %q (want tiny, tiny-long or small)", name)
 	}
 	g.Eps, g.Softcap, g.ThetaSliding, g.ThetaFull, g.PartialFull = 1e-6, 30, 10000, 1e6, 0.25
 	if e4b {

@@ -29,12 +29,14 @@ type messagesRequest struct {
 	Metadata      *struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
-	Tools    json.RawMessage `json:"tools"`
-	Thinking *struct {
+	Tools      json.RawMessage `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	Thinking   *struct {
 		Type string `json:"type"`
 	} `json:"thinking"`
 
 	ignored []string // the sampling parameters decoding ignored (sampling.go)
+	tools   toolMode // tools_anthropic.go
 }
 
 // anthropicSamplingNames are the Messages API's names of the parameters
@@ -70,19 +72,26 @@ type anthropicBlock struct {
 		MediaType string      `json:"media_type"`
 		Data      base64Field `json:"data"`
 	} `json:"source"`
+	// tool_use and tool_result blocks (tools_anthropic.go).
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
 }
 
 // anthropicMessageOut is a message as the API answers it, whole or, in
 // message_start, empty.
 type anthropicMessageOut struct {
-	ID           string          `json:"id"`
-	Type         string          `json:"type"`
-	Role         string          `json:"role"`
-	Model        string          `json:"model"`
-	Content      []anthropicText `json:"content"`
-	StopReason   *string         `json:"stop_reason"`
-	StopSequence *string         `json:"stop_sequence"`
-	Usage        anthropicUsage  `json:"usage"`
+	ID           string         `json:"id"`
+	Type         string         `json:"type"`
+	Role         string         `json:"role"`
+	Model        string         `json:"model"`
+	Content      []any          `json:"content"` // anthropicText, anthropicToolUse
+	StopReason   *string        `json:"stop_reason"`
+	StopSequence *string        `json:"stop_sequence"`
+	Usage        anthropicUsage `json:"usage"`
 }
 
 type anthropicText struct {
@@ -179,8 +188,6 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 		return engine.Request{}, bad("invalid_value", "max_tokens", "max_tokens: field required")
 	case *mr.MaxTokens < 1:
 		return engine.Request{}, bad("invalid_value", "max_tokens", "max_tokens must be at least 1")
-	case given(mr.Tools):
-		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported")
 	case mr.Thinking != nil && mr.Thinking.Type != "" && mr.Thinking.Type != "disabled":
 		return engine.Request{}, bad("unsupported_value", "thinking", "extended thinking is not supported on /v1/messages; send thinking {\"type\": \"disabled\"} or leave it out")
 	}
@@ -188,6 +195,11 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 	if err != nil {
 		return engine.Request{}, err
 	}
+	decls, mode, err := anthropicTools(mr.Tools, mr.ToolChoice)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	mr.tools = mode
 	in := make([]chatMessage, 0, len(mr.Messages))
 	for i, m := range mr.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
@@ -197,7 +209,11 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 		if err != nil {
 			return engine.Request{}, err
 		}
-		in = append(in, chatMessage{Role: m.Role, Content: content})
+		ms, err := m.Content.toolMessages(i, m.Role, content)
+		if err != nil {
+			return engine.Request{}, err
+		}
+		in = append(in, ms...)
 	}
 	_, msgs, media, err := conversation(in, s.mediaRules())
 	if err != nil {
@@ -217,11 +233,17 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 	if err := s.checkSettings(set); err != nil {
 		return engine.Request{}, anthropicSamplingNames.refusal(err)
 	}
-	return engine.Request{Messages: msgs, Settings: set, Stop: mr.StopSequences, Media: media}, nil
+	return engine.Request{Messages: msgs, Settings: set, Stop: mr.StopSequences, Media: media, Tools: decls}, nil
 }
 
 // anthropicSystem reads the system field: a string or text blocks.
 func anthropicSystem(raw json.RawMessage) (string, error) {
+	return textBlocks(raw, "system", "\n\n")
+}
+
+// textBlocks reads a field that holds a string or text blocks (the system
+// prompt, a tool_result's content), the blocks' texts joined by sep.
+func textBlocks(raw json.RawMessage, param, sep string) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -232,16 +254,16 @@ func anthropicSystem(raw json.RawMessage) (string, error) {
 	}
 	var blocks []anthropicBlock
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", bad("invalid_value", "system", "system must be a string or an array of text blocks")
+		return "", bad("invalid_value", param, param+" must be a string or an array of text blocks")
 	}
 	var texts []string
 	for i, b := range blocks {
 		if b.Type != "text" {
-			return "", bad("invalid_value", fmt.Sprintf("system[%d].type", i), fmt.Sprintf("system blocks of type %q are not supported: send text", b.Type))
+			return "", bad("invalid_value", fmt.Sprintf("%s[%d].type", param, i), fmt.Sprintf("blocks of type %q are not supported in %s: send text", b.Type, param))
 		}
 		texts = append(texts, b.Text)
 	}
-	return strings.Join(texts, "\n\n"), nil
+	return strings.Join(texts, sep), nil
 }
 
 // chat turns a message's content into the chat path's: a string stays
@@ -277,8 +299,10 @@ func (c *anthropicContent) chat(i int) (contentJSON, error) {
 			f := b.Source.Data.inlineFile
 			f.dataURL, f.meta = true, mt+";base64"
 			out.parts = append(out.parts, contentPart{Type: "image_url", ImageURL: imageURLField{dataURLField{f}}})
-		case "tool_use", "tool_result", "server_tool_use":
-			return contentJSON{}, bad("unsupported_value", param, "tools are not supported")
+		case "tool_use", "tool_result":
+			continue // toolMessages
+		case "server_tool_use":
+			return contentJSON{}, bad("unsupported_value", param, "server tools are not supported")
 		default:
 			return contentJSON{}, bad("unsupported_content", param, fmt.Sprintf("content blocks of type %q are not supported: send text or image (base64)", b.Type))
 		}
@@ -301,16 +325,27 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteIgnored(w, apiAnthropic, mr.ignored)
+	s.noteToolChoice(w, mr.tools)
 	user := ""
 	if mr.Metadata != nil {
 		user = mr.Metadata.UserID
 	}
 	g := generation{api: apiAnthropic, path: r.URL.Path, id: newID("msg_"), client: clientKey(r, user), req: req}
-	msg := anthropicMessageOut{ID: g.id, Type: "message", Role: "assistant", Model: s.info.Name, Content: []anthropicText{}}
+	msg := anthropicMessageOut{ID: g.id, Type: "message", Role: "assistant", Model: s.info.Name, Content: []any{}}
 	if !mr.Stream {
 		if e, ok := s.generateWhole(r, g, func(err error) { s.anthropicFailure(w, err) }); ok {
-			msg.Content = []anthropicText{{Type: "text", Text: e.Reply}}
+			text, calls, _ := toolReply(e, mr.tools)
+			if text != "" || len(calls) == 0 {
+				msg.Content = append(msg.Content, anthropicText{Type: "text", Text: text})
+			}
+			for _, c := range calls {
+				msg.Content = append(msg.Content, toolUseOf(c))
+			}
 			msg.StopReason, msg.StopSequence = anthropicStop(e)
+			if len(calls) > 0 {
+				tool := "tool_use"
+				msg.StopReason = &tool
+			}
 			msg.Usage = anthropicUsageOf(e.Metrics)
 			writeJSON(w, http.StatusOK, msg)
 		}
@@ -318,6 +353,20 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	}
 
 	started := false
+	td := &toolDeltas{mode: mr.tools}
+	blocks := &anthropicBlocks{w: w, open: true, isText: true}
+	deliver := func(text string, end bool) error {
+		text, calls := td.push(text, end)
+		if err := blocks.text(text); err != nil {
+			return err
+		}
+		for _, c := range calls {
+			if err := blocks.call(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	start := func(prompt, reused int) error {
 		if started {
 			return nil
@@ -342,8 +391,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			if err := start(0, 0); err != nil || e.Text == "" {
 				return err
 			}
-			return writeSSE(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-				"delta": map[string]string{"type": "text_delta", "text": e.Text}})
+			return deliver(e.Text, false)
 		}
 		return nil
 	})
@@ -361,7 +409,12 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	switch e := end.(type) {
 	case engine.Finished:
 		reason, seq := anthropicStop(e)
-		writeSSE(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		deliver("", true)
+		blocks.stop()
+		if td.calls > 0 {
+			tool := "tool_use"
+			reason = &tool
+		}
 		writeSSE(w, "message_delta", map[string]any{"type": "message_delta",
 			"delta": map[string]*string{"stop_reason": reason, "stop_sequence": seq}, "usage": anthropicUsageOf(e.Metrics)})
 		writeSSE(w, "message_stop", map[string]string{"type": "message_stop"})

@@ -150,7 +150,7 @@ func TestAnthropicMessages(t *testing.T) {
 		{"wrong key", body, []string{"x-api-key", "nope"}, 401, "authentication_error", "wrong API key"},
 		{"no max_tokens", `{"model": "orchard", "messages": [{"role": "user", "content": "hi"}]}`, nil, 400, "invalid_request_error", "max_tokens"},
 		{"url image", `{"model": "orchard", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]}]}`, nil, 400, "invalid_request_error", "network"},
-		{"tools", `{"model": "orchard", "max_tokens": 5, "tools": [{"name": "x"}], "messages": [{"role": "user", "content": "hi"}]}`, nil, 400, "invalid_request_error", "tools"},
+		{"server tools", `{"model": "orchard", "max_tokens": 5, "tools": [{"type": "web_search_20250305", "name": "web_search"}], "messages": [{"role": "user", "content": "hi"}]}`, nil, 400, "invalid_request_error", "server tools"},
 		{"unknown model", `{"model": "claude-x", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}`, nil, 404, "not_found_error", "claude-x"},
 		{"context", `{"model": "orchard", "max_tokens": 5, "messages": [{"role": "user", "content": "` + strings.Repeat("apple ", 4*ts.info.Context) + `"}]}`, nil, 400, "invalid_request_error", "shorten the messages"},
 	} {

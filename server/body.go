@@ -288,6 +288,11 @@ func textsOf(system string, msgs []engine.Message) []string {
 	texts := []string{system}
 	for _, m := range msgs {
 		texts = append(texts, m.Content)
+		for _, r := range m.Responses { // a tool's output (calls' arguments are bounded by the body)
+			if t, ok := r.Value.(string); ok {
+				texts = append(texts, t)
+			}
+		}
 	}
 	return texts
 }

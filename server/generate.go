@@ -18,6 +18,7 @@ type generation struct {
 	id     string
 	client string
 	req    engine.Request
+	tools  toolMode // how the reply's tool calls are answered (tools_openai.go)
 }
 
 func newID(prefix string) string {

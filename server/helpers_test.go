@@ -105,6 +105,7 @@ type serverOpts struct {
 	maxConns                 int
 	autosave                 time.Duration // 0: the default
 	maxBuffered              int64         // bodies held at once (0: the default)
+	script                   string        // a reference.Script's JSON the bundle plays (tools_test.go)
 }
 
 func startServer(t testing.TB, o serverOpts) *testServer {
@@ -117,6 +118,9 @@ func startServer(t testing.TB, o serverOpts) *testServer {
 	}
 	b := testbundle.Preset(t, o.family, o.preset)
 	sess := newSession(t, b, engine.DefaultSettings(), o.delay)
+	if o.script != "" {
+		sess = scriptedSession(t, b, o.script)
+	}
 	sess.Metrics = o.metrics
 	caps := sess.Capabilities()
 	info := engine.ModelInfo{Name: b.Name(), Family: string(b.Family), Context: caps.Context, VerifyWidths: caps.VerifyWidths,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/tools"
 )
 
 // ollama's /api/chat and /api/tags, which many tools speak.
@@ -37,6 +38,7 @@ type ollamaRequest struct {
 	Truncation string `json:"truncation"`
 
 	ignored []string // the sampling options decoding ignored (sampling.go)
+	tools   toolMode
 }
 
 type ollamaMessage struct {
@@ -47,6 +49,7 @@ type ollamaMessage struct {
 	// read (inline.go); replies carry none.
 	Images    []base64Field   `json:"images,omitempty"`
 	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
+	ToolName  string          `json:"tool_name,omitempty"` // a tool message's function
 }
 
 // ollamaChunk is a line of /api/chat's answer (Message) or of
@@ -87,9 +90,11 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	if f := bytes.TrimSpace(or.Format); len(f) > 0 && string(f) != "null" && string(f) != `""` {
 		return engine.Request{}, bad("unsupported_value", "format", "structured output (format) is not supported")
 	}
-	if given(or.Tools) {
-		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported: orchard serve has no tools yet")
+	decls, err := declarationsOf(or.Tools)
+	if err != nil {
+		return engine.Request{}, err
 	}
+	or.tools = toolMode{on: len(decls) > 0}
 	think, err := s.thinkOf(or.Think)
 	if err != nil {
 		return engine.Request{}, err
@@ -115,7 +120,7 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 			return engine.Request{}, bad("invalid_value", fmt.Sprintf("messages[%d].images", i), "images are taken in user messages only")
 		}
 		files = append(files, fs)
-		in = append(in, chatMessage{Role: m.Role, Content: contentJSON{text: m.Content}, ToolCalls: m.ToolCalls})
+		in = append(in, chatMessage{Role: m.Role, Content: contentJSON{text: m.Content}, ToolCalls: m.ToolCalls, ToolName: m.ToolName})
 	}
 	system, msgs, _, err := conversation(in, mr)
 	if err != nil {
@@ -152,7 +157,7 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	if err := s.checkSettings(set); err != nil {
 		return engine.Request{}, ollamaSamplingNames.refusal(err)
 	}
-	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop, Media: media}, nil
+	return engine.Request{Messages: msgs, Settings: set, Stop: o.Stop, Media: media, Tools: decls}, nil
 }
 
 // ollamaChat is POST /api/chat: NDJSON chunks by default, one object
@@ -176,7 +181,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteIgnored(w, apiOllama, or.ignored)
-	g := generation{api: apiOllama, path: r.URL.Path, id: newID("ollama-"), client: clientKey(r, ""), req: req}
+	g := generation{api: apiOllama, path: r.URL.Path, id: newID("ollama-"), client: clientKey(r, ""), req: req, tools: or.tools}
 	s.ollamaRun(w, r, g, or.Stream == nil || *or.Stream, chunk)
 }
 
@@ -187,6 +192,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, g generation, stream bool, chunk func(thinking, text string) ollamaChunk) {
 	think := g.req.Settings.Thinking
 	var split thoughts
+	td := &toolDeltas{mode: g.tools}
 	t0 := time.Now()
 	started := false
 	enc := json.NewEncoder(w)
@@ -202,14 +208,20 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, g generation,
 		if !ok || !stream {
 			return nil
 		}
-		thinking, text := "", d.Text
+		text, calls := td.push(d.Text, false)
+		thinking := ""
 		if think {
-			if thinking, text = split.push(d.Text); thinking == "" && text == "" {
-				return nil
-			}
+			thinking, text = split.push(text)
+		}
+		if thinking == "" && text == "" && len(calls) == 0 {
+			return nil
 		}
 		start()
-		if err := enc.Encode(chunk(thinking, text)); err != nil {
+		c := chunk(thinking, text)
+		if c.Message != nil {
+			c.Message.ToolCalls = ollamaCalls(calls)
+		}
+		if err := enc.Encode(c); err != nil {
 			return err
 		}
 		return flush(w)
@@ -237,13 +249,27 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, g generation,
 	case engine.Finished:
 		m := e.Metrics
 		last := chunk("", "")
-		switch {
-		case !stream && think:
-			last = chunk(splitThoughts(e.Reply))
+		var calls []tools.Call
+		switch reply := ""; {
 		case !stream:
-			last = chunk("", e.Reply)
-		case think:
-			last = chunk(split.flush())
+			reply, calls, _ = toolReply(e, g.tools)
+			if think {
+				last = chunk(splitThoughts(reply))
+			} else {
+				last = chunk("", reply)
+			}
+		default:
+			reply, calls = td.push("", true)
+			if think {
+				th, text := split.push(reply)
+				th2, text2 := split.flush()
+				last = chunk(th+th2, text+text2)
+			} else if reply != "" {
+				last = chunk("", reply)
+			}
+		}
+		if last.Message != nil {
+			last.Message.ToolCalls = ollamaCalls(calls)
 		}
 		last.Done, last.DoneReason = true, finishReason(m.FinishReason)
 		last.TotalDuration = time.Since(t0).Nanoseconds()

@@ -117,7 +117,8 @@ func (s *Server) ollamaPs(w http.ResponseWriter, r *http.Request) {
 
 // ollamaCapabilities are the model's capabilities as ollama names them:
 // completion always, vision and audio where the bundle has the encoder,
-// thinking where its template can ask for it.
+// tools where it can call them, thinking where its template can ask for
+// it.
 func (s *Server) ollamaCapabilities() []string {
 	caps := []string{"completion"}
 	if slices.Contains(s.info.Media, engine.MediaImage) {
@@ -125,6 +126,9 @@ func (s *Server) ollamaCapabilities() []string {
 	}
 	if slices.Contains(s.info.Media, engine.MediaAudio) {
 		caps = append(caps, "audio")
+	}
+	if s.info.Tools {
+		caps = append(caps, "tools")
 	}
 	if s.info.Thinking {
 		caps = append(caps, "thinking")

@@ -35,16 +35,16 @@ func ollamaCall(t testing.TB, ts *testServer, method, path, body string) (int, [
 // TestOllamaDescribe: GET / and /api/version answer as ollama's
 // connection checks want; /api/tags and /api/ps describe the model with
 // its details and size; /api/show gives the capabilities the bundle has
-// (Zed; the synthetic tokenizers have Gemma 4's think token), model_info with the context length (Zed) and the parameters and
+// (Zed; the synthetic tokenizers have Gemma 4's think and tool tokens), model_info with the context length (Zed) and the parameters and
 // template (continue.dev); an unknown model is 404 in ollama's shape.
 func TestOllamaDescribe(t *testing.T) {
 	for _, tc := range []struct {
 		family string
 		caps   []string
 	}{
-		{"r1", []string{"completion", "vision", "audio", "thinking"}},
-		{"v2", []string{"completion", "vision", "thinking"}},
-		{"stateful3", []string{"completion", "thinking"}},
+		{"r1", []string{"completion", "vision", "audio", "tools", "thinking"}},
+		{"v2", []string{"completion", "vision", "tools", "thinking"}},
+		{"stateful3", []string{"completion", "tools", "thinking"}},
 	} {
 		t.Run(tc.family, func(t *testing.T) {
 			ts := startServer(t, serverOpts{family: tc.family})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/tools"
 )
 
 // chatRequest is OpenAI's chat completion request; fields orchard does
@@ -35,6 +36,7 @@ type chatRequest struct {
 	Functions           json.RawMessage `json:"functions"`     // the legacy form of tools
 	FunctionCall        json.RawMessage `json:"function_call"` // and of tool_choice
 	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
 	ResponseFormat      *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
@@ -49,6 +51,7 @@ type chatRequest struct {
 	// ignored are the sampling parameters the bundle could not honour
 	// and decoding ignored (sampling.go), for X-Orchard-Ignored.
 	ignored []string
+	tools   toolMode // what tools and tool_choice ask (tools_openai.go)
 }
 
 type streamOptions struct {
@@ -62,6 +65,11 @@ type chatMessage struct {
 	Content      contentJSON     `json:"content"`
 	ToolCalls    json.RawMessage `json:"tool_calls"`
 	FunctionCall json.RawMessage `json:"function_call"` // legacy
+	// A tool message's call: its id (OpenAI), or the function's name
+	// (ollama's tool_name; OpenAI's legacy name).
+	ToolCallID string `json:"tool_call_id"`
+	Name       string `json:"name"`
+	ToolName   string `json:"tool_name"`
 }
 
 // given reports whether a JSON field holds something: not absent, null,
@@ -136,6 +144,7 @@ func messageContent(i int, c *contentJSON, mr mediaRules) (string, []engine.Medi
 // returned by the engine message's index.
 func conversation(in []chatMessage, mr mediaRules) (system string, out []engine.Message, media map[int][]engine.MediaFile, err error) {
 	var sys []string
+	var names callNames
 	for i := range in {
 		m := &in[i]
 		text, files, err := messageContent(i, &m.Content, mr)
@@ -161,17 +170,32 @@ func conversation(in []chatMessage, mr mediaRules) (system string, out []engine.
 		case "user":
 			out = append(out, engine.Message{Role: "user", Content: text})
 		case "assistant":
-			switch {
-			case given(m.ToolCalls):
-				return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].tool_calls", i), "tool calls are not supported: orchard serve has no tools yet")
-			case given(m.FunctionCall):
-				return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].function_call", i), "function calls are not supported: orchard serve has no tools yet")
+			if given(m.FunctionCall) {
+				return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].function_call", i), "function_call (the legacy form of tool_calls) is not supported: send tool_calls")
 			}
-			out = append(out, engine.Message{Role: "model", Content: text})
-		case "tool", "function":
-			return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].role", i), "tool messages are not supported")
+			msg := engine.Message{Role: "model", Content: text}
+			if given(m.ToolCalls) {
+				calls, ids, err := callsOf(m.ToolCalls, fmt.Sprintf("messages[%d].tool_calls", i))
+				if err != nil {
+					return "", nil, nil, err
+				}
+				msg.Calls = calls
+				names.add(calls, ids)
+			}
+			out = append(out, msg)
+		case "tool":
+			name, err := names.name(m, fmt.Sprintf("messages[%d]", i))
+			if err != nil {
+				return "", nil, nil, err
+			}
+			if n := len(out); n == 0 || out[n-1].Role != "tool" && (out[n-1].Role != "model" || len(out[n-1].Calls) == 0) {
+				return "", nil, nil, bad("invalid_value", fmt.Sprintf("messages[%d]", i), "a tool message must follow the assistant message with its call (or another tool message)")
+			}
+			out = append(out, engine.Message{Role: "tool", Responses: []tools.Response{{Name: name, Value: text}}})
+		case "function":
+			return "", nil, nil, bad("unsupported_value", fmt.Sprintf("messages[%d].role", i), "function messages (the legacy form of tool messages) are not supported: send role tool with tool_call_id")
 		default:
-			return "", nil, nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q: want system, user or assistant", m.Role))
+			return "", nil, nil, bad("invalid_value", fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q: want system, user, assistant or tool", m.Role))
 		}
 	}
 	switch {
@@ -228,14 +252,10 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 		return engine.Request{}, bad("unsupported_value", "n", "n must be 1: one engine generates one reply at a time")
 	case cr.Logprobs != nil && *cr.Logprobs:
 		return engine.Request{}, bad("unsupported_value", "logprobs", "logprobs are not supported")
-	case given(cr.Tools):
-		return engine.Request{}, bad("unsupported_value", "tools", "tools are not supported: orchard serve has no tools yet")
 	case given(cr.Functions):
-		return engine.Request{}, bad("unsupported_value", "functions", "functions (the legacy form of tools) are not supported: orchard serve has no tools yet")
-	case given(cr.ToolChoice) && !slices.Contains([]string{`"none"`, `"auto"`}, string(bytes.TrimSpace(cr.ToolChoice))):
-		return engine.Request{}, bad("unsupported_value", "tool_choice", "tool_choice can only be none or auto: orchard serve has no tools yet")
+		return engine.Request{}, bad("unsupported_value", "functions", "functions (the legacy form of tools) are not supported: send tools")
 	case given(cr.FunctionCall) && string(bytes.TrimSpace(cr.FunctionCall)) != `"none"`:
-		return engine.Request{}, bad("unsupported_value", "function_call", "function_call is not supported: orchard serve has no tools yet")
+		return engine.Request{}, bad("unsupported_value", "function_call", "function_call (the legacy form of tool_choice) is not supported: send tool_choice")
 	case cr.ResponseFormat != nil && cr.ResponseFormat.Type != "" && cr.ResponseFormat.Type != "text":
 		return engine.Request{}, bad("unsupported_value", "response_format", "only the text response format is supported")
 	case cr.FrequencyPenalty != nil && *cr.FrequencyPenalty != 0:
@@ -243,6 +263,14 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	case cr.PresencePenalty != nil && *cr.PresencePenalty != 0:
 		return engine.Request{}, bad("unsupported_value", "presence_penalty", "presence_penalty is not supported; repetition_penalty is (bundles with logits)")
 	}
+	decls, err := declarationsOf(cr.Tools)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	if decls, cr.tools, err = toolChoiceOf(cr.ToolChoice, decls); err != nil {
+		return engine.Request{}, err
+	}
+	cr.tools.single = cr.ParallelToolCalls != nil && !*cr.ParallelToolCalls
 	system, msgs, media, err := conversation(cr.Messages, s.mediaRules())
 	if err != nil {
 		return engine.Request{}, err
@@ -275,7 +303,7 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	if err := s.checkSettings(set); err != nil {
 		return engine.Request{}, openAISamplingNames.refusal(err)
 	}
-	return engine.Request{Messages: msgs, Settings: set, Stop: stop, Media: media}, nil
+	return engine.Request{Messages: msgs, Settings: set, Stop: stop, Media: media, Tools: decls}, nil
 }
 
 // OpenAI response shapes: a completion object, of chat choices or of
@@ -301,9 +329,10 @@ type chatChoice struct {
 }
 
 type chatOut struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-	Refusal *string `json:"refusal,omitempty"`
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	Refusal   *string        `json:"refusal,omitempty"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
 }
 
 type chatUsage struct {
@@ -351,14 +380,14 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteIgnored(w, apiOpenAI, cr.ignored)
+	s.noteToolChoice(w, cr.tools)
 	g := generation{api: apiOpenAI, path: r.URL.Path, id: newID("chatcmpl-"), client: clientKey(r, cr.User), req: req}
 	base := chatCompletion{ID: g.id, Created: time.Now().Unix(), Model: s.info.Name, SystemFingerprint: s.fingerprint()}
 	if !cr.Stream {
 		if e, ok := s.generateWhole(r, g, func(err error) { s.failure(w, err) }); ok {
-			reason := finishReason(e.Metrics.FinishReason)
-			content := e.Reply
+			content, calls, reason := toolReply(e, cr.tools)
 			base.Object = "chat.completion"
-			base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: &content}, FinishReason: &reason}}
+			base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: &content, ToolCalls: callsJSON(calls, 0, false)}, FinishReason: &reason}}
 			base.Usage = usageOf(e.Metrics)
 			writeJSON(w, http.StatusOK, base)
 		}
@@ -367,10 +396,25 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 
 	base.Object = "chat.completion.chunk"
 	empty := ""
+	td := &toolDeltas{mode: cr.tools}
 	streamOpenAI(s, w, r, g, apiOpenAI, base, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage, openAIChoices[chatChoice]{
 		opening: []chatChoice{{Delta: &chatOut{Role: "assistant", Content: &empty}}},
-		delta:   func(text string) chatChoice { return chatChoice{Delta: &chatOut{Content: &text}} },
-		last:    func(reason string) chatChoice { return chatChoice{Delta: &chatOut{}, FinishReason: &reason} },
+		split: func(text string, end bool) []chatChoice {
+			before := td.calls
+			text, calls := td.push(text, end)
+			var out []chatChoice
+			if text != "" {
+				out = append(out, chatChoice{Delta: &chatOut{Content: &text}})
+			}
+			if len(calls) > 0 {
+				out = append(out, chatChoice{Delta: &chatOut{ToolCalls: callsJSON(calls, before, true)}})
+			}
+			return out
+		},
+		last: func(reason string) chatChoice {
+			reason = td.reason(reason)
+			return chatChoice{Delta: &chatOut{}, FinishReason: &reason}
+		},
 	})
 }
 
@@ -380,7 +424,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 type openAIChoices[C any] struct {
 	opening []C
 	delta   func(text string) C
-	last    func(reason string) C
+	// split, when set, takes the place of delta: the choices of a delta's
+	// text (none, or several), and at the end (end true) of what it held.
+	split func(text string, end bool) []C
+	last  func(reason string) C
 }
 
 // streamOpenAI runs g and streams it as OpenAI's server-sent chunks: the
@@ -415,6 +462,14 @@ func streamOpenAI[C any](s *Server, w http.ResponseWriter, r *http.Request, g ge
 			if err := start(); err != nil || e.Text == "" {
 				return err
 			}
+			if ch.split != nil {
+				for _, c := range ch.split(e.Text, false) {
+					if err := write(c); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			return write(ch.delta(e.Text))
 		}
 		return nil
@@ -432,6 +487,11 @@ func streamOpenAI[C any](s *Server, w http.ResponseWriter, r *http.Request, g ge
 	}
 	switch e := end.(type) {
 	case engine.Finished:
+		if ch.split != nil {
+			for _, c := range ch.split("", true) {
+				write(c)
+			}
+		}
 		write(ch.last(finishReason(e.Metrics.FinishReason)))
 		if usage {
 			c := base

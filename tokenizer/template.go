@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orchard-llm/orchard/termsafe"
+	"github.com/orchard-llm/orchard/tools"
 )
 
 // Role is who speaks a Message.
@@ -25,6 +26,12 @@ type Message struct {
 	Role    Role
 	Content string
 	Media   []Media
+	// Parts, when set, is a model message written as pieces instead of
+	// Content: its text with the tool calls and results inside the turn
+	// (tools.Text). Markup pieces are the format's tokens, the others
+	// text; the pieces are written as they are, untrimmed, so that a turn
+	// re-rendered around a tool loop keeps the bytes the model wrote.
+	Parts tools.Text
 }
 
 // Conversation is what a Template renders: an optional system prompt, the
@@ -39,6 +46,9 @@ type Conversation struct {
 	// ends with its text instead of a new model turn, so the reply goes
 	// on from it (an API client's prefill).
 	Continue bool
+	// Tools are the function declarations (tools.RenderDeclarations),
+	// written at the end of the system turn as Gemma 4's template does.
+	Tools tools.Text
 }
 
 // ManifestPrompt holds the prompt strings a bundle's manifest.json may
@@ -218,12 +228,31 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 	if tp.bos != "" && (tp.manifest == nil || !strings.HasPrefix(tp.manifest.PromptPrefix, tp.bos)) {
 		markup(tp.bos)
 	}
-	if tp.usesTurnTokens() && (system != "" || c.Thinking) {
+	if len(c.Tools) > 0 && !tp.usesTurnTokens() {
+		return nil, errors.New("tokenizer: chat template: tool declarations need Gemma 4's turn tokens (this bundle's template has no system turn)")
+	}
+	pieces := func(t tools.Text) {
+		for _, p := range t {
+			if p.Literal {
+				segs = append(segs, segment{text: p.Text, literal: true, reply: true})
+			} else {
+				segs = append(segs, segment{text: p.Text, reply: true})
+			}
+		}
+	}
+	if tp.usesTurnTokens() && (system != "" || c.Thinking || len(c.Tools) > 0) {
 		markup(turnOpen + "system\n")
 		if c.Thinking {
 			markup(thinkToken + "\n")
 		}
 		text(strings.TrimSpace(system))
+		for _, p := range c.Tools {
+			if p.Literal {
+				text(p.Text)
+			} else {
+				markup(p.Text)
+			}
+		}
 		markup(turnClose + "\n")
 		system = ""
 	}
@@ -237,7 +266,11 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 			markup(turnOpen + string(m.Role) + "\n")
 			switch m.Role {
 			case RoleModel:
-				reply(strings.TrimSpace(content))
+				if m.Parts != nil {
+					pieces(m.Parts)
+				} else {
+					reply(strings.TrimSpace(content))
+				}
 				if open && i == len(msgs)-1 {
 					return segs, nil
 				}
@@ -264,7 +297,14 @@ func (tp *Template) segments(c Conversation) ([]segment, error) {
 	for i, m := range msgs {
 		switch m.Role {
 		case RoleModel:
-			reply(StripThoughts(m.Content))
+			switch {
+			case m.Parts != nil && !tp.usesTurnTokens():
+				return nil, errors.New("tokenizer: chat template: tool calls need Gemma 4's turn tokens (this bundle's template has none)")
+			case m.Parts != nil:
+				pieces(m.Parts)
+			default:
+				reply(StripThoughts(m.Content))
+			}
 			if !open || i < len(msgs)-1 {
 				markup(tp.assist)
 			}

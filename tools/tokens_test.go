@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/orchard-llm/orchard/tokenizer"
+	"github.com/orchard-llm/orchard/tools"
 )
 
 func synthTokenizer(t *testing.T) *tokenizer.Tokenizer {
@@ -31,12 +32,12 @@ func (v vocab) TokenID(s string) (int, bool) { id, ok := v[s]; return id, ok }
 // what it lacks.
 func TestLookupTokens(t *testing.T) {
 	tok := synthTokenizer(t)
-	got, err := LookupTokens(tok)
+	got, err := tools.LookupTokens(tok)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := []int{got.DeclOpen, got.DeclClose, got.CallOpen, got.CallClose, got.ResponseOpen, got.ResponseClose, got.Quote}
-	for i, s := range Spellings() {
+	for i, s := range tools.Spellings() {
 		if text, _ := tok.Token(ids[i]); text != s || !tok.IsSpecial(ids[i]) {
 			t.Errorf("%s: id %d is %q, special %v", s, ids[i], text, tok.IsSpecial(ids[i]))
 		}
@@ -44,7 +45,7 @@ func TestLookupTokens(t *testing.T) {
 	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
 		t.Errorf("ids repeat: %v", ids)
 	}
-	_, err = LookupTokens(vocab{"<|tool_call>": 1, "<tool_call|>": 2, "<start_of_turn>": 3})
+	_, err = tools.LookupTokens(vocab{"<|tool_call>": 1, "<tool_call|>": 2, "<start_of_turn>": 3})
 	if err == nil || !strings.Contains(err.Error(), `<|tool>, <tool|>, <|tool_response>, <tool_response|>, <|"|>`) {
 		t.Errorf("a tokenizer without tool tokens: %v", err)
 	}
@@ -52,7 +53,7 @@ func TestLookupTokens(t *testing.T) {
 
 // encode tokenizes rendered pieces as a template must: markup with its
 // special tokens, content as plain text.
-func encode(tok *tokenizer.Tokenizer, t Text) []int {
+func encode(tok *tokenizer.Tokenizer, t tools.Text) []int {
 	var ids []int
 	for _, p := range t {
 		if p.Literal {
@@ -81,29 +82,29 @@ func TestToolLoopKeepsPrefix(t *testing.T) {
 "warm"<|"|>}<tool_call|>`, "<turn|> saved"},
 	}
 	var live []int
-	var calls []Call
-	var results []Response
+	var calls []tools.Call
+	var results []tools.Response
 	for i, st := range steps {
-		live = append(live, tok.Encode(st.modelWrites+ResponseOpen)...) // what the model generated
-		_, cs, err := Split(st.modelWrites)
+		live = append(live, tok.Encode(st.modelWrites+tools.ResponseOpen)...) // what the model generated
+		_, cs, err := tools.Split(st.modelWrites)
 		if err != nil || len(cs) != 1 {
 			t.Fatalf("step %d: %v %v", i, cs, err)
 		}
-		r := Response{Name: cs[0].Name, Value: st.result}
-		out, err := RenderResponses([]Response{r})
+		r := tools.Response{Name: cs[0].Name, Value: st.result}
+		out, err := tools.RenderResponses([]tools.Response{r})
 		if err != nil {
 			t.Fatal(err)
 		}
-		live = append(live, encode(tok, out.After(ResponseOpen))...) // what the host fed
+		live = append(live, encode(tok, out.After(tools.ResponseOpen))...) // what the host fed
 		calls, results = append(calls, cs[0]), append(results, r)
 	}
 	var again []int
 	for i := range calls {
-		c, err := RenderCalls(calls[i : i+1])
+		c, err := tools.RenderCalls(calls[i : i+1])
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := RenderResponses(results[i : i+1])
+		r, err := tools.RenderResponses(results[i : i+1])
 		if err != nil {
 			t.Fatal(err)
 		}

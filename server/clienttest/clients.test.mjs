@@ -1,5 +1,6 @@
 // The official OpenAI, ollama and Anthropic clients, making their usual
-// calls against orchard serve --demo (run.sh starts it and sets
+// calls against orchard serve --demo (run.sh starts it, playing
+// tools-script.json where a message asks about the weather, and sets
 // ORCHARD_URL, ORCHARD_KEY and ORCHARD_CLIP). The demo's weights are
 // random, so the replies are noise; what is checked is that each client
 // gets what its API promises: shapes, streams, usage, errors it can read.
@@ -92,7 +93,7 @@ test("ollama: version, list, show, ps", async () => {
   assert.ok(list.models[0].size > 0);
   assert.equal(list.models[0].details.format, "coreml");
   const show = await ollama.show({ model });
-  for (const cap of ["completion", "vision", "audio"]) assert.ok(show.capabilities.includes(cap), `capabilities ${show.capabilities}`);
+  for (const cap of ["completion", "vision", "audio", "tools"]) assert.ok(show.capabilities.includes(cap), `capabilities ${show.capabilities}`);
   const arch = show.model_info["general.architecture"];
   assert.equal(show.model_info[`${arch}.context_length`], 2048);
   assert.match(show.parameters, /num_ctx\s+2048/);
@@ -177,4 +178,94 @@ test("anthropic: errors are Anthropic's objects", async () => {
   });
   const stranger = new Anthropic({ baseURL: url, apiKey: "wrong", maxRetries: 0 });
   await assert.rejects(stranger.messages.create({ model, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }), Anthropic.AuthenticationError);
+});
+
+// Tools: tools-script.json makes the demo call get_weather when asked
+// about the weather, and answer when the result comes back.
+const weatherTool = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+};
+const weatherQuestion = { role: "user", content: "What is the weather in Paris?" };
+
+test("openai: tools round trip, the follow-up served from the cache", async () => {
+  const first = await openai.chat.completions.create({ model, messages: [weatherQuestion], tools: [weatherTool], max_tokens: 64 });
+  const choice = first.choices[0];
+  assert.equal(choice.finish_reason, "tool_calls");
+  assert.equal(choice.message.tool_calls.length, 1);
+  const call = choice.message.tool_calls[0];
+  assert.equal(call.type, "function");
+  assert.equal(call.function.name, "get_weather");
+  assert.deepEqual(JSON.parse(call.function.arguments), { city: "Paris" });
+  assert.ok(call.id);
+
+  const messages = [weatherQuestion, choice.message, { role: "tool", tool_call_id: call.id, content: JSON.stringify({ sky: "sunny" }) }];
+  const second = await openai.chat.completions.create({ model, messages, tools: [weatherTool], max_tokens: 64 });
+  assert.equal(second.choices[0].finish_reason, "stop");
+  assert.equal(second.choices[0].message.content, "It is sunny in Paris.");
+  // The whole earlier turn, the model's own call included, comes from the
+  // cache: only the tool's result is prefilled.
+  assert.equal(second.usage.prompt_tokens_details.cached_tokens, first.usage.prompt_tokens + first.usage.completion_tokens);
+});
+
+test("openai: streamed tool-call deltas", async () => {
+  const stream = await openai.chat.completions.create({ model, messages: [weatherQuestion], tools: [weatherTool], max_tokens: 64, stream: true });
+  let text = "";
+  let reason;
+  const calls = [];
+  for await (const chunk of stream) {
+    const c = chunk.choices[0];
+    if (!c) continue;
+    text += c.delta?.content ?? "";
+    for (const d of c.delta?.tool_calls ?? []) {
+      const slot = (calls[d.index] ??= { id: "", name: "", arguments: "" });
+      slot.id += d.id ?? "";
+      slot.name += d.function?.name ?? "";
+      slot.arguments += d.function?.arguments ?? "";
+    }
+    reason = c.finish_reason ?? reason;
+  }
+  assert.equal(reason, "tool_calls");
+  assert.equal(text, "Let me look.");
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0].name, "get_weather");
+  assert.deepEqual(JSON.parse(calls[0].arguments), { city: "Paris" });
+  // The client's own stream helper reassembles the same message.
+  const final = await openai.chat.completions.stream({ model, messages: [weatherQuestion], tools: [weatherTool], max_tokens: 64 }).finalChatCompletion();
+  assert.equal(final.choices[0].message.tool_calls[0].function.name, "get_weather");
+  assert.equal(final.choices[0].message.tool_calls[0].function.arguments, '{"city":"Paris"}');
+});
+
+test("ollama: tools round trip", async () => {
+  const first = await ollama.chat({ model, stream: false, messages: [weatherQuestion], tools: [weatherTool], options: { num_predict: 64 } });
+  assert.equal(first.message.tool_calls.length, 1);
+  assert.equal(first.message.tool_calls[0].function.name, "get_weather");
+  assert.deepEqual(first.message.tool_calls[0].function.arguments, { city: "Paris" });
+  const messages = [weatherQuestion, first.message, { role: "tool", tool_name: "get_weather", content: "sunny" }];
+  const second = await ollama.chat({ model, stream: false, messages, tools: [weatherTool], options: { num_predict: 64 } });
+  assert.equal(second.message.content, "It is sunny in Paris.");
+  assert.ok(second.orchard_prefilled_count < second.prompt_eval_count, "the earlier turn comes from the cache");
+});
+
+test("anthropic: tools round trip", async () => {
+  const tools = [{ name: "get_weather", description: "The weather in a city", input_schema: weatherTool.function.parameters }];
+  const first = await anthropic.messages.create({ model, max_tokens: 64, tools, messages: [weatherQuestion] });
+  assert.equal(first.stop_reason, "tool_use");
+  const use = first.content.find((b) => b.type === "tool_use");
+  assert.equal(use.name, "get_weather");
+  assert.deepEqual(use.input, { city: "Paris" });
+  const streamed = await anthropic.messages.stream({ model, max_tokens: 64, tools, messages: [weatherQuestion] }).finalMessage();
+  assert.deepEqual(streamed.content.find((b) => b.type === "tool_use").input, { city: "Paris" });
+  const messages = [
+    weatherQuestion,
+    { role: "assistant", content: first.content },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "sunny" }] },
+  ];
+  const second = await anthropic.messages.create({ model, max_tokens: 64, tools, messages });
+  assert.equal(second.stop_reason, "end_turn");
+  assert.equal(second.content[0].text, "It is sunny in Paris.");
 });

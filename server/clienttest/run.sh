@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the official OpenAI, ollama and Anthropic clients (clients.test.mjs)
-# against `orchard serve --demo`, started on a free port with its own data
+# against `orchard serve --demo` (with tools-script.json), started on a free port with its own data
 # folders and an API key, as a user would run it.
 #
 #   server/clienttest/run.sh                    # builds orchard, installs the clients
@@ -41,7 +41,9 @@ export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_STATE_HOME=
 mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_STATE_HOME" "$XDG_RUNTIME_DIR"
 export ORCHARD_API_KEY=clienttest-key
 
-"$bin" serve --demo --listen 127.0.0.1:0 --socket none 2>"$work/serve.log" &
+# The script makes the demo call a tool when asked about the weather and
+# answer when the result comes back; elsewhere its weights reply.
+"$bin" serve --demo --script server/clienttest/tools-script.json --listen 127.0.0.1:0 --socket none 2>"$work/serve.log" &
 serve_pid=$!
 url=""
 for _ in $(seq 1 600); do

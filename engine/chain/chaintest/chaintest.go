@@ -11,6 +11,7 @@ import (
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/engine/chain"
 	"github.com/orchard-llm/orchard/reference"
+	"github.com/orchard-llm/orchard/tokenizer"
 )
 
 // Prompts mixes lengths: shorter than a block, several blocks, past the
@@ -87,4 +88,29 @@ func OracleGreedy(tb testing.TB, b *bundle.Bundle, prompt []int, spans []chain.S
 		out = append(out, next)
 	}
 	return out
+}
+
+// Scripted is the reference runtime playing script (a reference.Script's
+// JSON) on bundle b, as `--script` sets it up.
+func Scripted(tb testing.TB, b *bundle.Bundle, script string) *reference.Scripted {
+	tb.Helper()
+	sc, err := reference.ParseScript([]byte(script), "test-script.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tok, err := tokenizer.Load(b.Tokenizer)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	host, err := chain.NewInputs(b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer host.Close()
+	rt, err := reference.NewScripted(reference.New(), reference.ScriptedOptions{Script: sc, Tokenizer: tok,
+		Vocab: b.Geometry.Vocab, Hidden: b.Geometry.Hidden, Embed: host.Embed})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rt
 }
