@@ -188,6 +188,9 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 			}
 		case engine.Notice:
 			fmt.Fprintln(stderr, "note:", e.Text)
+		case engine.Compacted:
+			fmt.Fprintf(stderr, "note: the model summarised messages %d–%d to make room (%d tokens prefilled, %d reused)\n",
+				e.From+1, e.To, e.PromptTokens-e.ReusedTokens, e.ReusedTokens)
 		case engine.Started:
 			if msgs := m.sess.Messages(); len(r.files) > 0 && len(msgs) > 0 {
 				for _, a := range msgs[len(msgs)-1].Attachments {

@@ -107,6 +107,7 @@ type ContextPolicy string
 const (
 	ContextStop       ContextPolicy = "stop"        // finish the reply, ask the user to start anew
 	ContextDropOldest ContextPolicy = "drop-oldest" // forget the oldest turns and re-prefill
+	ContextCompact    ContextPolicy = "compact"     // the model summarises the oldest turns (the default)
 )
 
 // Chat holds conversation defaults.
@@ -220,7 +221,7 @@ func defaults(env func(string) string) *Config {
 		// Greedy, the only mode argmax bundles have; the rest take effect
 		// only with a temperature, and then filter nothing until set.
 		Sampling: Sampling{TopP: 1, RepetitionPenalty: 1},
-		Chat:     Chat{ContextFull: ContextStop, Tools: Tools{Allow: []string{}, MaxCalls: DefaultMaxToolCalls}},
+		Chat:     Chat{ContextFull: ContextCompact, Tools: Tools{Allow: []string{}, MaxCalls: DefaultMaxToolCalls}},
 		UI:       UI{Theme: "auto"},
 		// Five E4B caches of a full 2K context take about 600 MB.
 		History: History{Enabled: true, KeepKV: 5, KVBudget: 2 << 30},

@@ -64,7 +64,7 @@ func TestErrors(t *testing.T) {
 		{name: "nan", file: "[sampling]\nmin_p = nan\n", is: ErrInvalid,
 			want: []string{"config.toml:2: sampling.min_p"}},
 		{name: "unknown policy", file: "[chat]\ncontext_full = \"wrap\"\n", is: ErrInvalid,
-			want: []string{`config.toml:2: chat.context_full: invalid value: "wrap" is not one of "stop" or "drop-oldest"`}},
+			want: []string{`config.toml:2: chat.context_full: invalid value: "wrap" is not one of "compact", "drop-oldest" or "stop"`}},
 		{name: "unknown compute units", file: "[model]\ncompute_units = \"npu\"\n", is: ErrInvalid,
 			want: []string{`config.toml:2: model.compute_units: invalid value: unknown compute units "npu"`}},
 		{name: "negative seed", file: "[sampling]\nseed = -1\n", is: ErrInvalid,

@@ -89,7 +89,7 @@ func TestPrecedence(t *testing.T) {
 		{"chat.thinking", `thinking = true`, [2]string{"ORCHARD_CHAT_THINKING", "false"}, []string{"--thinking"},
 			false, true, false, true},
 		{"chat.context_full", `context_full = "drop-oldest"`, [2]string{"ORCHARD_CHAT_CONTEXT_FULL", "stop"}, []string{"--context-full", "drop-oldest"},
-			"stop", "drop-oldest", "stop", "drop-oldest"},
+			"compact", "drop-oldest", "stop", "drop-oldest"},
 		{"chat.tools.allow", `tools.allow = ["github.create_issue"]`, [2]string{"ORCHARD_CHAT_TOOLS_ALLOW", "files.read, files.*"}, []string{"--allow-tool", "a.b", "--allow-tool", "c.d"},
 			[]string{}, []string{"github.create_issue"}, []string{"files.read", "files.*"}, []string{"a.b", "c.d"}},
 		{"chat.tools.max_calls", `tools.max_calls = 3`, [2]string{"ORCHARD_CHAT_TOOLS_MAX_CALLS", "4"}, []string{"--max-tool-calls", "5"},

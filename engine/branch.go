@@ -37,6 +37,9 @@ type tailState struct {
 	// Window is the first message IDs render (the model sees): the context
 	// policy moves it on, the conversation keeps every message.
 	Window int `json:"window,omitempty"`
+	// Context is what the model sees besides the messages from Window:
+	// the summary, pinned messages, elided attachments (compact.go).
+	Context *contextState `json:"context,omitempty"`
 }
 
 // noTail continues nothing: the next turn encodes the conversation afresh
@@ -48,7 +51,7 @@ func (s *Session) tail() tailState {
 	ids := append(slices.Clone(s.committed), s.unfed...)
 	return tailState{IDs: ids, Fed: len(s.committed), Pending: s.pending,
 		ContOK: s.contOK && len(s.committed) == s.chain.Position(), PrevPrompt: s.prevPrompt,
-		StreamPending: slices.Clone(s.streamPending), Spans: spansIn(s.spans, len(ids)), Window: s.window}
+		StreamPending: slices.Clone(s.streamPending), Spans: spansIn(s.spans, len(ids)), Window: s.window, Context: s.cstate}
 }
 
 // applyTail makes st the session's state. The cache keeps the longest
@@ -80,6 +83,7 @@ func (s *Session) applyTail(st tailState) (bool, error) {
 	s.pending, s.contOK, s.prevPrompt = st.Pending, st.ContOK, st.PrevPrompt
 	s.streamPending = slices.Clone(st.StreamPending)
 	s.window = min(max(st.Window, 0), len(s.msgs))
+	s.cstate = st.Context.valid(len(s.msgs))
 	return kept, nil
 }
 
@@ -99,6 +103,7 @@ func (s *Session) baseFor(i int) tailState {
 	}
 	t := noTail
 	t.Window = min(s.window, i) // the model saw no more than it sees now
+	t.Context = s.cstate
 	return t
 }
 

@@ -45,6 +45,9 @@ type sessionState struct {
 	// Window is the first message the model sees; those before it are in
 	// the conversation but out of the context (the drop-oldest policy).
 	Window int `json:"window,omitempty"`
+	// Context is what the model sees besides the messages from Window
+	// (compact.go): the summary and the earlier ones, pins, elisions.
+	Context *contextState `json:"context,omitempty"`
 }
 
 // Checkpoint captures the conversation, the committed tokens, the pending
@@ -59,7 +62,7 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 	}
 	state := sessionState{Settings: s.set, ContOK: s.contOK, PrevPrompt: s.prevPrompt, Unfed: s.unfed,
 		StreamPending: s.streamPending, Base: s.base, BaseAt: s.baseAt, Versions: versionsToJSON(s.versions),
-		HistoryID: s.historyID, Window: s.window}
+		HistoryID: s.historyID, Window: s.window, Context: s.cstate}
 	for i, m := range s.msgs {
 		if m.Interrupted {
 			state.Interrupted = append(state.Interrupted, i)
@@ -168,6 +171,7 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 		s.base, s.baseAt = st.Base, st.BaseAt
 	}
 	s.window = min(max(st.Window, 0), len(s.msgs))
+	s.cstate = st.Context.valid(len(s.msgs))
 	s.versions = versionsFromJSON(st.Versions, len(s.msgs))
 	s.historyID = st.HistoryID
 	s.gen++

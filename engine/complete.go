@@ -245,6 +245,7 @@ func (s *Session) complete(req Request, ids []int, cancelled func() bool, sink f
 	}
 	if !sameMessages(s.msgs, history) {
 		s.msgs, s.window, s.contOK, s.streamPending = slices.Clone(history), 0, false, nil
+		s.cstate = nil
 		s.versions, s.base = nil, nil // another conversation: the chat's versions stay with it
 	}
 	// The sampler's stream depends on the seed and the turn, so the same

@@ -64,6 +64,7 @@ const (
 type convState struct {
 	msgs       []Message
 	window     int
+	cstate     *contextState
 	set        Settings
 	committed  []int
 	pending    int
@@ -91,7 +92,7 @@ func (c *convState) bytes() int64 { return int64(8*len(c.committed)) + c.size }
 
 // capture copies the session's conversation and cache.
 func (s *Session) capture() (*convState, error) {
-	c := &convState{msgs: slices.Clone(s.msgs), window: s.window, set: s.set, committed: slices.Clone(s.committed), pending: s.pending,
+	c := &convState{msgs: slices.Clone(s.msgs), window: s.window, cstate: s.cstate, set: s.set, committed: slices.Clone(s.committed), pending: s.pending,
 		contOK: s.contOK, prevPrompt: s.prevPrompt, unfed: slices.Clone(s.unfed), streamPend: slices.Clone(s.streamPending), turn: s.turn,
 		spans: slices.Clone(s.spans), encoded: s.encoded,
 		versions: s.versions, base: s.base, baseAt: s.baseAt, historyID: s.historyID, gen: s.gen}
@@ -126,6 +127,7 @@ func (s *Session) restoreState(c *convState) error {
 		return err
 	}
 	s.msgs, s.window, s.committed, s.pending = slices.Clone(c.msgs), c.window, slices.Clone(c.committed), c.pending
+	s.cstate = c.cstate
 	s.contOK, s.prevPrompt, s.unfed, s.turn = c.contOK, c.prevPrompt, slices.Clone(c.unfed), c.turn
 	s.streamPending = slices.Clone(c.streamPend)
 	s.spans, s.encoded = slices.Clone(c.spans), c.encoded

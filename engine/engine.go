@@ -44,6 +44,8 @@ type Engine struct {
 	store CheckpointStore
 	units coreml.ComputeUnits
 	convs conversations // request conversations kept aside (complete.go)
+	// figures are the chat window's, for Estimator (contextview.go).
+	figures contextFigures
 
 	// The conversation history (history.go): written on the engine
 	// goroutine, listed and searched on a reader goroutine of its own so a
@@ -87,6 +89,9 @@ func (e *Engine) refresh() {
 	e.mu.Lock()
 	e.msgs, e.window, e.set = msgs, window, set
 	e.mu.Unlock()
+	if !e.convs.foreign {
+		e.figures.update(e.sess)
+	}
 	id := e.sess.historyID
 	if e.convs.foreign {
 		id = e.convs.home.historyID

@@ -23,6 +23,13 @@ const (
 	OpClear    Op = "clear"
 	OpTools    Op = "tools" // SetTools: the chat's tool declarations
 
+	// What the model sees of the conversation (compact.go): ContextReport.Op.
+	OpCompact Op = "compact" // Compact, and the policy's compaction before a turn
+	OpPin     Op = "pin"
+	OpSummary Op = "summary" // SetSummary
+	OpElide   Op = "elide"   // ElideMedia
+	OpContext Op = "context" // ContextView
+
 	// Checkpoints (Checkpoints.Op, Failed.Op). Delete, rename and list
 	// are also the History event's ops for the history's entries.
 	OpSave     Op = "save"
@@ -58,6 +65,7 @@ const (
 var chatOps = map[Op]bool{
 	OpSend: true, OpRegenerate: true, OpEdit: true, OpContinue: true, OpToolResults: true, OpTools: true,
 	OpVersion: true, OpSettings: true, OpClear: true,
+	OpCompact: true, OpPin: true, OpSummary: true, OpElide: true, OpContext: true,
 	OpSave: true, OpLoad: true, OpFork: true, OpAutosave: true,
 	OpResume: true, OpHistoryDelete: true, OpHistoryRename: true,
 	OpDelete: false, OpRename: false, OpList: false, OpHistory: false,

@@ -58,6 +58,9 @@ func TestCommandAcceptance(t *testing.T) {
 	if err := e.ListCheckpoints(); err != nil {
 		t.Fatalf("a command to a running engine: %v", err)
 	}
+	// The accepted command answers with an event (no store here: a
+	// Failed); wait for it, so the refusals below are alone after Close.
+	collect(t, e, func(ev Event) bool { f, ok := ev.(Failed); return ok && f.Op == OpList })
 	e.Close()
 	for name, cmd := range map[string]func() error{
 		"send":     func() error { return e.Send("hello") },

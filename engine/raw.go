@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/orchard-llm/orchard/engine/chain"
 )
@@ -40,8 +41,13 @@ type ContextFullError struct {
 	// Alone: the new message alone does not fit, with every older turn
 	// dropped; Raw: a raw prompt.
 	Alone, Raw bool
+	// Policy is the context policy in force, so the advice never
+	// suggests it.
+	Policy ContextPolicy
 }
 
+// Error names no command of one front end (the chat's /clear means
+// nothing to orchard run or an API client).
 func (e *ContextFullError) Error() string {
 	switch {
 	case e.Raw:
@@ -49,7 +55,23 @@ func (e *ContextFullError) Error() string {
 	case e.Alone:
 		return fmt.Sprintf("the message alone is %d tokens and the context holds %d: %v", e.Tokens, e.Context, chain.ErrContextFull)
 	}
-	return fmt.Sprintf("the conversation is %d tokens and the context holds %d: start over with /clear, shorten the message, or set the context policy to drop-oldest: %v", e.Tokens, e.Context, chain.ErrContextFull)
+	return fmt.Sprintf("the conversation is %d tokens and the context holds %d: %s: %v", e.Tokens, e.Context, contextAdvice(e.Policy), chain.ErrContextFull)
+}
+
+// contextAdvice is what a user can do about a full context under policy:
+// never the policy already in force.
+func contextAdvice(policy ContextPolicy) string {
+	var others []string
+	for _, p := range []ContextPolicy{ContextCompact, ContextDropOldest} {
+		if p != policy {
+			others = append(others, string(p))
+		}
+	}
+	advice := "shorten the message, start a new conversation, or set the context policy to " + strings.Join(others, " or ")
+	if policy != ContextCompact {
+		advice += " (compact summarises the oldest turns)"
+	}
+	return advice
 }
 
 func (e *ContextFullError) Unwrap() error { return chain.ErrContextFull }

@@ -150,10 +150,10 @@ func TestSamplingReproducible(t *testing.T) {
 func TestContextPolicy(t *testing.T) {
 	b := testbundle.Tiny(t, "r1")
 	long := strings.Repeat("pears and plums ", 7) // about 64 tokens; two turns overflow 128
-	stop := newSession(t, b, Settings{MaxTokens: 8})
+	stop := newSession(t, b, Settings{MaxTokens: 8, ContextPolicy: ContextStop})
 	reply(t, stop, long)
 	var warned string
-	near := newSession(t, b, Settings{MaxTokens: 2})
+	near := newSession(t, b, Settings{MaxTokens: 2, ContextPolicy: ContextStop})
 	near.Send(strings.Repeat("pears and plums ", 12), func(e Event) { // about 117 of 128 positions
 		if n, ok := e.(Notice); ok {
 			warned = n.Text

@@ -86,7 +86,10 @@ type Session struct {
 // committed then unfed, Fed = len(committed)) — but lastPrompt, which
 // only the next turn's prompt lookup reads.
 type liveTail struct {
-	window    int   // the first message the model sees
+	window int // the first message the model sees
+	// cstate is what the model sees besides msgs[window:]: the summary,
+	// pinned messages, elided attachments (compact.go).
+	cstate    *contextState
 	committed []int // tokens the cache holds (== chain.Position())
 	pending   int   // first token not fed to the chain, −1 when none
 	// Continuation: after a clean turn the cache holds the prompt plus the
@@ -257,6 +260,7 @@ func (s *Session) stopRequested() bool {
 // Clear forgets the conversation and the cache.
 func (s *Session) Clear() error {
 	s.msgs, s.window, s.committed, s.pending, s.contOK, s.unfed, s.streamPending = nil, 0, nil, -1, false, nil, nil
+	s.cstate = nil
 	s.base, s.versions, s.historyID = nil, nil, ""
 	s.gen++
 	s.spans, s.encoded = nil, nil

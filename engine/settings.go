@@ -47,11 +47,12 @@ type ContextPolicy string
 const (
 	ContextStop       ContextPolicy = "stop"        // refuse with a clear message
 	ContextDropOldest ContextPolicy = "drop-oldest" // the model stops seeing the oldest turns (never the system prompt; the conversation keeps them), re-prefill
+	ContextCompact    ContextPolicy = "compact"     // the model summarises the oldest turns it sees (compact.go); the conversation keeps them
 )
 
 // DefaultSettings are the built-in defaults.
 func DefaultSettings() Settings {
-	return Settings{Speculation: SpecModeAuto, DraftLen: 4, NGramMin: 2, NGramMax: 3, ContextPolicy: ContextStop,
+	return Settings{Speculation: SpecModeAuto, DraftLen: 4, NGramMin: 2, NGramMax: 3, ContextPolicy: ContextCompact,
 		Sampling: Sampling{TopP: 1}}
 }
 
@@ -117,11 +118,11 @@ func CheckSettings(info ModelInfo, cur, next Settings) (Settings, error) {
 		return invalid("speculation", strconv.Quote(string(n.Speculation)), "want on, off or auto")
 	}
 	switch n.ContextPolicy {
-	case ContextStop, ContextDropOldest:
+	case ContextStop, ContextDropOldest, ContextCompact:
 	case "":
-		n.ContextPolicy = ContextStop
+		n.ContextPolicy = ContextCompact
 	default:
-		return invalid("context policy", strconv.Quote(string(n.ContextPolicy)), "want stop or drop-oldest")
+		return invalid("context policy", strconv.Quote(string(n.ContextPolicy)), "want compact, drop-oldest or stop")
 	}
 	sm := n.Sampling
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

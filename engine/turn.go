@@ -118,6 +118,22 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	if r.raw == nil {
 		p, err = s.promptIDs(msgs, r.from, r.cont)
 	}
+	if r.raw == nil && s.set.ContextPolicy == ContextCompact && s.overflows(p, err, msgs) {
+		// The policy's compaction is a step of its own: it stays when the
+		// turn after it fails, which then continues from it.
+		if err = s.compactBefore(msgs, emit); err != nil {
+			if errors.Is(err, ErrCancelled) {
+				s.rollback(t.undo)
+				emit(Cancelled{Metrics: TurnMetrics{FinishReason: "cancelled"}, Unstarted: true})
+				return err
+			}
+			return s.fail(t, err)
+		}
+		turn := t.undo.turn // a failure after it still takes back the turn's count
+		r.from, t.undo = s.tail(), s.undoPoint()
+		t.undo.turn = turn
+		p, err = s.promptIDs(msgs, r.from, r.cont)
+	}
 	if err != nil {
 		return s.fail(t, err)
 	}
@@ -126,48 +142,21 @@ func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.lastPrompt = ids
 	if p.dropped > 0 {
 		emit(Notice{Text: fmt.Sprintf("the model no longer sees the %d oldest messages, which did not fit the %d-token context (they stay in the conversation); the rest is prefilled again", p.dropped, s.caps.Context)})
-	} else if left := s.caps.Context - len(ids); left < s.caps.Context/8 {
-		// Say so before the context runs out, not after.
-		emit(Notice{Text: fmt.Sprintf("the context is nearly full: %d of %d tokens left for replies; /clear starts over, or set the context policy to drop-oldest", left, s.caps.Context)})
+	} else if left := s.caps.Context - len(ids); left < s.caps.Context/8 && s.set.ContextPolicy != ContextCompact {
+		// Say so before the context runs out, not after (compact makes
+		// room itself when the next message would not fit).
+		emit(Notice{Text: fmt.Sprintf("the context is nearly full: %d of %d tokens left for replies; %s", left, s.caps.Context, contextAdvice(s.set.ContextPolicy))})
 	}
 
 	// Reuse the longest common prefix, always re-feeding at least one token;
 	// a media span whose rows differ from the cached ones ends it.
-	lcp := commonPrefix(ids, s.committed)
-	lcp = mediaPrefix(min(lcp, len(ids)-1), s.spans, refs)
-	// A wrapped sliding ring cannot go back that far: everything is fed.
-	rewind, reset := lcp < s.chain.Position(), false
-	if rewind && lcp < s.chain.Capabilities().MinRewind {
-		rewind, reset = false, true
-	}
-	keep := lcp
-	if reset {
-		keep = 0
-	}
-	// Rows are needed only for the spans still to be fed; the cache holds
-	// the others (a loaded checkpoint's images need not be encoded again).
-	soft, err := s.softSpans(msgs, refs, keep)
+	lcp, err := s.reuseFor(ids, refs, msgs, emit)
 	if err != nil {
 		return s.fail(t, err)
 	}
-	switch {
-	case rewind:
-		if err := s.chain.Rewind(lcp); err != nil {
-			return s.fail(t, err)
-		}
-	case reset:
-		if err := s.chain.Reset(); err != nil {
-			return s.fail(t, err)
-		}
-		emit(Notice{Text: fmt.Sprintf("the cache cannot go back to position %s (its sliding window has moved on): the conversation is prefilled again", thousands(lcp))})
-		lcp = 0
-	}
-	s.committed, s.pending, s.contOK, s.unfed = ids[:lcp:lcp], -1, false, nil
 	t.reused = lcp
 	s.msgs, s.window = msgs, p.window
 	s.began(r.from, len(msgs)-1)
-	s.chain.SetSoft(soft)
-	s.spans = refs
 	emit(Started{Turn: len(msgs) - 1, PromptTokens: len(ids), ReusedTokens: lcp, Versions: s.versionCount(len(msgs)),
 		Attachments: msgs[len(msgs)-1].Attachments, Window: s.window})
 
@@ -216,14 +205,14 @@ func (s *Session) promptIDs(msgs []Message, from tailState, cont bool) (prompt, 
 	ctx := s.caps.Context
 	p := prompt{window: min(max(from.Window, 0), len(msgs)-1)}
 	var err error
-	if p.ids, p.spans, err = s.encode(msgs[p.window:], from, cont); err != nil {
+	if p.ids, p.spans, err = s.encode(s.seen(msgs, p.window), from, cont); err != nil {
 		return prompt{}, err
 	}
 	if len(p.ids) < ctx {
 		return p, nil
 	}
 	if s.set.ContextPolicy != ContextDropOldest {
-		return prompt{}, &ContextFullError{Tokens: len(p.ids), Context: ctx}
+		return prompt{}, &ContextFullError{Tokens: len(p.ids), Context: ctx, Policy: s.set.ContextPolicy}
 	}
 	// Move past the oldest turns (never the system prompt, never the new
 	// message) until the prompt leaves a quarter of the context to reply.
@@ -237,12 +226,12 @@ func (s *Session) promptIDs(msgs []Message, from tailState, cont bool) (prompt, 
 		for len(msgs)-p.window > 1 && msgs[p.window].Role == "system" { // a system turn goes with the turns it followed
 			p.window, p.dropped = p.window+1, p.dropped+1
 		}
-		if p.ids, p.spans, err = s.encode(msgs[p.window:], noTail, cont); err != nil {
+		if p.ids, p.spans, err = s.encode(s.seen(msgs, p.window), noTail, cont); err != nil {
 			return prompt{}, err
 		}
 	}
 	if len(p.ids) >= ctx {
-		return prompt{}, &ContextFullError{Tokens: len(p.ids), Context: ctx, Alone: true}
+		return prompt{}, &ContextFullError{Tokens: len(p.ids), Context: ctx, Alone: true, Policy: s.set.ContextPolicy}
 	}
 	return p, nil
 }
@@ -654,7 +643,7 @@ func (s *Session) endTurn(t *turn) string {
 		t.reply = append(t.reply, t.stream.Flush()...)
 	}
 	reply := string(t.reply)
-	seen := s.msgs[s.window:] // what the turn's prompt rendered
+	seen := s.seen(s.msgs, s.window) // what the turn's prompt rendered
 	s.contOK, s.unfed = false, nil
 	if t.finish == "cap" && s.pending >= 0 {
 		// Emitted, not fed: Continue feeds it first rather than emit it

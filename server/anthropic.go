@@ -223,7 +223,9 @@ func (s *Server) anthropicRequest(mr *messagesRequest) (engine.Request, error) {
 		return engine.Request{}, err
 	}
 	set := s.o.Defaults
-	set.System, set.Thinking, set.MaxTokens = system, false, *mr.MaxTokens
+	// Anthropic's API has no truncation: a conversation that does not fit
+	// is refused (truncation.go).
+	set.System, set.Thinking, set.MaxTokens, set.ContextPolicy = system, false, *mr.MaxTokens, engine.ContextStop
 	ask := askedSampling{Temperature: mr.Temperature, TopP: mr.TopP, TopK: mr.TopK}
 	if mr.ignored, err = s.applySampling(&set, ask, anthropicSamplingNames); err != nil {
 		return engine.Request{}, err

@@ -218,7 +218,21 @@ var httpClient = &http.Client{Timeout: 60 * time.Second}
 // carries.
 func postChat(t testing.TB, ts *testServer, body string) (*http.Response, apiErrorDetail) {
 	t.Helper()
-	resp, err := httpClient.Post(ts.url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	return postChatWith(t, ts, body, nil)
+}
+
+// postChatWith is postChat with headers of its own.
+func postChatWith(t testing.TB, ts *testServer, body string, header http.Header) (*http.Response, apiErrorDetail) {
+	t.Helper()
+	req, err := http.NewRequest("POST", ts.url+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

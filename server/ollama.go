@@ -33,6 +33,9 @@ type ollamaRequest struct {
 	// orchard serve runs (0 asks for an unload: see ollamaLoad).
 	KeepAlive json.RawMessage `json:"keep_alive"`
 	Think     json.RawMessage `json:"think"`
+	// Truncation is orchard's: "auto" fits a conversation that does not
+	// fit the context, as on the OpenAI endpoint (truncation.go).
+	Truncation string `json:"truncation"`
 
 	ignored []string // the sampling options decoding ignored (sampling.go)
 	tools   toolMode
@@ -140,6 +143,9 @@ func (s *Server) ollamaRequestOf(or *ollamaRequest) (engine.Request, error) {
 	}
 	set := s.o.Defaults
 	set.System, set.Thinking, set.MaxTokens = system, think, 0
+	if set.ContextPolicy, err = s.truncationPolicy(or.Truncation, "truncation"); err != nil {
+		return engine.Request{}, err
+	}
 	o := or.Options
 	if o.NumPredict != nil && *o.NumPredict > 0 {
 		set.MaxTokens = *o.NumPredict

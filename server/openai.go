@@ -44,6 +44,9 @@ type chatRequest struct {
 	TopK              *int     `json:"top_k"`
 	MinP              *float64 `json:"min_p"`
 	RepetitionPenalty *float64 `json:"repetition_penalty"`
+	// Truncation is the Responses API's field: "auto" fits a conversation
+	// that does not fit the context (truncation.go); "disabled" refuses.
+	Truncation string `json:"truncation"`
 
 	// ignored are the sampling parameters the bundle could not honour
 	// and decoding ignored (sampling.go), for X-Orchard-Ignored.
@@ -277,6 +280,9 @@ func (s *Server) openAIRequest(cr *chatRequest) (engine.Request, error) {
 	}
 	set := s.o.Defaults
 	set.System, set.Thinking, set.MaxTokens = system, false, 0
+	if set.ContextPolicy, err = s.truncationPolicy(cr.Truncation, "truncation"); err != nil {
+		return engine.Request{}, err
+	}
 	switch {
 	case cr.MaxCompletionTokens != nil:
 		set.MaxTokens = *cr.MaxCompletionTokens

@@ -165,7 +165,7 @@ func (s *Server) transcriptionRequest(f *transcriptionForm) (engine.Request, err
 	// A transcript ends at the model's end of turn; the defaults' cap, or
 	// Whisper's 448 tokens, bounds a model that does not.
 	set := s.o.Defaults
-	set.System, set.Thinking = "", false
+	set.System, set.Thinking, set.ContextPolicy = "", false, engine.ContextStop
 	if set.MaxTokens == 0 {
 		set.MaxTokens = maxTranscriptTokens
 	}

@@ -187,7 +187,10 @@ func (tp *Template) EncodeSpans(c Conversation) (ids, spans []int, err error) {
 func (tp *Template) segments(c Conversation) ([]segment, error) {
 	msgs := c.Messages
 	system := c.System
-	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
+	// A leading system message is the system prompt; with one given too,
+	// turn-token templates render it as a system turn of its own after
+	// the prompt's (a conversation's summary, engine/compact.go).
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem && (system == "" || !tp.usesTurnTokens()) {
 		if system != "" {
 			return nil, errors.New("tokenizer: chat template: system prompt given twice")
 		}

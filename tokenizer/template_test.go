@@ -209,8 +209,11 @@ func TestTemplateErrors(t *testing.T) {
 	if _, err := tp.Render(Conversation{Messages: []Message{{Role: "tool", Content: "x"}}}); err == nil {
 		t.Error("unknown role accepted")
 	}
-	if _, err := tp.Render(Conversation{System: "a", Messages: []Message{{Role: RoleSystem, Content: "b"}}}); err == nil {
-		t.Error("two system prompts accepted")
+	// A system prompt and a leading system message (a conversation's
+	// summary) are two system turns, in that order.
+	if got, err := tp.Render(Conversation{System: "a", Messages: []Message{{Role: RoleSystem, Content: "b"}, {Role: RoleUser, Content: "c"}}}); err != nil ||
+		!strings.Contains(got, "<|turn>system\na<turn|>\n<|turn>system\nb<turn|>\n<|turn>user\nc") {
+		t.Errorf("a system prompt and a system message: %q, %v", got, err)
 	}
 	mt, _ := NewManifestTemplate(tok, ManifestPrompt{PromptPrefix: "U:", PromptSuffix: "A:"})
 	if _, err := mt.Render(Conversation{Messages: []Message{{Role: RoleUser, Content: "a"}, {Role: RoleModel, Content: "b"}}}); err == nil {
