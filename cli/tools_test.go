@@ -10,24 +10,19 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/orchard-llm/orchard/internal/mcpweather"
 )
 
-// The cli test binary is also a tiny MCP weather server over stdio: run
-// with weatherEnv set, it serves instead of testing.
+// The cli test binary is also the MCP weather server (mcpweather) over
+// stdio: run with weatherEnv set, it serves instead of testing.
 const weatherEnv = "ORCHARD_CLI_TEST_WEATHER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(weatherEnv) == "" {
 		os.Exit(m.Run())
 	}
-	type in struct {
-		City string `json:"city" jsonschema:"the city"`
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_weather", Description: "The weather in a city"},
-		func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny, 15 C in " + a.City}}}, nil, nil
-		})
+	s := mcpweather.Server()
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "weather server:", err)
 		os.Exit(1)
@@ -69,7 +64,7 @@ func TestRunTools(t *testing.T) {
 		answer string
 		log    string
 	}{
-		{[]string{"--allow-tool", "weather.get_weather"}, "It is sunny in Paris.", "tool weather.get_weather {\"city\":\"Paris\"}: 20 bytes"},
+		{[]string{"--allow-tool", "weather.get_weather"}, "It is sunny in Paris.", "tool weather.get_weather {\"city\":\"Paris\"}: 22 bytes"},
 		{nil, "I may not look it up.", "refused (not in chat.tools.allow"},
 	} {
 		args := append([]string{"run", "--demo", "--family", "v2", "--script", script, "--tools", "--prompt", "What is the weather in Paris?", "--json", "--spec", "off"}, c.allow...)

@@ -585,7 +585,7 @@ serve_pid=""
 [ -d "$XDG_DATA_HOME/orchard/checkpoints/_autosave" ] || fail "orchard serve did not autosave the conversation"
 
 echo "tui-e2e: a tool call: the card, y, the result, the answer"
-go build -o "$work/mcp-weather" ./internal/mcpweather || { echo "tui-e2e: build of the MCP server failed" >&2; exit 2; }
+go build -o "$work/mcp-weather" ./internal/mcpweather/cmd/mcp-weather || { echo "tui-e2e: build of the MCP server failed" >&2; exit 2; }
 mkdir -p "$XDG_CONFIG_HOME/orchard"
 printf '[mcp.servers.weather]\ncommand = "%s"\n' "$work/mcp-weather" >"$XDG_CONFIG_HOME/orchard/config.toml"
 start --script scripts/testdata/tools-script.json

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -14,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/orchard-llm/orchard/engine"
+	"github.com/orchard-llm/orchard/internal/mcpweather"
 	"github.com/orchard-llm/orchard/mcpclient"
 	"github.com/orchard-llm/orchard/tools"
 )
@@ -45,14 +45,7 @@ func (f *toolFake) ToolResults(rs []tools.Response) error {
 // (streamable HTTP).
 func weatherClient(t *testing.T) *mcpclient.Client {
 	t.Helper()
-	type in struct {
-		City string `json:"city" jsonschema:"the city"`
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_weather", Description: "The weather in a city"},
-		func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + a.City}}}, nil, nil
-		})
+	s := mcpweather.Server()
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(ts.Close)
 	c := mcpclient.New(map[string]mcpclient.Server{"weather": {URL: ts.URL, Enabled: true}}, mcpclient.Options{})
@@ -130,11 +123,11 @@ func TestToolCard(t *testing.T) {
 	}
 	_, cmd := m.Update(press("y"))
 	runToolCmds(t, m, cmd)
-	want := [][]tools.Response{{{Name: "get_weather", Value: "sunny in Paris"}}}
+	want := [][]tools.Response{{{Name: "get_weather", Value: "sunny, 15 °C in Paris"}}}
 	if !reflect.DeepEqual(f.results, want) {
 		t.Fatalf("results %#v, want %#v", f.results, want)
 	}
-	if screen := plain(m); !strings.Contains(screen, "sunny in Paris") {
+	if screen := plain(m); !strings.Contains(screen, "sunny, 15 °C in Paris") {
 		t.Fatalf("no result on the card:\n%s", screen)
 	}
 
