@@ -501,7 +501,7 @@ func (c *conversation) renderMsg(m *chatMsg, code int) []string {
 		if m.streaming {
 			label += c.st.Footer.Render(" ▍")
 		}
-		body = c.modelBody(m, w, code)
+		body = c.replyBody(m, w, code)
 	}
 	if m.versions > 1 {
 		label += c.st.Version.Render(fmt.Sprintf("  ‹ %d/%d ›", m.version+1, m.versions))

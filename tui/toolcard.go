@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -225,4 +226,16 @@ func writeToolCalls(b *strings.Builder, m engine.Message) {
 			b.WriteString("_not run_\n\n")
 		}
 	}
+}
+
+// replyBody is a model reply's lines. While it streams, a tool call it
+// is writing shows as one line, not as the format's markup (the card
+// takes its place when the reply ends).
+func (c *conversation) replyBody(m *chatMsg, w, code int) []string {
+	i := strings.Index(m.text, tools.CallOpen)
+	if !m.streaming || i < 0 {
+		return c.modelBody(m, w, code)
+	}
+	cut := &chatMsg{role: m.role, text: m.text[:i], runs: clipRuns(slices.Clone(m.runs), i), streaming: true}
+	return append(c.modelBody(cut, w, code), c.st.ToolWait.Render("⚙ calling a tool…"))
 }

@@ -111,6 +111,13 @@ func TestToolCard(t *testing.T) {
 	}
 	send(m, engine.ToolsChanged{Count: 1, Tokens: 57})
 
+	// While the reply streams, its call shows as a line, not as markup.
+	m.handleEvents([]engine.Event{engine.Started{Turn: 0}, &engine.Delta{Text: "Let me look.<|tool_call>call:get_wea"}})
+	m.Update(frameMsg{})
+	if screen := plain(m); !strings.Contains(screen, "⚙ calling a tool…") || strings.Contains(screen, "<|tool_call>") || !strings.Contains(screen, "Let me look.") {
+		t.Fatalf("streaming a call:\n%s", screen)
+	}
+	m.handleEvents([]engine.Event{engine.Cancelled{Partial: "Let me look."}})
 	runToolCmds(t, m, askWeather(m))
 	screen := plain(m)
 	for _, want := range []string{"⚙ weather.get_weather", `{"city":"Paris"}`, "Run weather.get_weather", "a always", "Let me look."} {
