@@ -502,6 +502,9 @@ func (m *Model) interrupt() tea.Cmd {
 		return nil
 	case focusConfirm:
 		m.closeTop()
+		if m.tools.asking() {
+			return m.stopCalls() // a tool call's question: ctrl+c stops the loop, as esc does
+		}
 		return m.infoToast("Nothing was changed.")
 	case focusFind:
 		m.closeFind()

@@ -224,7 +224,13 @@ func (m *Model) alwaysCall(t mcpclient.Tool) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// stopCalls is esc: the loop stops, nothing more runs and the reply ends
+// asking reports whether calls are being decided (the question on the
+// bottom line is the loop's).
+func (l *toolLoop) asking() bool {
+	return l != nil && l.card != nil && l.next < len(l.card.calls) && l.card.calls[l.next].state == callAsking
+}
+
+// stopCalls is esc (and ctrl+c): the loop stops, nothing more runs and the reply ends
 // with its calls unanswered.
 func (m *Model) stopCalls() tea.Cmd {
 	l := m.tools

@@ -165,6 +165,13 @@ func TestToolCard(t *testing.T) {
 		t.Fatalf("esc: results %d, asking %v", len(f.results), m.asking())
 	}
 
+	// ctrl+c at the question stops the loop as esc does.
+	runToolCmds(t, m, askWeather(m))
+	m.Update(press("ctrl+c"))
+	if len(f.results) != 4 || m.asking() || m.conv.last().card != nil || m.tools.card != nil {
+		t.Fatalf("ctrl+c: results %d, asking %v", len(f.results), m.asking())
+	}
+
 	typeText(m, "/tools")
 	m.Update(press("enter"))
 	if screen := plain(m); !strings.Contains(screen, "1 declared, 57 context tokens") || !strings.Contains(screen, "Server weather: [on] get_weather — The weather") {
