@@ -365,7 +365,7 @@ func (c *conversation) Messages() []engine.Message {
 	for _, m := range c.msgs {
 		em := engine.Message{Role: m.role, Content: m.text, Interrupted: m.cancelled || m.interrupted}
 		if m.card != nil {
-			em.Calls, em.Responses = m.card.record()
+			em.Calls, em.Responses = m.card.record(true)
 		}
 		out = append(out, em)
 	}

@@ -28,6 +28,7 @@ type cardCall struct {
 	state   callState
 	output  string // what the model was given
 	full    int    // the whole output's bytes (more than output when cut)
+	whole   string // the whole output, when it was cut for the model (/export writes it)
 	elapsed time.Duration
 }
 
@@ -127,25 +128,36 @@ func (c *toolCard) lines(st *Styles, w int) []string {
 			}
 			var foot []string
 			if folded > 0 {
-				foot = append(foot, fmt.Sprintf("%s more folded (/export has them)", plural(folded, "line")))
-			}
-			if cc.full > len(cc.output) {
-				foot = append(foot, fmt.Sprintf("cut to %d of %d bytes for the model", len(cc.output), cc.full))
+				word := "lines"
+				if folded == 1 {
+					word = "line"
+				}
+				foot = append(foot, fmt.Sprintf("%d more %s folded (/export has them)", folded, word))
 			}
 			if cc.elapsed > 0 {
 				foot = append(foot, cc.elapsed.Round(time.Millisecond).String())
 			}
 			if len(foot) > 0 {
-				out = append(out, "  "+st.Footer.Render(strings.Join(foot, " · ")))
+				out = append(out, "  "+xansi.Truncate(st.Footer.Render(strings.Join(foot, " · ")), w-2, "…"))
+			}
+			if cc.full > len(cc.output) {
+				note := fmt.Sprintf("cut to %d of %d bytes for the model (/export writes it whole)", len(cc.output), cc.full)
+				out = append(out, "  "+xansi.Truncate(st.Footer.Render(note), w-2, "…"))
 			}
 		}
 	}
 	return out
 }
 
-// responses are the card's calls as the tool message records them.
-func (c *toolCard) record() (calls []tools.Call, rs []tools.Response) {
+// record is the card's calls and results as the tool message records
+// them: what the model was given, or with whole the outputs uncut (for
+// /export).
+func (c *toolCard) record(whole bool) (calls []tools.Call, rs []tools.Response) {
 	for _, cc := range c.calls {
+		out := cc.output
+		if whole && cc.whole != "" {
+			out = cc.whole
+		}
 		calls = append(calls, cc.call)
 		switch cc.state {
 		case callRefused:
@@ -153,7 +165,7 @@ func (c *toolCard) record() (calls []tools.Call, rs []tools.Response) {
 		case callFailed:
 			rs = append(rs, tools.Response{Name: cc.call.Name, Value: map[string]any{"error": cc.output}})
 		case callDone:
-			rs = append(rs, tools.Response{Name: cc.call.Name, Value: cc.output})
+			rs = append(rs, tools.Response{Name: cc.call.Name, Value: out})
 		}
 	}
 	return calls, rs

@@ -106,6 +106,9 @@ func (m *Model) onToolMsg(msg tea.Msg) tea.Cmd {
 		cc := &l.card.calls[msg.i]
 		cc.state, cc.output, cc.elapsed = callDone, responseText(msg.o.Response.Value), msg.o.Result.Elapsed
 		cc.full = len(msg.o.Result.Full)
+		if msg.o.Result.Truncated {
+			cc.whole = msg.o.Result.Full
+		}
 		if msg.o.Err != nil || msg.o.Result.IsError {
 			cc.state = callFailed
 			cc.output = msg.o.Result.Text
@@ -167,7 +170,7 @@ func (m *Model) callsAsked(e engine.Finished) tea.Cmd {
 func (m *Model) nextCall() tea.Cmd {
 	l := m.tools
 	if l.next >= len(l.card.calls) {
-		_, rs := l.card.record()
+		_, rs := l.card.record(false)
 		l.card = nil
 		m.call(engine.OpToolResults, func(e Engine) error { return e.(toolEngine).ToolResults(rs) })
 		return nil

@@ -197,11 +197,35 @@ func TestToolCardRecord(t *testing.T) {
 	m := newTestModel(t, f, 100, 40, Options{})
 	send(m, engine.Cleared{Messages: msgs})
 	screen := plain(m)
-	if !strings.Contains(screen, "⚙ get_weather") || !strings.Contains(screen, "8 lines more folded") || !strings.Contains(screen, "Sunny.") {
+	if !strings.Contains(screen, "⚙ get_weather") || !strings.Contains(screen, "8 more lines folded") || !strings.Contains(screen, "Sunny.") {
 		t.Fatalf("screen:\n%s", screen)
 	}
 	md := transcriptMarkdown(engine.ModelInfo{}, engine.Settings{}, m.conv.Messages(), testTime)
 	if !strings.Contains(md, "### Tools") || !strings.Contains(md, "**get_weather** `{\"city\":\"Paris\"}`") || !strings.Contains(md, long) {
 		t.Fatalf("export:\n%s", md)
+	}
+}
+
+// TestToolCardCutOutput: an output cut for the model (mcpclient's cap)
+// goes back cut, with the card saying so, and /export writes it whole.
+func TestToolCardCutOutput(t *testing.T) {
+	f := &toolFake{FakeEngine: testFake(t, FakeOptions{})}
+	m := newTestModel(t, f, 100, 30, Options{})
+	card := newToolCard([]tools.Call{weatherCall})
+	m.tools = &toolLoop{card: card, always: map[string]bool{}}
+	m.conv.AddCard("", card)
+	whole := strings.Repeat("x", 100_000)
+	cut := whole[:1000] + "\n[the tool wrote 100000 bytes, the first 1000 are shown]"
+	m.Update(toolDoneMsg{card, 0, mcpclient.Outcome{Response: tools.Response{Name: "get_weather", Value: cut},
+		Result: mcpclient.Result{Text: cut, Full: whole, Truncated: true, Elapsed: 5 * time.Millisecond}}})
+	if want := [][]tools.Response{{{Name: "get_weather", Value: cut}}}; !reflect.DeepEqual(f.results, want) {
+		t.Fatalf("the model was given %d results", len(f.results))
+	}
+	if screen := plain(m); !strings.Contains(screen, "of 100000 bytes for the model") || !strings.Contains(screen, "5ms") {
+		t.Fatalf("card:\n%s", screen)
+	}
+	md := transcriptMarkdown(engine.ModelInfo{}, engine.Settings{}, m.conv.Messages(), testTime)
+	if !strings.Contains(md, whole) {
+		t.Fatal("/export does not hold the whole output")
 	}
 }
