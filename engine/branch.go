@@ -227,14 +227,15 @@ func (s *Session) lastUser() int {
 // replied reports whether the turn of the user message at i got a reply.
 func (s *Session) replied(i int) bool { return len(s.msgs) > i+1 }
 
-// Regenerate replaces the last reply with a new one. The old reply stays
-// as another version (SelectVersion shows it again) and the cache is
+// Regenerate replaces the last reply with a new one — after a tool loop,
+// the whole model turn from the user message (calls, results, answer):
+// the calls are asked again. The old reply stays as another version (SelectVersion shows it again) and the cache is
 // rewound to the end of its prompt, so only the prompt's last token is fed
 // again: greedy decoding gives the same reply, sampling another draw. When
 // the last message is the user's (its turn failed), it is sent again.
 func (s *Session) Regenerate(emit func(Event)) error {
 	u := s.lastUser()
-	if u < 0 || u < len(s.msgs)-2 {
+	if u < 0 {
 		err := errors.New("there is no reply to regenerate yet")
 		emit(Failed{Op: OpRegenerate, Err: err})
 		return err

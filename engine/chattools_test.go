@@ -177,3 +177,33 @@ func TestChatToolRefusals(t *testing.T) {
 		t.Fatalf("the call past the bound is not in the record: %#v", m[3])
 	}
 }
+
+// TestChatToolRegenerate: regenerating after a tool loop makes a new
+// version of the whole model turn (calls, results, answer): the calls are
+// asked again, and the old loop stays as the other version.
+func TestChatToolRegenerate(t *testing.T) {
+	b := testbundle.Preset(t, "v2", "tiny-long")
+	set := DefaultSettings()
+	set.MaxTokens, set.Speculation = 64, SpecModeOff
+	s, cc := chatToolSession(t, b, nil, set)
+	chatLoop(t, s, cc, 0, len(toolLoop))
+	before := s.Messages()
+	var ct chatTurn
+	if err := s.Regenerate(chatEmit(&ct)); err != nil {
+		t.Fatal(err)
+	}
+	if ct.f.Metrics.FinishReason != "tool_calls" || !reflect.DeepEqual(ct.f.Calls, []tools.Call{toolLoop[0].call}) {
+		t.Fatalf("regenerated: %q, finish %s, calls %v", ct.reply, ct.f.Metrics.FinishReason, ct.f.Calls)
+	}
+	msgs := s.Messages()
+	if len(msgs) != 2 || msgs[1].Version != 1 || msgs[1].Versions != 2 {
+		t.Fatalf("after regenerate: %d messages, version %d of %d", len(msgs), msgs[1].Version, msgs[1].Versions)
+	}
+	chatLoop(t, s, cc, -1, len(toolLoop)) // the regenerated turn's calls
+	if err := s.SelectVersion(1, 0, func(Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Messages(); len(got) != len(before) || got[len(got)-1].Content != before[len(before)-1].Content {
+		t.Fatalf("version 1: %d messages, want the old loop's %d", len(got), len(before))
+	}
+}

@@ -166,7 +166,7 @@ func (f *FakeEngine) Regenerate() error {
 	f.record("Regenerate")
 	f.turn("regenerate", func() (engine.Message, *engine.Branched, error) {
 		u := lastUser(f.msgs)
-		if u < 0 || u < len(f.msgs)-2 {
+		if u < 0 { // after a tool loop, the whole model turn is regenerated
 			return engine.Message{}, nil, errors.New("there is no reply to regenerate yet")
 		}
 		msg := f.msgs[u]
