@@ -49,6 +49,9 @@ func (m *Model) cmdEdit(arg string) tea.Cmd {
 	if m.replying() {
 		return m.errorToast("A reply is streaming; esc stops it before editing.")
 	}
+	if cmd := m.toolsWaiting(); cmd != nil {
+		return cmd
+	}
 	if m.lastUserText() == "" {
 		return m.errorToast("There is no message to edit yet.")
 	}
@@ -64,6 +67,9 @@ func (m *Model) cmdEdit(arg string) tea.Cmd {
 func (m *Model) cmdRetry(string) tea.Cmd {
 	if m.replying() {
 		return m.errorToast("A reply is streaming; esc stops it before regenerating.")
+	}
+	if cmd := m.toolsWaiting(); cmd != nil {
+		return cmd
 	}
 	if m.lastUserText() == "" {
 		return m.errorToast("There is no reply to regenerate yet.")
@@ -83,6 +89,8 @@ func (m *Model) stepVersion(d int) tea.Cmd {
 		return nil
 	case m.replying():
 		return m.errorToast("A reply is streaming; esc stops it before switching versions.")
+	case m.tools.waiting():
+		return m.toolsWaiting()
 	}
 	v := version + d
 	if v < 0 || v >= versions {

@@ -90,6 +90,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.conv.SetWindow(e.Window)
 			cmds = append(cmds, m.conv.SendPictures())
 			m.turn.cleared()
+			m.tools.dropCalls()
 			m.stats.Cleared(e.ContextUsed)
 			if e.Settings != (engine.Settings{}) {
 				// A loaded checkpoint brings its own settings: show the

@@ -437,6 +437,9 @@ func (m *Model) submit() tea.Cmd {
 	if m.replying() {
 		return m.errorToast("A reply is still streaming; esc stops it.")
 	}
+	if cmd := m.toolsWaiting(); cmd != nil {
+		return cmd
+	}
 	if m.input.Editing() {
 		return m.sendEdit(strings.TrimSpace(m.input.Text()), m.input.EditOrig())
 	}
@@ -515,6 +518,9 @@ func (m *Model) interrupt() tea.Cmd {
 		m.quitArmedAt = time.Time{}
 		m.call(engine.OpCancel, func(e Engine) error { return e.Cancel() })
 		return nil
+	case m.tools.waiting():
+		m.quitArmedAt = time.Time{}
+		return m.stopCalls()
 	case m.focused() == focusInput && m.input.Value() != "":
 		m.quitArmedAt = time.Time{}
 		m.input.Reset()

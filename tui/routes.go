@@ -171,6 +171,8 @@ func (m *Model) cancelKey(tea.KeyPressMsg) tea.Cmd {
 		m.comp.Hide()
 	case m.replying():
 		m.call(engine.OpCancel, func(e Engine) error { return e.Cancel() })
+	case m.tools.waiting():
+		return m.stopCalls()
 	case m.refused != "" && m.input.Value() == m.refused:
 		m.input.Reset()
 		m.refused = ""

@@ -227,6 +227,31 @@ func (m *Model) alwaysCall(t mcpclient.Tool) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// waiting reports whether the model's calls are being answered (asked,
+// running or still to come): until they are, the conversation cannot take
+// another turn — its results would have no call to answer.
+func (l *toolLoop) waiting() bool { return l != nil && l.card != nil }
+
+// toolsWaiting refuses what would start another turn while the calls are
+// answered (nil when none are).
+func (m *Model) toolsWaiting() tea.Cmd {
+	switch {
+	case !m.tools.waiting():
+		return nil
+	case m.tools.asking():
+		return m.errorToast("A tool call is waiting: y/a/n, or esc to stop.")
+	}
+	return m.errorToast("A tool call is running: wait for its result, or esc to stop.")
+}
+
+// dropCalls forgets the calls being answered when the conversation is
+// replaced (new, cleared, loaded): a result that comes back is ignored.
+func (l *toolLoop) dropCalls() {
+	if l != nil {
+		l.card = nil
+	}
+}
+
 // asking reports whether calls are being decided (the question on the
 // bottom line is the loop's).
 func (l *toolLoop) asking() bool {

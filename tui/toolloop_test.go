@@ -229,3 +229,47 @@ func TestToolCardCutOutput(t *testing.T) {
 		t.Fatal("/export does not hold the whole output")
 	}
 }
+
+// TestToolCallWaiting: while a call runs, enter does not send (the
+// results would have no call to answer) and says why; esc stops the loop,
+// and the result that comes back later is ignored; a replaced
+// conversation forgets the calls.
+func TestToolCallWaiting(t *testing.T) {
+	f := &toolFake{FakeEngine: testFake(t, FakeOptions{})}
+	m := newTestModel(t, f, 100, 30, Options{Tools: &ToolsOptions{Client: weatherClient(t)}})
+	runToolCmds(t, m, m.tools.loadTools())
+	runToolCmds(t, m, askWeather(m))
+	_, run := m.Update(press("y")) // the call runs: its command not done yet
+	typeText(m, "hello")
+	m.Update(press("enter"))
+	if strings.Contains(strings.Join(f.Calls(), "|"), "Send") || !strings.Contains(m.toast.last, "A tool call is running") {
+		t.Fatalf("enter while a call runs: calls %v, toast %q", f.Calls(), m.toast.last)
+	}
+	m.Update(press("ctrl+g"))
+	if strings.Contains(strings.Join(f.Calls(), "|"), "Regenerate") {
+		t.Fatalf("ctrl+g while a call runs: calls %v", f.Calls())
+	}
+	runToolCmds(t, m, run)
+	if len(f.results) != 1 || m.tools.waiting() {
+		t.Fatalf("results %d, waiting %v", len(f.results), m.tools.waiting())
+	}
+
+	runToolCmds(t, m, askWeather(m))
+	_, run = m.Update(press("y"))
+	m.Update(press("esc"))
+	if m.tools.waiting() || !strings.Contains(m.toast.last, "Stopped") {
+		t.Fatalf("esc while a call runs: waiting %v, toast %q", m.tools.waiting(), m.toast.last)
+	}
+	runToolCmds(t, m, run)
+	if len(f.results) != 1 {
+		t.Fatalf("a stopped call's result was given back: %v", f.results)
+	}
+
+	runToolCmds(t, m, askWeather(m))
+	_, run = m.Update(press("y"))
+	send(m, engine.Cleared{})
+	runToolCmds(t, m, run)
+	if len(f.results) != 1 || m.tools.waiting() {
+		t.Fatalf("after /new: results %d, waiting %v", len(f.results), m.tools.waiting())
+	}
+}
