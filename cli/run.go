@@ -179,12 +179,17 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 	var replyText string
 	var replyIDs []int
 	reply := terminalSafe(stdout) // the model's text may hold escapes too
+	write, flush := func(s string) { fmt.Fprint(reply, s) }, func() {}
+	if tl != nil {
+		ct := &callText{w: reply} // calls as lines on stderr, not markup
+		write, flush = ct.write, ct.end
+	}
 	emit := func(ev engine.Event) {
 		switch e := ev.(type) {
 		case *engine.Delta:
 			replyIDs = append(replyIDs, e.Tokens...)
 			if !r.asJSON {
-				fmt.Fprint(reply, e.Text)
+				write(e.Text)
 			}
 		case engine.Notice:
 			fmt.Fprintln(stderr, "note:", e.Text)
@@ -198,6 +203,9 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 				}
 			}
 		case engine.Finished:
+			if !r.asJSON {
+				flush()
+			}
 			fin, replyText = &e.Metrics, e.Reply
 		}
 	}

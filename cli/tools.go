@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/orchard-llm/orchard/config"
 	"github.com/orchard-llm/orchard/engine"
@@ -58,26 +59,63 @@ func (r *runTools) results(ctx context.Context, calls []tools.Call) []tools.Resp
 		args, _ := json.Marshal(call.Args)
 		t, ok := r.set.Lookup(call)
 		if ok && !mcpclient.Allowed(r.allow, t) {
-			fmt.Fprintf(r.log, "tool %s %s: refused (not in chat.tools.allow; --allow-tool %s runs it)\n", t.FullName(), args, t.FullName())
+			fmt.Fprintf(r.log, "⚙ %s %s → refused (not in chat.tools.allow; --allow-tool %s runs it)\n", t.FullName(), args, t.FullName())
 			out = append(out, engine.Refused(call))
 			continue
 		}
 		o := r.set.Run(ctx, r.client, call)
 		switch {
 		case o.Err != nil:
-			fmt.Fprintf(r.log, "tool %s %s: failed after %s: %v\n", call.Name, args, o.Result.Elapsed.Round(1e6), o.Err)
+			fmt.Fprintf(r.log, "⚙ %s %s → failed after %s: %v\n", call.Name, args, o.Result.Elapsed.Round(1e6), o.Err)
 		case o.Result.IsError:
-			fmt.Fprintf(r.log, "tool %s %s: the tool reports an error (%s): %s\n", call.Name, args, o.Result.Elapsed.Round(1e6), o.Result.Text)
+			fmt.Fprintf(r.log, "⚙ %s %s → the tool reports an error (%s): %s\n", call.Name, args, o.Result.Elapsed.Round(1e6), o.Result.Text)
 		default:
 			note := ""
 			if o.Result.Truncated {
 				note = fmt.Sprintf(", cut to %d of %d bytes for the model", len(o.Result.Text), len(o.Result.Full))
 			}
-			fmt.Fprintf(r.log, "tool %s %s: %d bytes in %s%s\n", t.FullName(), args, len(o.Result.Full), o.Result.Elapsed.Round(1e6), note)
+			fmt.Fprintf(r.log, "⚙ %s %s → %d bytes in %s%s\n", t.FullName(), args, len(o.Result.Full), o.Result.Elapsed.Round(1e6), note)
 		}
 		out = append(out, o.Response)
 	}
 	return out
+}
+
+// callText keeps the model's call markup off stdout: the reply's text
+// goes to w as it comes, and a call becomes the readable line results
+// writes to the log (⚙ server.tool {args} → …). The text after a call
+// starts on a line of its own; a malformed call stays text.
+type callText struct {
+	w      io.Writer
+	st     tools.Stream
+	ev     []tools.Event
+	wrote  bool // text on the current line of w
+	called bool // a call since the last text
+}
+
+func (c *callText) write(delta string) { c.show(c.st.Feed(delta, c.ev[:0])) }
+
+// end flushes what the stream held back at the end of a reply.
+func (c *callText) end() { c.show(c.st.End(c.ev[:0])) }
+
+func (c *callText) show(ev []tools.Event) {
+	c.ev = ev
+	for _, e := range ev {
+		switch e.Kind {
+		case tools.EventText, tools.EventMalformed:
+			if e.Text == "" {
+				continue
+			}
+			if c.called && c.wrote {
+				fmt.Fprintln(c.w)
+			}
+			c.called = false
+			fmt.Fprint(c.w, e.Text)
+			c.wrote = !strings.HasSuffix(e.Text, "\n")
+		case tools.EventCall:
+			c.called = true
+		}
+	}
 }
 
 // loop gives results back while the conversation waits for them.

@@ -64,7 +64,7 @@ func TestRunTools(t *testing.T) {
 		answer string
 		log    string
 	}{
-		{[]string{"--allow-tool", "weather.get_weather"}, "It is sunny in Paris.", "tool weather.get_weather {\"city\":\"Paris\"}: 22 bytes"},
+		{[]string{"--allow-tool", "weather.get_weather"}, "It is sunny in Paris.", "⚙ weather.get_weather {\"city\":\"Paris\"} → 22 bytes"},
 		{nil, "I may not look it up.", "refused (not in chat.tools.allow"},
 	} {
 		args := append([]string{"run", "--demo", "--family", "v2", "--script", script, "--tools", "--prompt", "What is the weather in Paris?", "--json", "--spec", "off"}, c.allow...)
@@ -81,5 +81,16 @@ func TestRunTools(t *testing.T) {
 		if !strings.Contains(stderr, c.log) || !strings.Contains(stderr, "tools: 1 declared") {
 			t.Errorf("%v: stderr lacks %q:\n%s", c.allow, c.log, stderr)
 		}
+	}
+
+	// Without --json, stdout is the reply's text (a line after the call),
+	// the call a readable line on stderr, never its markup.
+	code, out, stderr := runCmd(t, "run", "--demo", "--family", "v2", "--script", script, "--tools", "--allow-tool", "weather.get_weather",
+		"--prompt", "What is the weather in Paris?", "--spec", "off")
+	if want := "Let me look.\nIt is sunny in Paris.\n"; code != 0 || out != want {
+		t.Fatalf("stdout %q (exit %d), want %q\n%s", out, code, want, stderr)
+	}
+	if !strings.Contains(stderr, "⚙ weather.get_weather {\"city\":\"Paris\"} → 22 bytes") || strings.Contains(stderr, "<|tool") {
+		t.Fatalf("stderr:\n%s", stderr)
 	}
 }
