@@ -70,6 +70,11 @@ func runRemote(ctx context.Context, addr string, cfg *config.Config, opts tui.Op
 		fmt.Fprintln(stderr, "orchard: start a server with orchard serve --model DIR, or give its address: orchard --attach HOST:PORT")
 		return exitFailure
 	}
+	// The screen's own MCP servers run its tools; the server runs the model.
+	if tl := chatTools(cfg); tl != nil {
+		opts.Tools = tl
+		defer tl.Client.Close()
+	}
 	err = tui.Run(ctx, c, opts)
 	c.Close()
 	switch {

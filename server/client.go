@@ -32,6 +32,7 @@ type Client struct {
 	base   string
 	key    string
 	origin string
+	mine   bool // the chat's turn is this screen's (its calls are this screen's to run)
 	hc     *http.Client
 
 	events chan engine.Event
@@ -241,6 +242,7 @@ func (c *Client) read(st *eventStream) error {
 		}
 		if w.Type == "started" {
 			c.window = w.Window
+			c.mine = w.Origin == c.origin
 		}
 		if (w.Type == "settings" || w.Type == "cleared") && w.Settings != nil {
 			c.settings = w.Settings.settings()
@@ -251,12 +253,16 @@ func (c *Client) read(st *eventStream) error {
 			c.msgs = append(c.msgs, engine.Message{Role: "user", Content: w.User, Attachments: w.Attachments})
 			shown = slices.Clone(c.msgs)
 		}
-		set := c.settings
+		set, mine := c.settings, c.mine
 		c.mu.Unlock()
 		if shown != nil {
 			c.box.Push(engine.Cleared{Messages: shown, ContextUsed: w.ReusedTokens, Settings: set, Window: w.Window})
 		}
 		if ev, ok := fromWire(w); ok {
+			if f, ok := ev.(engine.Finished); ok && !mine {
+				f.Calls = nil // another screen's turn: that screen runs its calls
+				ev = f
+			}
 			c.box.Push(ev)
 		}
 	}

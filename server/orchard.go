@@ -120,6 +120,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, op engine.Op, fn fu
 			out["messages"] = toWireMessages(e.Messages)
 		case engine.Branched:
 			out["messages"] = toWireMessages(e.Messages)
+		case engine.ToolsChanged:
+			out["tools"] = map[string]int{"count": e.Count, "tokens": e.Tokens}
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -158,7 +160,7 @@ func commandStatus(op engine.Op, err error) int {
 		// Taken, or made by another bundle or a newer orchard: the
 		// request conflicts with what is there.
 		return http.StatusConflict
-	case op == engine.OpSettings || op == engine.OpVersion:
+	case op == engine.OpSettings || op == engine.OpVersion || op == engine.OpTools:
 		// What these refuse is the request's own value.
 		return http.StatusBadRequest
 	}

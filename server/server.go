@@ -21,6 +21,7 @@ import (
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/internal/mailbox"
 	"github.com/orchard-llm/orchard/memledger"
+	"github.com/orchard-llm/orchard/tools"
 )
 
 // Engine is what the server needs of the engine goroutine
@@ -54,6 +55,8 @@ type Engine interface {
 	ResumeHistory(id string) error
 	DeleteHistory(id string) error
 	RenameHistory(id, title string) error
+	SetTools(t engine.ChatTools) error     // an attached screen's tools (chattools.go)
+	ToolResults(rs []tools.Response) error // and their results
 	Mark(id uint64) error
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
@@ -317,6 +320,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /orchard/v1/session/regenerate", s.sessionRegenerate)
 	mux.HandleFunc("POST /orchard/v1/session/edit", s.sessionEdit)
 	mux.HandleFunc("POST /orchard/v1/session/version", s.sessionVersion)
+	mux.HandleFunc("PUT /orchard/v1/session/tools", s.sessionTools)
+	mux.HandleFunc("POST /orchard/v1/session/tool-results", s.sessionToolResults)
 	mux.HandleFunc("GET /orchard/v1/history", s.listHistory)
 	mux.HandleFunc("POST /orchard/v1/history/{id}/resume", s.resumeHistory)
 	mux.HandleFunc("DELETE /orchard/v1/history/{id}", s.deleteHistory)

@@ -125,6 +125,11 @@ type wireEvent struct {
 	// finished, cancelled
 	Reply   *string             `json:"reply,omitempty"`
 	Metrics *engine.TurnMetrics `json:"metrics,omitempty"`
+	// finished: the calls the reply waits results for (chattools.go)
+	Calls json.RawMessage `json:"calls,omitempty"`
+	// tools: the chat's tools declared, and their cost in context tokens
+	ToolCount  int `json:"tool_count,omitempty"`
+	ToolTokens int `json:"tool_tokens,omitempty"`
 	// cancelled: while it waited in line; nothing of it is in the conversation
 	Unstarted bool `json:"unstarted,omitempty"`
 	// failed
@@ -270,7 +275,8 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 		return wireEvent{Type: "delta", Text: e.Text, Tokens: e.Tokens, FromDraft: e.FromDraft, Live: toWireLive(e.Live)}, true
 	case engine.Finished:
 		m := e.Metrics
-		return wireEvent{Type: "finished", Reply: &e.Reply, Metrics: &m}, true
+		calls, _ := engine.Message{Calls: e.Calls}.ToolsJSON()
+		return wireEvent{Type: "finished", Reply: &e.Reply, Metrics: &m, Calls: calls}, true
 	case engine.Cancelled:
 		m := e.Metrics
 		return wireEvent{Type: "cancelled", Reply: &e.Partial, Metrics: &m, Unstarted: e.Unstarted}, true
@@ -291,6 +297,8 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 			Window: e.Window}, true
 	case engine.Branched:
 		return wireEvent{Type: "branched", Op: e.Op, Messages: toWireMessages(e.Messages), ContextUsed: e.ContextUsed, Window: e.Window}, true
+	case engine.ToolsChanged:
+		return wireEvent{Type: "tools", ToolCount: e.Count, ToolTokens: e.Tokens}, true
 	case engine.History:
 		w := wireEvent{Type: "history", Op: e.Op, ID: e.ID, Title: e.Title, Query: e.Query}
 		if e.Op == engine.OpList {
@@ -323,13 +331,17 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 		}
 		msgs := fromWireMessages(w.Messages)
 		if w.Type == "finished" {
-			return engine.Finished{Reply: reply, Metrics: m, Messages: msgs, Window: w.Window}, true
+			var asked engine.Message
+			_ = asked.SetToolsJSON(w.Calls, nil) // the server wrote them; garbled, the reply asks for none
+			return engine.Finished{Reply: reply, Metrics: m, Messages: msgs, Window: w.Window, Calls: asked.Calls}, true
 		}
 		return engine.Cancelled{Partial: reply, Metrics: m, Unstarted: w.Unstarted, Messages: msgs, Window: w.Window}, true
 	case "failed":
 		return engine.Failed{Op: w.Op, Err: errors.New(w.Error), Messages: fromWireMessages(w.Messages), Window: w.Window}, true
 	case "notice":
 		return engine.Notice{Text: w.Text}, true
+	case "tools":
+		return engine.ToolsChanged{Count: w.ToolCount, Tokens: w.ToolTokens}, true
 	case "settings":
 		if w.Settings == nil {
 			return nil, false

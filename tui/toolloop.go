@@ -27,8 +27,8 @@ type ToolsOptions struct {
 	KeepAllowed func(name string) error
 }
 
-// toolEngine is an engine that runs the chat's tool loop (the local one;
-// over a server the chat declares no tools).
+// toolEngine is an engine that runs the chat's tool loop: the local one,
+// or a server's (server.Client: the tools are this screen's, run here).
 type toolEngine interface {
 	SetTools(engine.ChatTools) error
 	ToolResults([]tools.Response) error
