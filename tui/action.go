@@ -52,8 +52,10 @@ func (m *Model) act(a action) tea.Cmd {
 	switch a := a.(type) {
 	case leaveAction:
 		m.setFocus(focusInput)
-	case closePanelAction:
+	case closePanelAction, closeToolsAction:
 		m.closePanel()
+	case toggleTool:
+		return m.switchTool(a.name, a.off)
 	case closePaletteAction:
 		m.closePalette()
 		if a.chosen != nil {

@@ -30,6 +30,7 @@ const (
 	focusConfirm           // a yes/no question on the bottom line
 	focusHistory           // the history panel (its search and list)
 	focusFind              // the search bar of the conversation
+	focusTools             // the tools panel (/tools)
 	numFocus
 )
 
@@ -98,7 +99,8 @@ func (m *Model) closePalette() { m.setFocus(focusInput) }
 // keys, they go back to the input.
 func (m *Model) openPanel(p panelKind) {
 	if f := m.focused(); m.panel == panelCheckpoints && p != panelCheckpoints && f == focusPanel ||
-		m.panel == panelHistory && p != panelHistory && f == focusHistory {
+		m.panel == panelHistory && p != panelHistory && f == focusHistory ||
+		m.panel == panelTools && p != panelTools && f == focusTools {
 		m.setFocus(focusInput)
 	}
 	m.panel = p
@@ -108,7 +110,7 @@ func (m *Model) openPanel(p panelKind) {
 // input.
 func (m *Model) closePanel() {
 	m.panel = panelNone
-	if f := m.focused(); f == focusPanel || f == focusHistory {
+	if f := m.focused(); f == focusPanel || f == focusHistory || f == focusTools {
 		m.setFocus(focusInput)
 	}
 }

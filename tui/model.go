@@ -25,6 +25,7 @@ const (
 	panelStats
 	panelCheckpoints
 	panelHistory
+	panelTools // /tools (toolspanel.go)
 )
 
 // Layout constants.
@@ -93,6 +94,7 @@ type Model struct {
 	palette palette
 	confirm confirm
 	hist    historyPanel
+	toolsP  toolsPanel
 	findBar findBar
 	help    help.Model
 
@@ -186,6 +188,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.palette = newPalette(st, m.commands)
 	m.confirm = confirm{st: st, keys: newYesNoKeys()}
 	m.hist = newHistoryPanel(st)
+	m.toolsP = newToolsPanel(st)
 	m.findBar = newFindBar(st)
 	m.panes = [numFocus]focusable{
 		focusInput:   &m.input,
@@ -194,6 +197,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		focusConfirm: &m.confirm,
 		focusHistory: &m.hist,
 		focusFind:    &m.findBar,
+		focusTools:   &m.toolsP,
 	}
 	m.layers = []focusKind{focusInput}
 	m.routes = keyRoutes(&m.keys)
@@ -597,7 +601,7 @@ func (m *Model) layout() {
 	if m.panel != panelNone {
 		if w >= wideLayout {
 			m.panelW = sidePanelW
-			if m.panel == panelCheckpoints || m.panel == panelHistory {
+			if m.panel == panelCheckpoints || m.panel == panelHistory || m.panel == panelTools {
 				m.panelW = ckptSidePanel
 			}
 			m.panelH = mainH
@@ -611,6 +615,8 @@ func (m *Model) layout() {
 				want = m.ckpts.Height()
 			case panelHistory:
 				want = m.hist.Height()
+			case panelTools:
+				want = m.toolsP.Height()
 			}
 			m.panelH = max(0, min(want, mainH-minConvRows))
 			m.convH = mainH - m.panelH
@@ -625,6 +631,7 @@ func (m *Model) setPanelSize(w, h int) {
 	m.stats.SetSize(w, h)
 	m.ckpts.SetSize(w, h)
 	m.hist.SetSize(w, h)
+	m.toolsP.SetSize(w, h)
 }
 
 // bottomLines is the rows of the last line: a question, a toast or the
@@ -785,6 +792,8 @@ func (m *Model) mainView() string {
 		panel = m.stats.View()
 	case panelHistory:
 		panel = m.hist.View()
+	case panelTools:
+		panel = m.toolsP.View()
 	default:
 		panel = m.ckpts.View()
 	}

@@ -85,6 +85,7 @@ func keyRoutes(k *keyMap) []keyRoute {
 			return nil
 		}},
 		keyRoute{key: &k.Focus, when: showing(panelHistory), do: func(m *Model, _ tea.KeyPressMsg) tea.Cmd { return m.setFocus(focusHistory) }},
+		keyRoute{key: &k.Focus, when: showing(panelTools), do: func(m *Model, _ tea.KeyPressMsg) tea.Cmd { return m.setFocus(focusTools) }},
 	)
 	routes = append(routes, scrollRoutes(k, nil)...)
 	routes = append(routes,

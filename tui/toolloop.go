@@ -143,6 +143,7 @@ func (m *Model) declareTools() tea.Cmd {
 func (m *Model) onToolsChanged(e engine.ToolsChanged) {
 	if m.tools != nil {
 		m.tools.count, m.tools.tokens = e.Count, e.Tokens
+		m.refreshToolsPanel()
 	}
 }
 
@@ -267,9 +268,10 @@ func (m *Model) stopCalls() tea.Cmd {
 	return m.infoToast("Stopped: the model's tool calls were not run.")
 }
 
-// cmdTools is /tools: the servers, their tools (on or off) and what the
-// declarations cost; "/tools off NAME" and "/tools on NAME" switch a tool
-// ("server.tool") or a server ("server" or "server.*").
+// cmdTools is /tools: the panel of the servers, their tools (on or off)
+// and what the declarations cost, with the keys; "/tools off NAME" and
+// "/tools on NAME" switch a tool ("server.tool") or a server ("server" or
+// "server.*").
 func (m *Model) cmdTools(arg string) tea.Cmd {
 	l := m.tools
 	if l == nil {
@@ -281,7 +283,9 @@ func (m *Model) cmdTools(arg string) tea.Cmd {
 	verb, name, _ := strings.Cut(strings.TrimSpace(arg), " ")
 	switch verb {
 	case "":
-		return m.showToolsList()
+		m.refreshToolsPanel()
+		m.openPanel(panelTools)
+		return m.setFocus(focusTools)
 	case "on", "off":
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -293,9 +297,7 @@ func (m *Model) cmdTools(arg string) tea.Cmd {
 		if !l.set.Known(name) {
 			return m.errorToast(fmt.Sprintf("No tool or server %s: /tools lists them.", safeLine(name)))
 		}
-		l.set.Off[name] = verb == "off"
-		m.declareTools()
-		return m.infoToast(fmt.Sprintf("%s is %s.", safeLine(name), verb))
+		return m.switchTool(name, verb == "off")
 	}
 	return m.errorToast("/tools, /tools on NAME or /tools off NAME.")
 }
@@ -312,33 +314,22 @@ func (m *Model) toolChoices() []string {
 	return out
 }
 
-// showToolsList shows /tools's list whole, as a message (f6's view,
-// which shows a message as one paragraph).
-func (m *Model) showToolsList() tea.Cmd {
-	l := m.tools
-	var b strings.Builder
-	fmt.Fprintf(&b, "MCP tools: %d declared, %s context tokens of %s.", l.count, commas(l.tokens), commas(m.info.Context))
-	server := ""
-	for _, t := range l.set.Tools {
-		if t.Server != server {
-			server = t.Server
-			fmt.Fprintf(&b, " Server %s:", safeLine(server))
-		}
-		state := "on"
-		if !l.set.On(t) {
-			state = "off"
-		}
-		allowed := ""
-		if mcpclient.Allowed(l.opts.Allow, t) || l.always[t.FullName()] {
-			allowed = " (runs without asking)"
-		}
-		fmt.Fprintf(&b, " [%s] %s%s — %s;", state, safeLine(t.Name), allowed, safeLine(t.Description))
+// switchTool turns a tool ("server.tool") or a server ("server.*") on or
+// off and declares the tools again (ToolsChanged brings the new cost).
+func (m *Model) switchTool(name string, off bool) tea.Cmd {
+	m.tools.set.Off[name] = off
+	m.declareTools()
+	m.refreshToolsPanel()
+	state := "on"
+	if off {
+		state = "off"
 	}
-	for name, err := range l.set.Failed {
-		fmt.Fprintf(&b, " Server %s did not start: %s.", safeLine(name), safeLine(err.Error()))
+	return m.infoToast(fmt.Sprintf("%s is %s.", safeLine(name), state))
+}
+
+// refreshToolsPanel shows the loop's state in /tools's panel.
+func (m *Model) refreshToolsPanel() {
+	if l := m.tools; l != nil && l.set != nil {
+		m.toolsP.set(l, m.info.Context)
 	}
-	b.WriteString(" /tools off NAME, /tools on NAME: a tool (server.tool) or a server.")
-	cmd := m.infoToast(b.String())
-	m.showMessage = true
-	return cmd
 }

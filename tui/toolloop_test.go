@@ -172,12 +172,6 @@ func TestToolCard(t *testing.T) {
 		t.Fatalf("ctrl+c: results %d, asking %v", len(f.results), m.asking())
 	}
 
-	typeText(m, "/tools")
-	m.Update(press("enter"))
-	if screen := plain(m); !strings.Contains(screen, "1 declared, 57 context tokens") || !strings.Contains(screen, "Server weather: [on] get_weather — The weather") {
-		t.Fatalf("/tools:\n%s", screen)
-	}
-	m.Update(press("esc"))
 	typeText(m, "/tools off weather")
 	m.Update(press("enter"))
 	if n := len(f.decls); n != 2 || len(f.decls[1]) != 0 {
@@ -271,5 +265,49 @@ func TestToolCallWaiting(t *testing.T) {
 	runToolCmds(t, m, run)
 	if len(f.results) != 1 || m.tools.waiting() {
 		t.Fatalf("after /new: results %d, waiting %v", len(f.results), m.tools.waiting())
+	}
+}
+
+// TestToolsPanel: /tools opens a panel with the keys: the servers and
+// their tools with what the declarations cost; space switches the row
+// under the cursor (a server or a tool) and declares the tools again;
+// esc closes it and gives the keys back to the input.
+func TestToolsPanel(t *testing.T) {
+	f := &toolFake{FakeEngine: testFake(t, FakeOptions{})}
+	m := newTestModel(t, f, 120, 30, Options{Tools: &ToolsOptions{Client: weatherClient(t), Allow: []string{"weather.get_weather"}}})
+	runToolCmds(t, m, m.tools.loadTools())
+	send(m, engine.ToolsChanged{Count: 1, Tokens: 57})
+	typeText(m, "/tools")
+	m.Update(press("enter"))
+	screen := plain(m)
+	for _, want := range []string{"1 declared · 57 context tokens", "[x] weather", "[x] get_weather (runs without asking) — The weather"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("/tools lacks %q:\n%s", want, screen)
+		}
+	}
+	if m.focused() != focusTools {
+		t.Fatalf("the panel does not have the keys: %v", m.focused())
+	}
+	m.Update(press("down"))
+	m.Update(press("space")) // the tool
+	if n := len(f.decls); n != 2 || len(f.decls[1]) != 0 {
+		t.Fatalf("after switching the tool off: declared %v", f.decls)
+	}
+	send(m, engine.ToolsChanged{})
+	if screen := plain(m); !strings.Contains(screen, "[ ] get_weather") || !strings.Contains(screen, "0 declared · 0 context tokens") {
+		t.Fatalf("the panel after the switch:\n%s", screen)
+	}
+	m.Update(press("space")) // on again
+	m.Update(press("up"))
+	m.Update(press("space")) // the server
+	if n := len(f.decls); n != 4 || len(f.decls[2]) != 1 || len(f.decls[3]) != 0 || !m.tools.set.Off["weather.*"] {
+		t.Fatalf("after switching the server off: declared %v", f.decls)
+	}
+	if screen := plain(m); !strings.Contains(screen, "[ ] weather") || !strings.Contains(screen, "[ ] get_weather") {
+		t.Fatalf("the server switched off:\n%s", screen)
+	}
+	m.Update(press("esc"))
+	if m.focused() != focusInput || m.panel != panelNone {
+		t.Fatalf("esc: focus %v, panel %v", m.focused(), m.panel)
 	}
 }
