@@ -39,7 +39,7 @@
 #   - tools (issue 23): with an MCP server (internal/mcpweather) in the
 #     config and a scripted demo, a question about the weather shows a
 #     call card asking; y runs it, the result shows on the card and the
-#     model's answer follows; /tools lists the tool.
+#     model's answer follows; /tools's panel lists the tool and space turns it off.
 #
 #   scripts/tui-e2e.sh                 # builds orchard, runs `orchard --demo`
 #   ORCHARD_CMD="/path/to/bin --demo" scripts/tui-e2e.sh
@@ -595,7 +595,10 @@ absent "<|tool_call>" "the call's markup is on the screen"
 key y
 wait_for "sunny, 15 °C in Paris" "It is sunny in Paris."
 type_line "/tools"
-wait_for "[on] get_weather"
+wait_for "[x] get_weather" "context tokens"
+key Down
+key Space
+wait_for "[ ] get_weather" "0 declared"
 key Escape
 quit
 rm "$XDG_CONFIG_HOME/orchard/config.toml"
