@@ -120,6 +120,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, op engine.Op, fn fu
 			out["messages"] = toWireMessages(e.Messages)
 		case engine.Branched:
 			out["messages"] = toWireMessages(e.Messages)
+		case engine.ContextReport:
+			out["context"] = e.View
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -54,6 +54,15 @@ type Engine interface {
 	ResumeHistory(id string) error
 	DeleteHistory(id string) error
 	RenameHistory(id, title string) error
+	// What the model sees (context.go): compaction, pins, the summary,
+	// pictures and clips as a line, the window's breakdown and a
+	// message's price before it is sent.
+	Compact() error
+	Pin(index int, pinned bool) error
+	SetSummary(text string) error
+	ElideMedia(index, att int, caption string) error
+	ContextView() error
+	Estimator() (*engine.Estimator, error)
 	Mark(id uint64) error
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
@@ -306,6 +315,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /orchard/v1/session/cancel", s.sessionCancel)
 	mux.HandleFunc("POST /orchard/v1/session/clear", s.sessionClear)
 	mux.HandleFunc("POST /orchard/v1/session/autosave", s.sessionAutosave)
+	s.contextRoutes(mux)
 	mux.HandleFunc("GET /orchard/v1/settings", s.getSettings)
 	mux.HandleFunc("PUT /orchard/v1/settings", s.putSettings)
 	mux.HandleFunc("GET /orchard/v1/checkpoints", s.listCheckpoints)
@@ -459,6 +469,9 @@ func (s *Server) publishChat(ev engine.Event) {
 	case engine.Branched:
 		s.chatCtx = e.ContextUsed
 		s.chat.msgs, s.chat.window = e.Messages, e.Window
+	case engine.Compacted:
+		s.chatCtx = e.ContextUsed
+		s.chat.window = e.Window
 	case engine.SettingsChanged:
 		s.chat.set = e.Settings
 	case engine.Failed:

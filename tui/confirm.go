@@ -21,6 +21,21 @@ type confirm struct {
 	no     func(m *Model) tea.Cmd // nil: no leaves things as they are
 	hint   string                 // the keys, when no does something
 	keys   yesNoKeys
+	// choices, when set, replace yes and no: each answers with its key,
+	// any other key leaves things as they are.
+	choices []choice
+}
+
+// choice is one answer of a question with several (AskChoice).
+type choice struct {
+	key, label string
+	run        func(m *Model) tea.Cmd
+}
+
+// AskChoice sets a question answered by one of opts' keys.
+func (c *confirm) AskChoice(prompt string, opts []choice) {
+	c.Ask(prompt, nil)
+	c.choices = opts
 }
 
 func (c *confirm) SetSize(w, _ int) { c.width = w }
@@ -29,7 +44,7 @@ func (c *confirm) SetSize(w, _ int) { c.width = w }
 // it over what has the keys.
 func (c *confirm) Ask(prompt string, yes func(m *Model) tea.Cmd) {
 	c.prompt, c.yes = prompt, yes
-	c.no, c.hint = nil, ""
+	c.no, c.hint, c.choices = nil, "", nil
 }
 
 // Otherwise gives the question asked an action for no (any key but y and
@@ -47,6 +62,14 @@ func (c *confirm) Update(msg tea.Msg) (action, tea.Cmd) {
 	if !ok {
 		return nil, nil
 	}
+	if c.choices != nil {
+		for _, o := range c.choices {
+			if k.String() == o.key {
+				return answerAction{o.run}, nil
+			}
+		}
+		return answerAction{}, nil
+	}
 	switch {
 	case key.Matches(k, c.keys.Yes):
 		return answerAction{c.yes}, nil
@@ -60,6 +83,13 @@ func (c *confirm) lines() []string {
 	hint := "y yes · any other key no"
 	if c.hint != "" {
 		hint = c.hint
+	}
+	if c.choices != nil {
+		var hs []string
+		for _, o := range c.choices {
+			hs = append(hs, o.key+" "+o.label)
+		}
+		hint = strings.Join(append(hs, "any other key leaves it"), " · ")
 	}
 	return wrapPlain(c.prompt+" "+hint, max(c.width-1, 10))
 }

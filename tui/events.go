@@ -40,6 +40,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.conv.FinishReply(e.Reply, e.Metrics, false)
 			m.changed, m.unsaved = true, true
 		case engine.Cancelled:
+			m.turn.compacting = ""
 			if e.Unstarted {
 				cmds = append(cmds, m.onUnstarted())
 				break
@@ -50,12 +51,18 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.changed, m.unsaved = true, true
 			cmds = append(cmds, m.infoToast("Stopped. The partial reply is kept."))
 		case engine.Failed:
+			if e.Op == engine.OpCompact {
+				m.turn.compacting = ""
+			}
 			cmds = append(cmds, m.onFailed(e))
+		case engine.Compacting, engine.Compacted, engine.ContextReport:
+			cmds = append(cmds, m.onContextEvent(e))
 		case engine.Notice:
 			cmds = append(cmds, m.infoToast(e.Text))
 		case engine.SettingsChanged:
 			old := m.turn.settings
 			m.turn.settings = e.Settings
+			m.ctxPanel.Show(m.ctx, e.Settings.ContextPolicy)
 			cmds = append(cmds, m.infoToast(describeSettingsChange(old, e.Settings)))
 		case engine.Checkpoints:
 			if e.Op == engine.OpSave {

@@ -50,6 +50,7 @@ type FakeEngine struct {
 	cancel   chan struct{} // non-nil while a turn runs
 	calls    []string
 	closed   bool
+	ctx      fakeContext // what the model sees besides the window (fake_context_test.go)
 }
 
 type fakeCheckpoint struct {

@@ -30,6 +30,7 @@ const (
 	focusConfirm           // a yes/no question on the bottom line
 	focusHistory           // the history panel (its search and list)
 	focusFind              // the search bar of the conversation
+	focusContext           // the context view (/context)
 	numFocus
 )
 
@@ -90,6 +91,12 @@ func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
 	m.confirm.Ask(prompt, yes)
 	m.open(focusConfirm)
 	return nil
+}
+
+// askChoice is ask with several answers, each on its key.
+func (m *Model) askChoice(prompt string, opts []choice) {
+	m.ask(prompt, nil)
+	m.confirm.AskChoice(prompt, opts)
 }
 
 func (m *Model) closePalette() { m.setFocus(focusInput) }

@@ -81,20 +81,23 @@ type Model struct {
 	info          engine.ModelInfo
 	turn          turnState   // the chat's turn and the settings in force (turn.go)
 	remote        remoteState // over a server: its line and the connection (remote.go)
+	ctx           ctxState    // the window as the engine last reported it (contextview.go)
+	cost          costState   // the price of the message being written (cost.go)
 
-	header  header
-	conv    *conversation
-	input   input
-	stats   stats
-	status  statusBar
-	ckpts   checkpoints
-	toast   toast
-	comp    completion
-	palette palette
-	confirm confirm
-	hist    historyPanel
-	findBar findBar
-	help    help.Model
+	header   header
+	conv     *conversation
+	input    input
+	stats    stats
+	status   statusBar
+	ckpts    checkpoints
+	toast    toast
+	comp     completion
+	palette  palette
+	confirm  confirm
+	hist     historyPanel
+	findBar  findBar
+	ctxPanel contextPanel
+	help     help.Model
 
 	panes          [numFocus]focusable // the components that take the keys, by focusKind
 	layers         []focusKind         // the focus stack (focus.go): the last has the keys
@@ -185,6 +188,9 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.confirm = confirm{st: st, keys: newYesNoKeys()}
 	m.hist = newHistoryPanel(st)
 	m.findBar = newFindBar(st)
+	m.ctxPanel = newContextPanel(st)
+	m.cost.src = costerOf(eng)
+	m.cost.remote = m.info.Server != ""
 	m.panes = [numFocus]focusable{
 		focusInput:   &m.input,
 		focusPanel:   &m.ckpts,
@@ -192,6 +198,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		focusConfirm: &m.confirm,
 		focusHistory: &m.hist,
 		focusFind:    &m.findBar,
+		focusContext: &m.ctxPanel,
 	}
 	m.layers = []focusKind{focusInput}
 	m.routes = keyRoutes(&m.keys)
@@ -346,6 +353,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.updateCompletion()
 	case attachCheckedMsg:
 		cmd = m.attachChecked(msg)
+	case costTickMsg:
+		if msg.seq == m.cost.seq {
+			cmd = m.costCmd()
+		}
+	case costMsg:
+		m.onCost(msg)
 	case uv.KittyGraphicsEvent, tea.TerminalVersionMsg, uv.PrimaryDeviceAttributesEvent:
 		if m.pics.Feed(msg) {
 			cmd = m.conv.SendPictures()
@@ -367,6 +380,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.layout()
 	if fetch := m.paths.Fetch(); fetch != nil {
 		cmd = tea.Batch(cmd, fetch)
+	}
+	if price := m.priceCmd(); price != nil {
+		cmd = tea.Batch(cmd, price)
 	}
 	return m, cmd
 }
@@ -435,6 +451,9 @@ func (m *Model) submit() tea.Cmd {
 	}
 	if len(m.checking) > 0 {
 		return m.infoToast(filepath.Base(m.checking[0].Path) + " is still being checked; press enter again in a moment.")
+	}
+	if cmd, ok := m.checkFits(); !ok {
+		return cmd
 	}
 	text := strings.TrimSpace(m.input.Text()) // a folded paste goes whole
 	m.input.Remember(v)
@@ -603,6 +622,7 @@ func (m *Model) layout() {
 	}
 	m.conv.SetSize(m.convW, m.convH)
 	m.palette.SetSize(w, mainH)
+	m.ctxPanel.SetSize(w, mainH)
 }
 
 func (m *Model) setPanelSize(w, h int) {
@@ -655,6 +675,8 @@ func (m *Model) View() tea.View {
 		main = m.messageView()
 	case m.focused() == focusPalette:
 		main = m.palette.View()
+	case m.focused() == focusContext:
+		main = m.ctxPanel.View()
 	default:
 		main = m.mainView()
 	}
