@@ -263,7 +263,7 @@ func (m *Model) cmdCompact(string) tea.Cmd {
 // messageArg is a command's 1-based message number, or the last message
 // when arg is empty; ok false when it names none.
 func (m *Model) messageArg(arg string) (int, bool) {
-	n := len(m.conv.Messages())
+	n := m.conv.Len()
 	if arg == "" {
 		return n - 1, n > 0
 	}
@@ -276,7 +276,7 @@ func (m *Model) messageArg(arg string) (int, bool) {
 func (m *Model) cmdPin(arg string) tea.Cmd {
 	i, ok := m.messageArg(arg)
 	if !ok {
-		return m.errorToast(fmt.Sprintf("/pin takes a message number, 1–%d.", len(m.conv.Messages())))
+		return m.errorToast(fmt.Sprintf("/pin takes a message number, 1–%d.", m.conv.Len()))
 	}
 	on := !m.conv.Pinned(i)
 	m.call(engine.OpPin, func(e Engine) error { return e.Pin(i, on) })
@@ -288,18 +288,17 @@ func (m *Model) cmdPin(arg string) tea.Cmd {
 // Words after N are the line's caption.
 func (m *Model) cmdElide(arg string) tea.Cmd {
 	num, caption, _ := strings.Cut(arg, " ")
-	msgs := m.conv.Messages()
-	from, to := 0, len(msgs)
+	from, to := 0, m.conv.Len()
 	if num != "" {
 		i, ok := m.messageArg(num)
 		if !ok {
-			return m.errorToast(fmt.Sprintf("/elide takes a message number, 1–%d.", len(msgs)))
+			return m.errorToast(fmt.Sprintf("/elide takes a message number, 1–%d.", to))
 		}
 		from, to = i, i+1
 	}
 	for i := from; i < to; i++ {
 		done := len(m.conv.marks.elided[i])
-		if done < len(msgs[i].Attachments) {
+		if done < len(m.conv.Attachments(i)) {
 			att := m.nextElidable(i)
 			m.call(engine.OpElide, func(e Engine) error { return e.ElideMedia(i, att, strings.TrimSpace(caption)) })
 			return nil

@@ -161,9 +161,8 @@ func clipTokens(path string) int {
 // pictureCost is a picture's soft tokens: the last one encoded in this
 // conversation, else foretold (guess).
 func (m *Model) pictureCost() (tokens int, guess bool) {
-	msgs := m.conv.Messages()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		for _, a := range msgs[i].Attachments {
+	for i := m.conv.Len() - 1; i >= 0; i-- {
+		for _, a := range m.conv.Attachments(i) {
 			if a.Kind == engine.MediaImage && a.Tokens() > 0 {
 				return a.Tokens(), false
 			}

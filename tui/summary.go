@@ -104,3 +104,14 @@ func (c *conversation) marked(i int, ls []string) []string {
 	out = append(out, ls[0]+c.st.Version.Render("  "+strings.Join(notes, " · ")))
 	return append(out, ls[1:]...)
 }
+
+// Attachments are msgs[i]'s files as shown (nil past the end).
+func (c *conversation) Attachments(i int) []engine.Attachment {
+	if i < 0 || i >= len(c.msgs) {
+		return nil
+	}
+	return c.msgs[i].attachments
+}
+
+// Len is the number of messages shown.
+func (c *conversation) Len() int { return len(c.msgs) }
