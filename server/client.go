@@ -239,8 +239,11 @@ func (c *Client) read(st *eventStream) error {
 		if w.Messages != nil {
 			c.msgs, c.window = fromWireMessages(w.Messages), w.Window
 		}
-		if w.Type == "started" {
+		switch {
+		case w.Type == "started" || w.Type == "compacted":
 			c.window = w.Window
+		case w.Type == "context" && w.Context != nil:
+			c.window = w.Context.Window
 		}
 		if (w.Type == "settings" || w.Type == "cleared") && w.Settings != nil {
 			c.settings = w.Settings.settings()
