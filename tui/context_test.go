@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -46,22 +45,14 @@ func realEngine(t testing.TB, set engine.Settings) *engine.Engine {
 	return eng
 }
 
-// pumpEvents feeds eng's events to m until cond holds.
-func pumpEvents(t testing.TB, m *Model, eng Engine, cond func() bool) {
+// twoTurns sends two scripted questions and waits for their replies.
+func twoTurns(t testing.TB, m *Model, eng Engine) {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for !cond() {
-		select {
-		case ev, ok := <-eng.Events():
-			if !ok {
-				t.Fatal("engine closed")
-			}
-			m.Update(engineMsg{events: []engine.Event{ev}})
-		case <-deadline:
-			t.Fatalf("condition not met; screen:\n%s", plain(m))
-		}
+	for _, q := range []string{"Q1 apples", "Q2 pears"} {
+		typeText(m, q)
+		m.Update(press("enter"))
+		pump(t, m, eng, func() bool { return !m.replying() })
 	}
-	m.Update(frameMsg{})
 }
 
 // price runs the pricing the last update asked for, as the program
@@ -139,14 +130,14 @@ func TestMessageThatCannotFitIsFlagged(t *testing.T) {
 		typeText(m, "Q"+strings.Repeat(" apples", 60)+string(rune('a'+i)))
 		m.cost.have = false
 		m.Update(press("enter"))
-		pumpEvents(t, m, eng, func() bool { return !m.replying() })
+		pump(t, m, eng, func() bool { return !m.replying() })
 	}
 	typeText(m, "Q"+strings.Repeat(" pears", 120))
 	price(t, m)
 	if !m.cost.have || m.cost.cost.Fits {
 		t.Fatalf("the message fits: %+v", m.cost.cost)
 	}
-	pumpEvents(t, m, eng, func() bool { return m.ctx.have }) // the system prompt's share, asked for
+	pump(t, m, eng, func() bool { return m.ctx.have }) // the system prompt's share, asked for
 	if s := plain(m); !strings.Contains(s, "⚠") || !strings.Contains(s, "enter asks what to do") {
 		t.Fatalf("not flagged:\n%s", s)
 	}
@@ -171,7 +162,7 @@ func TestMessageThatCannotFitIsFlagged(t *testing.T) {
 	// d: the policy becomes drop-oldest and the message goes.
 	m.Update(press("enter"))
 	m.Update(press("d"))
-	pumpEvents(t, m, eng, func() bool { return m.turn.settings.ContextPolicy == engine.ContextDropOldest && !m.replying() })
+	pump(t, m, eng, func() bool { return m.turn.settings.ContextPolicy == engine.ContextDropOldest && !m.replying() })
 	if n := len(eng.Messages()); n != calls+2 {
 		t.Fatalf("after d the conversation has %d messages, want %d", n, calls+2)
 	}
@@ -184,10 +175,10 @@ func TestContextSwitchesPolicyLive(t *testing.T) {
 	m := newTestModel(t, eng, 120, 40, Options{})
 	typeText(m, "Q1 apples")
 	m.Update(press("enter"))
-	pumpEvents(t, m, eng, func() bool { return !m.replying() })
+	pump(t, m, eng, func() bool { return !m.replying() })
 	typeText(m, "/context")
 	m.Update(press("enter"))
-	pumpEvents(t, m, eng, func() bool { return m.ctx.have && len(m.ctx.view.Parts) == 2 })
+	pump(t, m, eng, func() bool { return m.ctx.have && len(m.ctx.view.Parts) == 2 })
 	s := plain(m)
 	for _, w := range []string{"Context", "system prompt", "message 1 (you)", "message 2 (model)", "reply reserve", glyphSystem, glyphUser, "[compact]"} {
 		if !strings.Contains(s, w) {
@@ -195,7 +186,7 @@ func TestContextSwitchesPolicyLive(t *testing.T) {
 		}
 	}
 	m.Update(press("d"))
-	pumpEvents(t, m, eng, func() bool { return m.turn.settings.ContextPolicy == engine.ContextDropOldest })
+	pump(t, m, eng, func() bool { return m.turn.settings.ContextPolicy == engine.ContextDropOldest })
 	if got := eng.Settings().ContextPolicy; got != engine.ContextDropOldest {
 		t.Fatalf("the engine's policy is %q", got)
 	}
@@ -214,17 +205,13 @@ func TestContextSwitchesPolicyLive(t *testing.T) {
 func TestCompactShowsFoldedSummary(t *testing.T) {
 	eng := realEngine(t, smallSettings())
 	m := newTestModel(t, eng, 140, 40, Options{})
-	for _, q := range []string{"Q1 apples", "Q2 pears"} {
-		typeText(m, q)
-		m.Update(press("enter"))
-		pumpEvents(t, m, eng, func() bool { return !m.replying() })
-	}
+	twoTurns(t, m, eng)
 	typeText(m, "/compact")
 	m.Update(press("enter"))
 	if !strings.Contains(plain(m), "compacting…") {
 		t.Fatalf("no progress shown:\n%s", plain(m))
 	}
-	pumpEvents(t, m, eng, func() bool { return m.conv.Summary() != "" && m.turn.compacting == "" && m.ctx.have })
+	pump(t, m, eng, func() bool { return m.conv.Summary() != "" && m.turn.compacting == "" && m.ctx.have })
 	if m.conv.Summary() != "Summary of the apples." {
 		t.Fatalf("summary %q", m.conv.Summary())
 	}
@@ -245,7 +232,7 @@ func TestCompactShowsFoldedSummary(t *testing.T) {
 	}
 	m.input.SetValue("/summary Apples and pears, briefly.")
 	m.Update(press("enter"))
-	pumpEvents(t, m, eng, func() bool { return m.ctx.view.Edited })
+	pump(t, m, eng, func() bool { return m.ctx.view.Edited })
 	if m.ctx.view.Summary != "Apples and pears, briefly." || !strings.Contains(plain(m), "your summary") {
 		t.Fatalf("the edit did not reach the engine: %q\n%s", m.ctx.view.Summary, plain(m))
 	}
@@ -278,15 +265,11 @@ func TestPinMarksTheMessage(t *testing.T) {
 func TestPinWithTheEngine(t *testing.T) {
 	eng := realEngine(t, smallSettings())
 	m := newTestModel(t, eng, 140, 40, Options{})
-	for _, q := range []string{"Q1 apples", "Q2 pears"} {
-		typeText(m, q)
-		m.Update(press("enter"))
-		pumpEvents(t, m, eng, func() bool { return !m.replying() })
-	}
+	twoTurns(t, m, eng)
 	m.runCommand("/pin 1")
-	pumpEvents(t, m, eng, func() bool { return m.conv.Pinned(0) })
+	pump(t, m, eng, func() bool { return m.conv.Pinned(0) })
 	m.runCommand("/compact")
-	pumpEvents(t, m, eng, func() bool { return m.conv.Summary() != "" && m.ctx.have && m.ctx.view.Summary != "" })
+	pump(t, m, eng, func() bool { return m.conv.Summary() != "" && m.ctx.have && m.ctx.view.Summary != "" })
 	if p := m.ctx.view.Parts[0]; p.Kind != "pinned" || p.Index != 0 {
 		t.Fatalf("the pinned message is not seen first after compaction: %+v", m.ctx.view.Parts)
 	}

@@ -297,7 +297,7 @@ func (m *Model) cmdElide(arg string) tea.Cmd {
 		from, to = i, i+1
 	}
 	for i := from; i < to; i++ {
-		done := len(m.conv.marks.elided[i])
+		done := m.conv.Elided(i)
 		if done < len(m.conv.Attachments(i)) {
 			att := m.nextElidable(i)
 			m.call(engine.OpElide, func(e Engine) error { return e.ElideMedia(i, att, strings.TrimSpace(caption)) })
@@ -311,7 +311,7 @@ func (m *Model) cmdElide(arg string) tea.Cmd {
 // as soft tokens.
 func (m *Model) nextElidable(i int) int {
 	if !m.ctx.have {
-		return len(m.conv.marks.elided[i])
+		return m.conv.Elided(i)
 	}
 	for _, p := range m.ctx.view.Parts {
 		if p.Index == i {
@@ -322,7 +322,7 @@ func (m *Model) nextElidable(i int) int {
 			}
 		}
 	}
-	return len(m.conv.marks.elided[i])
+	return m.conv.Elided(i)
 }
 
 // cmdSummary folds or unfolds the summary; "edit" puts it in the input

@@ -92,6 +92,9 @@ func (m *Model) priceCmd() tea.Cmd {
 	for _, f := range m.attached {
 		key.WriteString("\x00" + f.Path)
 	}
+	// What it is priced against: the conversation and the reply reserve.
+	set := m.turn.settings
+	fmt.Fprintf(&key, "\x00%d\x00%d\x00%s", m.conv.Changes(), set.MaxTokens, set.ContextPolicy)
 	if key.Len() == len(m.cost.key) && key.String() == m.cost.key {
 		return nil
 	}

@@ -115,3 +115,10 @@ func (c *conversation) Attachments(i int) []engine.Attachment {
 
 // Len is the number of messages shown.
 func (c *conversation) Len() int { return len(c.msgs) }
+
+// Elided counts msgs[i]'s files the model sees as a line.
+func (c *conversation) Elided(i int) int { return len(c.marks.elided[i]) }
+
+// Changes counts changes to the transcript: a price keyed on it follows
+// the conversation (a reply, a compaction, a pin).
+func (c *conversation) Changes() uint64 { return c.changes }
