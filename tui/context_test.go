@@ -4,10 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	xansi "github.com/charmbracelet/x/ansi"
 
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/engine/chain"
@@ -304,3 +307,117 @@ func TestElideReplacesPicture(t *testing.T) {
 }
 
 var _ tea.Model = (*Model)(nil)
+
+// TestContextViewSlidingRing: on stateful3 the view says what the
+// sliding layers' ring still holds, and where that starts.
+func TestContextViewSlidingRing(t *testing.T) {
+	p := newContextPanel(newStyles(true, true))
+	p.SetSize(120, 40)
+	v := engine.ContextView{Context: 2048, Reserve: 512, System: 20, Used: 900, Free: 1148, Cached: 880,
+		Parts: []engine.ContextPart{
+			{Kind: "message", Index: 0, Role: "user", Start: 20, Tokens: 300, Media: []engine.MediaCost{{Name: "a.png", Kind: engine.MediaImage, Tokens: 256}}},
+			{Kind: "message", Index: 1, Role: "model", Start: 320, Tokens: 580}},
+		Sliding: engine.SlidingView{Window: 512, Ring: true, From: 388, Part: 1}}
+	p.Show(ctxState{view: v, have: true}, engine.ContextCompact)
+	s := xansi.Strip(p.View())
+	for _, w := range []string{"still hold (a ring of 512) the last 512 positions: from 388, in message 2", "a.png 256", "900 of 2,048 tokens"} {
+		if !strings.Contains(s, w) {
+			t.Errorf("the view lacks %q:\n%s", w, s)
+		}
+	}
+	bar := p.Bar(100)
+	if n := len([]rune(bar)); n != 100 {
+		t.Fatalf("the bar is %d cells, want 100: %q", n, bar)
+	}
+	// Each part in proportion: the picture's 256 of 2,048 is 12–13 cells.
+	if n := strings.Count(bar, glyphMedia); n < 12 || n > 13 {
+		t.Fatalf("the picture takes %d cells of 100: %q", n, bar)
+	}
+}
+
+// TestConversationShownAnewAsksForItsContext: a conversation loaded,
+// resumed or shown again over a server whose window has moved on may
+// carry a summary and pins: the screen asks for the window's breakdown,
+// so the folded summary and the marks are there.
+func TestConversationShownAnewAsksForItsContext(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	msgs := []engine.Message{{Role: "user", Content: "Q1"}, {Role: "model", Content: "A1"}, {Role: "user", Content: "Q2"}, {Role: "model", Content: "A2"}}
+	send(m, engine.Cleared{Messages: msgs})
+	if slices.Contains(f.Calls(), string(engine.OpContext)) {
+		t.Fatal("asked for the context of a conversation the model sees whole")
+	}
+	send(m, engine.Cleared{Messages: msgs, Window: 2})
+	if !slices.Contains(f.Calls(), string(engine.OpContext)) {
+		t.Fatalf("did not ask for the context: %v", f.Calls())
+	}
+}
+
+// remotePricer is an engine over a server as the screen sees it: each
+// price is a round trip (server.Client.Cost), counted.
+type remotePricer struct {
+	*FakeEngine
+	calls atomic.Int32
+}
+
+func (r *remotePricer) Info() engine.ModelInfo {
+	i := r.FakeEngine.Info()
+	i.Server = "unix:/tmp/orchard.sock"
+	return i
+}
+
+func (r *remotePricer) Cost(text string, media ...engine.MediaCost) (engine.Cost, error) {
+	r.calls.Add(1)
+	c := engine.Cost{Text: len(strings.Fields(text)), Template: 4, Context: 2048, Used: 100, Reserve: 512}
+	c.Total = c.Text + c.Template
+	c.Left = c.Context - c.Used - c.Total
+	c.Fits = c.Left >= c.Reserve
+	return c, nil
+}
+
+// TestRemoteCostWaitsForAPause: over a server the screen asks for a
+// price once the typing pauses, not per key; a pause that a later key
+// overtook asks nothing.
+func TestRemoteCostWaitsForAPause(t *testing.T) {
+	r := &remotePricer{FakeEngine: testFake(t, FakeOptions{})}
+	m := newTestModel(t, r, 120, 40, Options{})
+	if !m.cost.remote || m.cost.src == nil {
+		t.Fatalf("an engine over a server with Cost is not priced remotely: %+v", m.cost)
+	}
+	typeText(m, "how do")
+	first := m.cost.seq
+	typeText(m, " apples grow")
+	if _, cmd := m.Update(costTickMsg{seq: first}); cmd != nil || r.calls.Load() != 0 {
+		t.Fatalf("a pause overtaken by more keys asked for a price (%d calls)", r.calls.Load())
+	}
+	_, cmd := m.Update(costTickMsg{seq: m.cost.seq})
+	if cmd == nil {
+		t.Fatal("the last pause asked nothing")
+	}
+	m.Update(cmd())
+	if r.calls.Load() != 1 || !strings.Contains(plain(m), "8 tokens (text 4 + template 4)") {
+		t.Fatalf("%d calls; screen:\n%s", r.calls.Load(), plain(m))
+	}
+}
+
+// TestMessageTooLongEvenAlone: a message that cannot fit even with the
+// system prompt alone is refused before it is sent, whatever the policy,
+// and treated as the engine's refusal (kept in the input, esc clears it).
+func TestMessageTooLongEvenAlone(t *testing.T) {
+	r := &remotePricer{FakeEngine: testFake(t, FakeOptions{})}
+	m := newTestModel(t, r, 120, 40, Options{})
+	m.input.SetValue(strings.Repeat("pear ", 1800))
+	m.priceCmd() // as the Update that changed the input would
+	_, cmd := m.Update(costTickMsg{seq: m.cost.seq})
+	m.Update(cmd())
+	if !strings.Contains(plain(m), "too long even alone") {
+		t.Fatalf("not flagged:\n%s", plain(m))
+	}
+	m.Update(press("enter"))
+	if m.asking() || !strings.Contains(m.toast.Last(), "The message was not sent") || slices.ContainsFunc(r.Calls(), func(c string) bool { return strings.HasPrefix(c, "Send") }) {
+		t.Fatalf("asking %v, toast %q, calls %v", m.asking(), m.toast.Last(), r.Calls())
+	}
+	if m.refused == "" || m.input.Value() == "" {
+		t.Fatal("the message is not kept as refused")
+	}
+}

@@ -242,6 +242,17 @@ func (m *Model) cmdContext(string) tea.Cmd {
 	return nil
 }
 
+// askContext asks for the window's breakdown when a conversation shown
+// anew (at start, loaded, resumed, over a server again) may have a
+// summary, pins or files seen as a line: its window has moved on. A
+// conversation whose window is 0 has none of them unless this screen
+// made them, and then it has the reports already.
+func (m *Model) askContext(window int) {
+	if window > 0 {
+		m.call(engine.OpContext, func(e Engine) error { return e.ContextView() })
+	}
+}
+
 // setPolicy switches the context policy for this session.
 func (m *Model) setPolicy(p engine.ContextPolicy) tea.Cmd {
 	if m.turn.settings.ContextPolicy == p {
@@ -369,7 +380,8 @@ func (m *Model) onContextEvent(ev engine.Event) tea.Cmd {
 		m.ctx = ctxState{view: e.View, have: true}
 		m.conv.SetContextMarks(e.View)
 		m.conv.SetWindow(e.View.Window)
-		m.stats.SetContext(e.View.Used)
+		// The status bar's ctx stays the positions the cache fills; the
+		// view's Used is the next prompt's length, the /context figure.
 		m.ctxPanel.Show(m.ctx, m.turn.settings.ContextPolicy)
 		if e.Op != engine.OpContext && e.Op != engine.OpCompact {
 			m.changed = true

@@ -65,7 +65,6 @@ type costState struct {
 	key    string // what seq priced
 	cost   engine.Cost
 	have   bool
-	err    error
 	guess  bool           // a picture's tokens are foretold, not known
 	clips  map[string]int // a clip's soft tokens by path, once decoded
 }
@@ -185,7 +184,9 @@ func (m *Model) onCost(msg costMsg) {
 	if msg.seq != m.cost.seq {
 		return
 	}
-	m.cost.cost, m.cost.err, m.cost.have, m.cost.guess = msg.cost, msg.err, msg.err == nil, msg.guess
+	// A price refused (a text too long for the server to count, the
+	// link down) shows none: sending says why.
+	m.cost.cost, m.cost.have, m.cost.guess = msg.cost, msg.err == nil, msg.guess
 	m.input.SetNote(m.costNote())
 	if m.cost.have && !m.cost.cost.Fits && !m.ctx.have {
 		// Whether it could fit alone needs the system prompt's share.
@@ -240,7 +241,7 @@ func (m *Model) cannotFitAlone() bool {
 // it asks what to do with the choices that apply, and the message stays
 // in the input. It reports whether the message may go.
 func (m *Model) checkFits() (tea.Cmd, bool) {
-	if !m.cost.have || m.cost.cost.Fits || m.cost.seq == 0 {
+	if !m.cost.have || m.cost.cost.Fits {
 		return nil, true
 	}
 	alone := m.cannotFitAlone()
@@ -265,9 +266,16 @@ func (m *Model) checkFits() (tea.Cmd, bool) {
 	if !alone {
 		opts = append(opts, choice{"n", "start over (/new)", func(m *Model) tea.Cmd { return m.cmdNew("") }})
 	}
+	if len(opts) == 0 {
+		// Nothing would make room: it is refused here as the engine would
+		// refuse it (kept in the input, not as a draft; esc clears it).
+		m.refused = m.input.Value()
+		return m.errorToast(fmt.Sprintf("The message was not sent: it takes %s tokens, and with the reply's %s it cannot fit the %s-token context even alone. Shorten it.",
+			commas(c.Total), commas(c.Reserve), commas(c.Context))), false
+	}
 	prompt := fmt.Sprintf("This message takes %s tokens and leaves %s for the reply, which needs %s.", commas(c.Total), commas(max(c.Left, 0)), commas(c.Reserve))
 	if alone {
-		prompt = fmt.Sprintf("This message takes %s tokens: with the reply's %s it cannot fit the %s-token context even alone; shorten it.", commas(c.Total), commas(c.Reserve), commas(c.Context))
+		prompt = fmt.Sprintf("This message takes %s tokens: with the reply's %s it cannot fit the %s-token context even alone.", commas(c.Total), commas(c.Reserve), commas(c.Context))
 	}
 	m.askChoice(prompt, opts)
 	return nil, false

@@ -79,6 +79,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Branched:
 			m.conv.Replace(e.Messages)
 			m.conv.SetWindow(e.Window)
+			m.askContext(e.Window)
 			m.stats.SetContext(e.ContextUsed)
 			m.changed = true
 		case engine.History:
@@ -90,6 +91,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			m.conv.SetWindow(e.Window)
+			m.askContext(e.Window)
 			cmds = append(cmds, m.conv.SendPictures())
 			m.turn.cleared()
 			m.stats.Cleared(e.ContextUsed)

@@ -454,6 +454,7 @@ func (f *FakeEngine) Clear() error {
 	f.mu.Lock()
 	kept := f.keepLocked()
 	f.msgs, f.versions, f.histID = nil, map[int]*fakeVersions{}, ""
+	f.ctx = fakeContext{}
 	set := f.settings
 	f.mu.Unlock()
 	if kept != nil {

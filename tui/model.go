@@ -243,6 +243,7 @@ func (m *Model) call(op engine.Op, f func(Engine) error) {
 
 func (m *Model) Init() tea.Cmd {
 	m.call(engine.OpList, func(e Engine) error { return e.ListCheckpoints() })
+	m.askContext(m.eng.Window())
 	cmds := []tea.Cmd{m.waitEvents(), m.autosaveTick()}
 	if m.theme == "auto" && !m.noColor {
 		cmds = append(cmds, tea.RequestBackgroundColor)
