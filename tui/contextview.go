@@ -234,7 +234,7 @@ func roleName(r string) string {
 
 // cmdContext opens the context view and asks the engine for the window.
 func (m *Model) cmdContext(string) tea.Cmd {
-	m.ctxPanel.Show(m.ctx, m.turn.settings.ContextPolicy)
+	m.ctxView.Show(m.ctx, m.turn.settings.ContextPolicy)
 	if m.focused() != focusContext {
 		m.open(focusContext)
 	}
@@ -382,7 +382,7 @@ func (m *Model) onContextEvent(ev engine.Event) tea.Cmd {
 		m.conv.SetWindow(e.View.Window)
 		// The status bar's ctx stays the positions the cache fills; the
 		// view's Used is the next prompt's length, the /context figure.
-		m.ctxPanel.Show(m.ctx, m.turn.settings.ContextPolicy)
+		m.ctxView.Show(m.ctx, m.turn.settings.ContextPolicy)
 		if e.Op != engine.OpContext && e.Op != engine.OpCompact {
 			m.changed = true
 			return m.infoToast(reportText(e))

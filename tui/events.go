@@ -62,7 +62,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.SettingsChanged:
 			old := m.turn.settings
 			m.turn.settings = e.Settings
-			m.ctxPanel.Show(m.ctx, e.Settings.ContextPolicy)
+			m.ctxView.Show(m.ctx, e.Settings.ContextPolicy)
 			cmds = append(cmds, m.infoToast(describeSettingsChange(old, e.Settings)))
 		case engine.Checkpoints:
 			if e.Op == engine.OpSave {

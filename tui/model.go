@@ -84,20 +84,20 @@ type Model struct {
 	ctx           ctxState    // the window as the engine last reported it (contextview.go)
 	cost          costState   // the price of the message being written (cost.go)
 
-	header   header
-	conv     *conversation
-	input    input
-	stats    stats
-	status   statusBar
-	ckpts    checkpoints
-	toast    toast
-	comp     completion
-	palette  palette
-	confirm  confirm
-	hist     historyPanel
-	findBar  findBar
-	ctxPanel contextPanel
-	help     help.Model
+	header  header
+	conv    *conversation
+	input   input
+	stats   stats
+	status  statusBar
+	ckpts   checkpoints
+	toast   toast
+	comp    completion
+	palette palette
+	confirm confirm
+	hist    historyPanel
+	findBar findBar
+	ctxView contextPanel
+	help    help.Model
 
 	panes          [numFocus]focusable // the components that take the keys, by focusKind
 	layers         []focusKind         // the focus stack (focus.go): the last has the keys
@@ -188,7 +188,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.confirm = confirm{st: st, keys: newYesNoKeys()}
 	m.hist = newHistoryPanel(st)
 	m.findBar = newFindBar(st)
-	m.ctxPanel = newContextPanel(st)
+	m.ctxView = newContextPanel(st)
 	m.cost.src = costerOf(eng)
 	m.cost.remote = m.info.Server != ""
 	m.panes = [numFocus]focusable{
@@ -198,7 +198,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		focusConfirm: &m.confirm,
 		focusHistory: &m.hist,
 		focusFind:    &m.findBar,
-		focusContext: &m.ctxPanel,
+		focusContext: &m.ctxView,
 	}
 	m.layers = []focusKind{focusInput}
 	m.routes = keyRoutes(&m.keys)
@@ -623,7 +623,7 @@ func (m *Model) layout() {
 	}
 	m.conv.SetSize(m.convW, m.convH)
 	m.palette.SetSize(w, mainH)
-	m.ctxPanel.SetSize(w, mainH)
+	m.ctxView.SetSize(w, mainH)
 }
 
 func (m *Model) setPanelSize(w, h int) {
@@ -677,7 +677,7 @@ func (m *Model) View() tea.View {
 	case m.focused() == focusPalette:
 		main = m.palette.View()
 	case m.focused() == focusContext:
-		main = m.ctxPanel.View()
+		main = m.ctxView.View()
 	default:
 		main = m.mainView()
 	}
