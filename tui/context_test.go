@@ -421,3 +421,19 @@ func TestMessageTooLongEvenAlone(t *testing.T) {
 		t.Fatal("the message is not kept as refused")
 	}
 }
+
+// TestEscStopsCompaction: esc while compacting cancels it; the engine's
+// Cancelled{Unstarted} says the conversation is as it was.
+func TestEscStopsCompaction(t *testing.T) {
+	f := testFake(t, FakeOptions{})
+	m := newTestModel(t, f, 120, 40, Options{})
+	m.turn.compacting = "compacting… reading 40%"
+	m.Update(press("esc"))
+	if !slices.Contains(f.Calls(), "Cancel") {
+		t.Fatalf("esc did not cancel the compaction: %v", f.Calls())
+	}
+	send(m, engine.Cancelled{Unstarted: true})
+	if m.turn.compacting != "" || !strings.Contains(m.toast.Last(), "Compaction stopped") {
+		t.Fatalf("compacting %q, toast %q", m.turn.compacting, m.toast.Last())
+	}
+}

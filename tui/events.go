@@ -40,7 +40,12 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.conv.FinishReply(e.Reply, e.Metrics, false)
 			m.changed, m.unsaved = true, true
 		case engine.Cancelled:
+			compacting := m.turn.compacting != ""
 			m.turn.compacting = ""
+			if e.Unstarted && compacting && m.turn.pending == turnNone {
+				cmds = append(cmds, m.infoToast("Compaction stopped: the conversation is as it was."))
+				break
+			}
 			if e.Unstarted {
 				cmds = append(cmds, m.onUnstarted())
 				break
