@@ -85,6 +85,11 @@ type Message struct {
 	// them have neither.
 	Stopped bool     `json:"stopped,omitempty"`
 	Figures *Figures `json:"figures,omitempty"`
+	// Calls are a model message's tool calls, Responses a "tool"
+	// message's results (the engine's JSON of tools.Call/Response; older
+	// checkpoints have none).
+	Calls     json.RawMessage `json:"calls,omitempty"`
+	Responses json.RawMessage `json:"responses,omitempty"`
 }
 
 // Media is a file attached to a message: its identity, not its contents

@@ -168,6 +168,10 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer, demo bool
 	if storeErr == nil && *cont {
 		eng.LoadCheckpoint(checkpoints.Autosave)
 	}
+	if tl := chatTools(cfg); tl != nil {
+		opts.Tools = tl
+		defer tl.Client.Close() // the servers stop with orchard
+	}
 	err = tui.Run(ctx, eng, opts)
 	if cerr := eng.Close(); cerr != nil {
 		logger.Warn("close", "err", cerr)

@@ -49,8 +49,8 @@ func demoBundle(family string, stderr io.Writer) (string, error) {
 	// ORCHARD_DEMO_PRESET=tiny makes a much smaller demo (the test suite
 	// uses it to stay fast under the race detector).
 	preset := "small"
-	if os.Getenv("ORCHARD_DEMO_PRESET") == "tiny" {
-		preset = "tiny"
+	if p := os.Getenv("ORCHARD_DEMO_PRESET"); p == "tiny" || p == "tiny-long" { // tiny-long: a tool loop fits
+		preset = p
 	}
 	dir := filepath.Join(root, fmt.Sprintf("%s-%s-seed1-v%d", family, preset, reference.SynthVersion))
 	if _, err := bundle.Open(dir); err == nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	kvRestore := fs.String("kv-restore", "", "load a corellm-chat KV `dir` (r1) and continue from its pending token")
 	resume := fs.String("resume", "", "load the checkpoint `name` first; with --prompt, a new turn, else continue")
 	save := fs.String("save", "", "save the conversation as checkpoint `name` after the turn")
+	useTools := fs.Bool("tools", false, "offer the model the MCP servers' tools; a call runs only if --allow-tool (chat.tools.allow) names it")
 	var files mediaFlags
 	fs.Var(files.kind(engine.MediaImage), "image", "attach an image `file` to the message (repeatable)")
 	fs.Var(files.kind(engine.MediaAudio), "audio", "attach an audio `file` to the message (repeatable)")
@@ -85,7 +87,7 @@ func runOne(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	given := false // --max-tokens on the command line wins over a resumed checkpoint's
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "max-tokens" })
 	return runTurn(turnRequest{demo: *demo, family: *family, script: *script, text: text, maxTokens: *maxTokens, maxTokensGiven: given,
-		stats: *stats, asJSON: *asJSON, kvSave: *kvSave, kvRestore: *kvRestore, resume: *resume, save: *save, files: files}, cfg, stdout, stderr)
+		stats: *stats, asJSON: *asJSON, kvSave: *kvSave, kvRestore: *kvRestore, resume: *resume, save: *save, files: files, tools: *useTools}, cfg, stdout, stderr)
 }
 
 // turnRequest is one scripted turn: what orchard run's flags ask for, or
@@ -100,6 +102,7 @@ type turnRequest struct {
 	stats, asJSON                   bool
 	kvSave, kvRestore, resume, save string
 	files                           mediaFlags
+	tools                           bool // --tools: the MCP tool loop (tools.go)
 }
 
 // runTurn opens the bundle and runs the turn; the reply goes to stdout,
@@ -163,6 +166,14 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 	if r.kvSave != "" {
 		return kvSaveRun(m, cfg, mlog, r.kvSave, r.text, stderr)
 	}
+	var tl *runTools
+	if r.tools {
+		if tl, err = startRunTools(context.Background(), cfg, m.sess, stderr); err != nil {
+			fmt.Fprintln(stderr, "orchard run: --tools:", err)
+			return exitFailure
+		}
+		defer tl.Close()
+	}
 
 	var fin *engine.TurnMetrics
 	var replyText string
@@ -194,6 +205,9 @@ func runTurn(r turnRequest, cfg *config.Config, stdout, stderr io.Writer) int {
 		err = m.sess.Continue(emit)
 	} else {
 		err = m.sess.Send(r.text, emit, r.files...)
+	}
+	if err == nil && tl != nil {
+		err = tl.loop(context.Background(), m.sess, emit)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "\norchard run:", err)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -248,7 +249,7 @@ func (s *Session) Regenerate(emit func(Event)) error {
 	s.msgs = s.msgs[:u]
 	s.gen++
 	emit(Branched{Op: OpRegenerate, Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed(), Window: s.window})
-	err := s.send(turnReq{msg: &msg, from: from, op: OpRegenerate}, emit)
+	err := s.toolTurn(emit, func(emit func(Event)) error { return s.send(turnReq{msg: &msg, from: from, op: OpRegenerate}, emit) })
 	if err != nil && !errors.Is(err, ErrCancelled) && !s.replied(u) {
 		// Nothing came of it: the conversation is as it was.
 		if len(s.msgs) == u {
@@ -280,7 +281,7 @@ func (s *Session) Edit(text string, emit func(Event)) error {
 	prev := s.newVersion(u)
 	s.gen++
 	emit(Branched{Op: OpEdit, Messages: append(s.Messages(), s.shown(u, msg)), ContextUsed: s.contextUsed(), Window: s.window})
-	err := s.send(turnReq{msg: &msg, from: from, op: OpEdit}, emit)
+	err := s.toolTurn(emit, func(emit func(Event)) error { return s.send(turnReq{msg: &msg, from: from, op: OpEdit}, emit) })
 	if err != nil && !errors.Is(err, ErrCancelled) && !s.replied(u) {
 		if derr := s.dropVersion(u, prev); derr != nil {
 			return errors.Join(err, derr)
@@ -351,6 +352,8 @@ type messageJSON struct {
 	Stopped     bool                 `json:"stopped,omitempty"`
 	Figures     *checkpoints.Figures `json:"figures,omitempty"`
 	Attachments []Attachment         `json:"attachments,omitempty"`
+	Calls       json.RawMessage      `json:"calls,omitempty"`
+	Responses   json.RawMessage      `json:"responses,omitempty"`
 }
 
 func versionsToJSON(sets map[int]*versionSet) []versionJSON {
@@ -370,8 +373,10 @@ func versionsToJSON(sets map[int]*versionSet) []versionJSON {
 			}
 			bj := &branchJSON{Nested: versionsToJSON(b.nested), End: b.end, Base: b.base, BaseAt: b.baseAt}
 			for _, m := range b.msgs {
-				bj.Messages = append(bj.Messages, messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted,
-					Stopped: m.Stopped, Figures: toFigures(m.Metrics), Attachments: m.Attachments})
+				mj := messageJSON{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted,
+					Stopped: m.Stopped, Figures: toFigures(m.Metrics), Attachments: m.Attachments}
+				mj.Calls, mj.Responses = m.ToolsJSON()
+				bj.Messages = append(bj.Messages, mj)
 			}
 			v.Branches = append(v.Branches, bj)
 		}
@@ -402,8 +407,13 @@ func versionsFromJSON(vs []versionJSON, n int) map[int]*versionSet {
 			}
 			b := &branch{end: bj.End, base: bj.Base, baseAt: bj.BaseAt}
 			for _, m := range bj.Messages {
-				b.msgs = append(b.msgs, Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted || m.Stopped,
-					Stopped: m.Stopped, Metrics: fromFigures(m.Figures), Attachments: m.Attachments})
+				msg := Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted || m.Stopped,
+					Stopped: m.Stopped, Metrics: fromFigures(m.Figures), Attachments: m.Attachments}
+				if msg.SetToolsJSON(m.Calls, m.Responses) != nil {
+					ok = false
+					break
+				}
+				b.msgs = append(b.msgs, msg)
 			}
 			b.nested = versionsFromJSON(bj.Nested, len(b.msgs))
 			if !validTail(b.end) || b.base != nil && !validTail(*b.base) {

@@ -81,6 +81,7 @@ func (s *Session) Checkpoint(name string, units coreml.ComputeUnits) (*checkpoin
 	}
 	for _, m := range s.msgs {
 		cm := checkpoints.Message{Role: m.Role, Content: m.Content, Stopped: m.Stopped, Figures: toFigures(m.Metrics)}
+		cm.Calls, cm.Responses = m.ToolsJSON()
 		for _, a := range m.Attachments {
 			cm.Media = append(cm.Media, checkpoints.Media(a))
 		}
@@ -144,6 +145,9 @@ func (s *Session) Restore(cp *checkpoints.Checkpoint) error {
 	s.msgs = s.msgs[:0]
 	for _, m := range cp.Conversation.Messages {
 		msg := Message{Role: m.Role, Content: m.Content, Interrupted: m.Stopped, Stopped: m.Stopped, Metrics: fromFigures(m.Figures)}
+		if err := msg.SetToolsJSON(m.Calls, m.Responses); err != nil {
+			return fmt.Errorf("checkpoint %q: %w", cp.Meta.Name, err)
+		}
 		for _, a := range m.Media {
 			msg.Attachments = append(msg.Attachments, Attachment(a))
 		}

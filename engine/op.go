@@ -14,11 +14,14 @@ const (
 	OpRegenerate Op = "regenerate"
 	OpEdit       Op = "edit"
 	OpContinue   Op = "continue" // Session.Continue (run --kv-restore)
+	// ToolResults: the model turn goes on after its calls' results.
+	OpToolResults Op = "tool-results"
 
 	// The chat's conversation and settings.
 	OpVersion  Op = "version" // SelectVersion
 	OpSettings Op = "settings"
 	OpClear    Op = "clear"
+	OpTools    Op = "tools" // SetTools: the chat's tool declarations
 
 	// What the model sees of the conversation (compact.go): ContextReport.Op.
 	OpCompact Op = "compact" // Compact, and the policy's compaction before a turn
@@ -60,7 +63,7 @@ const (
 // chat's back first. The others (the store's list, delete and rename, the
 // history's list, the budgets, marks) run on whatever the session holds.
 var chatOps = map[Op]bool{
-	OpSend: true, OpRegenerate: true, OpEdit: true, OpContinue: true,
+	OpSend: true, OpRegenerate: true, OpEdit: true, OpContinue: true, OpToolResults: true, OpTools: true,
 	OpVersion: true, OpSettings: true, OpClear: true,
 	OpCompact: true, OpPin: true, OpSummary: true, OpElide: true, OpContext: true,
 	OpSave: true, OpLoad: true, OpFork: true, OpAutosave: true,

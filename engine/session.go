@@ -30,6 +30,10 @@ type Session struct {
 	caps  chain.Capabilities
 	// decls are the running request's tool declarations (toolcalls.go).
 	decls tools.Text
+	// chatTools are the chat's own tools, chatDecls their rendering
+	// (chattools.go).
+	chatTools ChatTools
+	chatDecls tools.Text
 
 	// msgs is the whole conversation, the record: no context policy ever
 	// takes a message out of it. The model sees msgs[window:] — the

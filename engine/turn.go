@@ -59,7 +59,9 @@ func (t *turn) newDelta() *Delta {
 // the conversation and cache are as they were before it (or consistent
 // with what was fed), never half-updated.
 func (s *Session) Send(text string, emit func(Event), media ...MediaFile) error {
-	return s.send(turnReq{text: text, files: media, from: s.tail(), op: OpSend}, emit)
+	return s.toolTurn(emit, func(emit func(Event)) error {
+		return s.send(turnReq{text: text, files: media, from: s.tail(), op: OpSend}, emit)
+	})
 }
 
 // PrefillOnly adds the user's message and prefills it without generating:
@@ -84,11 +86,18 @@ type turnReq struct {
 	// raw, when set, is the whole prompt (Request.Raw): the message holds
 	// its text, and the template is not used.
 	raw []int
+	// undo, when set, is where a failure puts the session back (tool
+	// results: to before their message); else the session as it is.
+	undo *undoPoint
 }
 
 func (s *Session) send(r turnReq, emit func(Event)) error {
 	s.cancel.Store(false)
-	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, cont: r.cont, raw: r.raw != nil, undo: s.undoPoint()}
+	undo := r.undo
+	if undo == nil {
+		undo = s.undoPoint()
+	}
+	t := &turn{start: s.now(), emit: emit, stream: tokenizer.NewStream(s.tok, false), op: r.op, cont: r.cont, raw: r.raw != nil, undo: undo}
 	s.turn++
 	s.streamPending = nil // a new message: the last reply's unfinished bytes stay unshown
 	var msg Message

@@ -1,4 +1,4 @@
-// Package f16 converts between float32 and IEEE fp16 bits (ties to even,
+// Package f16 converts float32 and float64 to IEEE fp16 bits and back (ties to even,
 // as Swift's Float16() and Core ML round) and computes float32 cos/sin as
 // the published runtimes do for RoPE rows: libm's cosf/sinf on macOS, the
 // correctly rounded value elsewhere. A leaf: it imports nothing of

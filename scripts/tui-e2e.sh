@@ -38,6 +38,10 @@
 #   - /copy code N: in a default tmux (which drops OSC 52) the block's code
 #     lands in tmux's buffer, and orchard says so; with set-clipboard on it
 #     reaches tmux's clipboard over OSC 52.
+#   - tools (issue 23): with an MCP server (internal/mcpweather) in the
+#     config and a scripted demo, a question about the weather shows a
+#     call card asking; y runs it, the result shows on the card and the
+#     model's answer follows; /tools lists the tool.
 #
 #   scripts/tui-e2e.sh                 # builds orchard, runs `orchard --demo`
 #   ORCHARD_CMD="/path/to/bin --demo" scripts/tui-e2e.sh
@@ -596,5 +600,21 @@ kill -TERM "$serve_pid"
 wait "$serve_pid" || fail "orchard serve exited with status $? on SIGTERM"
 serve_pid=""
 [ -d "$XDG_DATA_HOME/orchard/checkpoints/_autosave" ] || fail "orchard serve did not autosave the conversation"
+
+echo "tui-e2e: a tool call: the card, y, the result, the answer"
+go build -o "$work/mcp-weather" ./internal/mcpweather/cmd/mcp-weather || { echo "tui-e2e: build of the MCP server failed" >&2; exit 2; }
+mkdir -p "$XDG_CONFIG_HOME/orchard"
+printf '[mcp.servers.weather]\ncommand = "%s"\n' "$work/mcp-weather" >"$XDG_CONFIG_HOME/orchard/config.toml"
+start --script scripts/testdata/tools-script.json
+type_line "What is the weather in Paris?"
+wait_for "⚙ weather.get_weather" 'Run weather.get_weather {"city":"Paris"}?' "a always"
+absent "<|tool_call>" "the call's markup is on the screen"
+key y
+wait_for "sunny, 15 °C in Paris" "It is sunny in Paris."
+type_line "/tools"
+wait_for "[on] get_weather"
+key Escape
+quit
+rm "$XDG_CONFIG_HOME/orchard/config.toml"
 
 echo "tui-e2e: ok"

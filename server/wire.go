@@ -25,6 +25,10 @@ type wireMessage struct {
 	// replies, edited messages), from 0; none when it has no other.
 	Version  int `json:"version,omitempty"`
 	Versions int `json:"versions,omitempty"`
+	// ToolCalls are a model message's calls, ToolResults a "tool"
+	// message's results (the chat's tool loop): [{name, args}], [{name, value}].
+	ToolCalls   json.RawMessage `json:"tool_calls,omitempty"`
+	ToolResults json.RawMessage `json:"tool_results,omitempty"`
 }
 
 // wireHistory is a conversation of the history.
@@ -158,8 +162,10 @@ type wireEvent struct {
 func toWireMessages(ms []engine.Message) *[]wireMessage {
 	out := make([]wireMessage, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Stopped: m.Stopped, Metrics: m.Metrics,
-			Attachments: m.Attachments, Version: m.Version, Versions: m.Versions})
+		w := wireMessage{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Stopped: m.Stopped, Metrics: m.Metrics,
+			Attachments: m.Attachments, Version: m.Version, Versions: m.Versions}
+		w.ToolCalls, w.ToolResults = m.ToolsJSON()
+		out = append(out, w)
 	}
 	return &out
 }
@@ -170,8 +176,10 @@ func fromWireMessages(ms *[]wireMessage) []engine.Message {
 	}
 	out := make([]engine.Message, 0, len(*ms))
 	for _, m := range *ms {
-		out = append(out, engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Stopped: m.Stopped, Metrics: m.Metrics,
-			Attachments: m.Attachments, Version: m.Version, Versions: m.Versions})
+		em := engine.Message{Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, Stopped: m.Stopped, Metrics: m.Metrics,
+			Attachments: m.Attachments, Version: m.Version, Versions: m.Versions}
+		_ = em.SetToolsJSON(m.ToolCalls, m.ToolResults) // the server wrote them; a stream that garbles them shows the text alone
+		out = append(out, em)
 	}
 	return out
 }

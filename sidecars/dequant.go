@@ -18,7 +18,7 @@ func SqrtMult(runtimeScaleSqrt float64) float32 {
 func (t *Table) rowFactor(row int) float32 {
 	var scale float32
 	if t.st == ScaleF16 {
-		scale = f16ToF32FTZ(binary.LittleEndian.Uint16(t.scales[2*row:]))
+		scale = f16.ToF32FTZ(binary.LittleEndian.Uint16(t.scales[2*row:]))
 	} else {
 		scale = math.Float32frombits(binary.LittleEndian.Uint32(t.scales[4*row:]))
 	}

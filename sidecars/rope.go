@@ -18,7 +18,7 @@ func RopeRowF64(inv []float64, p int, cos, sin []uint16) {
 	cos, sin = cos[:2*half], sin[:2*half]
 	for i, f := range inv {
 		a := f * float64(p)
-		c, s := F64ToF16(math.Cos(a)), F64ToF16(math.Sin(a))
+		c, s := f16.FromF64(math.Cos(a)), f16.FromF64(math.Sin(a))
 		cos[i], cos[i+half] = c, c
 		sin[i], sin[i+half] = s, s
 	}

@@ -40,7 +40,7 @@ func TestRopeRowPrecision(t *testing.T) {
 		c64 := append([]uint16(nil), cos...)
 		for i, f := range inv {
 			a := f * float64(p)
-			if cos[i] != F64ToF16(math.Cos(a)) || sin[i+128] != F64ToF16(math.Sin(a)) {
+			if cos[i] != f16.FromF64(math.Cos(a)) || sin[i+128] != f16.FromF64(math.Sin(a)) {
 				t.Fatalf("F64 p=%d i=%d", p, i)
 			}
 		}

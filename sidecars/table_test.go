@@ -154,7 +154,7 @@ func TestRowMatchesFormula(t *testing.T) {
 			for row := range rows {
 				s := scales[row]
 				if st == ScaleF16 {
-					s = f16ToF32FTZ(f16.FromF32(s))
+					s = f16.ToF32FTZ(f16.FromF32(s))
 				}
 				factor := s / 127 * mult
 				if err := tab.Row(row, full); err != nil {

@@ -66,6 +66,7 @@ func commandTable() []command {
 		{name: "think", args: "on|off", help: "thinking mode", choices: onOff, run: (*Model).cmdThink},
 		{name: "stats", help: "stats panel on/off", run: (*Model).cmdStats},
 		{name: "copy", args: "[code [N]]", optArgs: true, help: "copy reply or code", choices: func(*Model) []string { return []string{"code"} }, run: (*Model).cmdCopy},
+		{name: "tools", args: "[on|off X]", optArgs: true, help: "MCP tools: list, on/off", choices: (*Model).toolChoices, run: (*Model).cmdTools},
 		{name: "export", args: "[FILE.md]", optArgs: true, help: "write it as markdown", run: (*Model).cmdExport},
 		{name: "help", help: "keys and commands", run: (*Model).cmdHelp},
 		{name: "quit", help: "save and quit", run: (*Model).cmdQuit},

@@ -21,21 +21,13 @@ type confirm struct {
 	no     func(m *Model) tea.Cmd // nil: no leaves things as they are
 	hint   string                 // the keys, when no does something
 	keys   yesNoKeys
-	// choices, when set, replace yes and no: each answers with its key,
-	// any other key leaves things as they are.
-	choices []choice
+	extra  []extraAnswer // keys of their own, before y, esc and no
 }
 
-// choice is one answer of a question with several (AskChoice).
-type choice struct {
-	key, label string
-	run        func(m *Model) tea.Cmd
-}
-
-// AskChoice sets a question answered by one of opts' keys.
-func (c *confirm) AskChoice(prompt string, opts []choice) {
-	c.Ask(prompt, nil)
-	c.choices = opts
+// extraAnswer is a key a question takes besides y, esc and no.
+type extraAnswer struct {
+	key key.Binding
+	run func(m *Model) tea.Cmd
 }
 
 func (c *confirm) SetSize(w, _ int) { c.width = w }
@@ -44,7 +36,13 @@ func (c *confirm) SetSize(w, _ int) { c.width = w }
 // it over what has the keys.
 func (c *confirm) Ask(prompt string, yes func(m *Model) tea.Cmd) {
 	c.prompt, c.yes = prompt, yes
-	c.no, c.hint, c.choices = nil, "", nil
+	c.no, c.hint, c.extra = nil, "", nil
+}
+
+// Also gives the question asked another answer, on k (a tool call's "a
+// always" and its esc, which stops the loop).
+func (c *confirm) Also(k key.Binding, run func(m *Model) tea.Cmd) {
+	c.extra = append(c.extra, extraAnswer{k, run})
 }
 
 // Otherwise gives the question asked an action for no (any key but y and
@@ -62,13 +60,10 @@ func (c *confirm) Update(msg tea.Msg) (action, tea.Cmd) {
 	if !ok {
 		return nil, nil
 	}
-	if c.choices != nil {
-		for _, o := range c.choices {
-			if k.String() == o.key {
-				return answerAction{o.run}, nil
-			}
+	for _, x := range c.extra {
+		if key.Matches(k, x.key) {
+			return answerAction{x.run}, nil
 		}
-		return answerAction{}, nil
 	}
 	switch {
 	case key.Matches(k, c.keys.Yes):
@@ -84,13 +79,6 @@ func (c *confirm) lines() []string {
 	if c.hint != "" {
 		hint = c.hint
 	}
-	if c.choices != nil {
-		var hs []string
-		for _, o := range c.choices {
-			hs = append(hs, o.key+" "+o.label)
-		}
-		hint = strings.Join(append(hs, "any other key leaves it"), " · ")
-	}
 	return wrapPlain(c.prompt+" "+hint, max(c.width-1, 10))
 }
 
@@ -103,4 +91,22 @@ func (c *confirm) View() string {
 		ls[i] = c.st.ConfirmPrompt.Render(xansi.Truncate(l, c.width, ""))
 	}
 	return strings.Join(ls, "\n")
+}
+
+// choice is one answer of a question with several (AskChoice).
+type choice struct {
+	key, label string
+	run        func(m *Model) tea.Cmd
+}
+
+// AskChoice sets a question answered by one of opts' keys; any other
+// key leaves things as they are.
+func (c *confirm) AskChoice(prompt string, opts []choice) {
+	c.Ask(prompt, nil)
+	var hs []string
+	for _, o := range opts {
+		c.Also(key.NewBinding(key.WithKeys(o.key)), o.run)
+		hs = append(hs, o.key+" "+o.label)
+	}
+	c.hint = strings.Join(append(hs, "any other key leaves it"), " · ")
 }

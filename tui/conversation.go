@@ -30,6 +30,7 @@ type chatMsg struct {
 	body        [2]int              // the lines of lines that hold the text (search looks there)
 	found       msgMatches          // its matches of the search, while its lines stay
 	attachments []engine.Attachment // a user message's files (chips, thumbnails)
+	card        *toolCard           // role "tool": the calls and their results (toolcard.go)
 
 	lines  []string  // rendered, trailing separator included; nil: not rendered
 	key    renderKey // what lines were rendered for
@@ -150,7 +151,9 @@ func (c *conversation) Replace(msgs []engine.Message) {
 	for i, em := range msgs {
 		role := roleOf(em.Role)
 		var m *chatMsg
-		if i < len(old) && old[i].role == role && old[i].text == em.Content && !old[i].streaming {
+		if role == "tool" {
+			m = cardMessage(msgs, i)
+		} else if i < len(old) && old[i].role == role && old[i].text == em.Content && !old[i].streaming {
 			m = old[i]
 		} else if k, ok := c.kept[keptKey(role, em.Content)]; ok {
 			m = k
@@ -166,8 +169,8 @@ func (c *conversation) Replace(msgs []engine.Message) {
 }
 
 func roleOf(r string) string {
-	if r == "user" {
-		return "user"
+	if r == "user" || r == "tool" {
+		return r
 	}
 	return "model"
 }
@@ -177,7 +180,11 @@ func roleOf(r string) string {
 func (c *conversation) SetMessages(msgs []engine.Message) {
 	c.msgs = c.msgs[:0]
 	clear(c.kept)
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if m.Role == "tool" {
+			c.msgs = append(c.msgs, cardMessage(msgs, i))
+			continue
+		}
 		c.msgs = append(c.msgs, &chatMsg{role: roleOf(m.Role), text: m.Content, interrupted: m.Interrupted,
 			cancelled: m.Stopped, metrics: m.Metrics, version: m.Version, versions: m.Versions, attachments: m.Attachments})
 	}
@@ -358,7 +365,11 @@ func (c *conversation) LastReply() (string, bool) {
 func (c *conversation) Messages() []engine.Message {
 	out := make([]engine.Message, 0, len(c.msgs))
 	for _, m := range c.msgs {
-		out = append(out, engine.Message{Role: m.role, Content: m.text, Interrupted: m.cancelled || m.interrupted})
+		em := engine.Message{Role: m.role, Content: m.text, Interrupted: m.cancelled || m.interrupted}
+		if m.card != nil {
+			em.Calls, em.Responses = m.card.record(true)
+		}
+		out = append(out, em)
 	}
 	return out
 }
@@ -478,6 +489,9 @@ func (c *conversation) renderMsg(m *chatMsg, code int) []string {
 	// Lines longer than about 100 columns are hard to read: on a wide
 	// terminal the text keeps that measure.
 	w := min(max(c.width-len(gutter), 10), maxTextWidth)
+	if m.card != nil {
+		return c.renderCard(m, w)
+	}
 	var label string
 	var body []string
 	if m.role == "user" {
@@ -489,7 +503,7 @@ func (c *conversation) renderMsg(m *chatMsg, code int) []string {
 		if m.streaming {
 			label += c.st.Footer.Render(" ▍")
 		}
-		body = c.modelBody(m, w, code)
+		body = c.replyBody(m, w, code)
 	}
 	if m.versions > 1 {
 		label += c.st.Version.Render(fmt.Sprintf("  ‹ %d/%d ›", m.version+1, m.versions))

@@ -39,6 +39,9 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.stats.Finished(e.Metrics)
 			m.conv.FinishReply(e.Reply, e.Metrics, false)
 			m.changed, m.unsaved = true, true
+			if len(e.Calls) > 0 {
+				cmds = append(cmds, m.callsAsked(e))
+			}
 		case engine.Cancelled:
 			compacting := m.turn.compacting != ""
 			m.turn.compacting = ""
@@ -64,6 +67,8 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			cmds = append(cmds, m.onContextEvent(e))
 		case engine.Notice:
 			cmds = append(cmds, m.infoToast(e.Text))
+		case engine.ToolsChanged:
+			m.onToolsChanged(e)
 		case engine.SettingsChanged:
 			old := m.turn.settings
 			m.turn.settings = e.Settings

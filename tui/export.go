@@ -84,6 +84,10 @@ func transcriptMarkdown(info engine.ModelInfo, set engine.Settings, msgs []engin
 		fmt.Fprintf(&b, "**System:** %s\n\n", set.System)
 	}
 	for _, m := range msgs {
+		if m.Role == "tool" {
+			writeToolCalls(&b, m)
+			continue
+		}
 		if m.Role == "user" {
 			b.WriteString("## You\n\n")
 			for _, a := range m.Attachments {

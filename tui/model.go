@@ -116,6 +116,7 @@ type Model struct {
 	paths          pathCompletion     // directory listings for completing their paths
 	refused        string             // a message the engine refused, put back in the input
 	helpOffset     int                // lines the help screen is scrolled
+	tools          *toolLoop          // the MCP tools' loop (toolloop.go); nil without tools
 	quitting       bool
 	engineStopped  bool
 
@@ -170,6 +171,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		info:            safeInfo(eng.Info()),
 	}
 	m.turn.settings = eng.Settings()
+	m.tools = newToolLoop(opts.Tools, eng)
 	if m.autosaveEvery == 0 {
 		m.autosaveEvery = 2 * time.Minute
 	}
@@ -249,6 +251,9 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	cmds = append(cmds, m.pics.Query())
+	if m.tools != nil {
+		cmds = append(cmds, m.tools.loadTools())
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -311,6 +316,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = tea.Batch(cmd, m.waitEvents())
 	case refusedMsg:
 		cmd = m.onRefused(msg)
+	case toolsetMsg, toolDoneMsg, toolKeptMsg:
+		cmd = m.onToolMsg(msg)
 	case frameMsg:
 		m.frameScheduled = false
 		m.conv.Refresh()
@@ -515,6 +522,9 @@ func (m *Model) interrupt() tea.Cmd {
 		return nil
 	case focusConfirm:
 		m.closeTop()
+		if m.tools.asking() {
+			return m.stopCalls() // a tool call's question: ctrl+c stops the loop, as esc does
+		}
 		return m.infoToast("Nothing was changed.")
 	case focusFind:
 		m.closeFind()

@@ -117,6 +117,9 @@ type Options struct {
 	// ExportDir is where /export writes (a bare or relative name, or no
 	// name at all); "" means the current folder.
 	ExportDir string
+	// Tools give the model the MCP servers' tools (toolloop.go); nil
+	// offers none.
+	Tools *ToolsOptions
 }
 
 // ErrEngineStopped is returned by Run when the engine closed its event

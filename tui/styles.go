@@ -46,6 +46,10 @@ type Styles struct {
 	CodeLabel    lipgloss.Style // "code 2 · go · /copy code 2" above a block
 	FindMatch    lipgloss.Style // a search match
 	FindCurrent  lipgloss.Style // the match the search is on
+	ToolLabel    lipgloss.Style // a tool call card's "⚙ server.tool"
+	ToolWait     lipgloss.Style // a call waiting for the person, or running
+	ToolOutput   lipgloss.Style // a call's result
+	ToolFailed   lipgloss.Style // a call refused or failed
 
 	// Panels.
 	PanelBorder   lipgloss.Style
@@ -134,6 +138,10 @@ func newStyles(dark, noColor bool) *Styles {
 	s.CodeLabel = n().Foreground(dim).Italic(true)
 	s.FindMatch = n().Background(c("#FFE8A3", "#5C4A00")).Foreground(text)
 	s.FindCurrent = n().Background(warn).Foreground(c("#FFFFFF", "#1E1E1E")).Bold(true)
+	s.ToolLabel = n().Foreground(accent2).Bold(true)
+	s.ToolWait = n().Foreground(warn)
+	s.ToolOutput = n().Foreground(text)
+	s.ToolFailed = n().Foreground(bad)
 
 	s.PanelBorder = n().Border(lipgloss.RoundedBorder()).BorderForeground(faint).Padding(0, 1)
 	s.PanelFocused = n().Border(lipgloss.ThickBorder()).BorderForeground(accent).Padding(0, 1)
@@ -208,6 +216,10 @@ func (s *Styles) applyNoColor() {
 	s.CodeLabel = n().Italic(true)
 	s.FindMatch = n().Underline(true)
 	s.FindCurrent = n().Reverse(true).Bold(true)
+	s.ToolLabel = n().Bold(true)
+	s.ToolWait = n()
+	s.ToolOutput = n()
+	s.ToolFailed = n().Bold(true)
 	s.PanelBorder = n().Border(lipgloss.NormalBorder()).Padding(0, 1)
 	s.PanelFocused = n().Border(lipgloss.ThickBorder()).Padding(0, 1)
 	s.PanelTitle = n().Bold(true)
