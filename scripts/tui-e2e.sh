@@ -3,6 +3,8 @@
 # demo bundle inside tmux, as a person would:
 #   - sends a message, waits for the reply and the stats, saves checkpoint
 #     "a", quits, starts again, loads "a" and checks the conversation;
+#   - /context shows the window as a bar and switches the policy; the
+#     input prices a message as it is typed (issue 22);
 #   - focus (issue 13, item 1): after /delete and y the keys are the
 #     input's, so typing deletes or saves nothing; the panel shows when it
 #     has the keys; forking over an unsaved conversation asks;
@@ -214,6 +216,21 @@ wait_for "tokens ·" "○"
 key C-t
 wait_for "stats" "decode" "latency" "context" "accepted"
 key C-t
+# /context (issue 22): the window as a bar with its parts; d and c switch
+# the policy in the session, esc closes. Then the cost of a message shows
+# on the input's rule as it is typed, before it is sent.
+type_line "/context"
+wait_for "Context" "system prompt" "message 1 (you)" "message 2 (model)" "reply reserve" "[compact]"
+key d
+wait_for "[drop-oldest]"
+key c
+wait_for "[compact]"
+key Escape
+wait_for "Message · / for commands"
+tm send-keys -t "$session" -l -- "how many trees"
+wait_re "tokens \(text [0-9]+ \+ template [0-9]+\) · [0-9,]+ left for the reply"
+key C-c
+wait_gone "left for the reply"
 type_line "/save a"
 wait_for 'Saved checkpoint "a"'
 # The context the conversation fills, as the status bar shows it.

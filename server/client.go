@@ -240,9 +240,14 @@ func (c *Client) read(st *eventStream) error {
 		if w.Messages != nil {
 			c.msgs, c.window = fromWireMessages(w.Messages), w.Window
 		}
-		if w.Type == "started" {
+		switch {
+		case w.Type == "started":
 			c.window = w.Window
 			c.mine = w.Origin == c.origin
+		case w.Type == "compacted":
+			c.window = w.Window
+		case w.Type == "context" && w.Context != nil:
+			c.window = w.Context.Window
 		}
 		if (w.Type == "settings" || w.Type == "cleared") && w.Settings != nil {
 			c.settings = w.Settings.settings()
@@ -519,4 +524,65 @@ func (c *Client) Close() error {
 		c.hc.CloseIdleConnections()
 	})
 	return nil
+}
+
+// Compact has the model summarise the oldest turns it sees.
+func (c *Client) Compact() error {
+	return c.call(engine.OpCompact, http.MethodPost, "/orchard/v1/session/compact", nil)
+}
+
+// Pin keeps message index verbatim through compactions (or no longer).
+func (c *Client) Pin(index int, pinned bool) error {
+	return c.call(engine.OpPin, http.MethodPost, "/orchard/v1/session/pin", map[string]any{"index": index, "pinned": pinned})
+}
+
+// SetSummary replaces the summary in force with the user's text.
+func (c *Client) SetSummary(text string) error {
+	return c.call(engine.OpSummary, http.MethodPost, "/orchard/v1/session/summary", map[string]string{"text": text})
+}
+
+// ElideMedia has the model see an attachment as one line.
+func (c *Client) ElideMedia(index, att int, caption string) error {
+	return c.call(engine.OpElide, http.MethodPost, "/orchard/v1/session/elide",
+		map[string]any{"index": index, "attachment": att, "caption": caption})
+}
+
+// ContextView asks for the window's breakdown (a ContextReport follows).
+func (c *Client) ContextView() error {
+	return c.call(engine.OpContext, http.MethodGet, "/orchard/v1/session/context", nil)
+}
+
+// Cost prices a message against the server's conversation: the server's
+// Estimator answers (the screen may not have the bundle's tokenizer), so
+// each call is a round trip; the chat screen asks after a pause in the
+// typing, not per key.
+func (c *Client) Cost(text string, media ...engine.MediaCost) (engine.Cost, error) {
+	var out engine.Cost
+	if err := c.refusal(); err != nil {
+		return out, err
+	}
+	b, err := json.Marshal(costRequest{Text: text, Media: media})
+	if err != nil {
+		return out, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/orchard/v1/session/cost", bytes.NewReader(b))
+	if err != nil {
+		return out, err
+	}
+	c.auth(req)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return out, fmt.Errorf("the server at %s: %w", c.addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return out, responseError(resp)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return out, fmt.Errorf("the server's cost: %w", err)
+	}
+	return out, nil
 }

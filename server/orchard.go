@@ -122,6 +122,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, op engine.Op, fn fu
 			out["messages"] = toWireMessages(e.Messages)
 		case engine.ToolsChanged:
 			out["tools"] = map[string]int{"count": e.Count, "tokens": e.Tokens}
+		case engine.ContextReport:
+			out["context"] = e.View
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

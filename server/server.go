@@ -57,6 +57,15 @@ type Engine interface {
 	RenameHistory(id, title string) error
 	SetTools(t engine.ChatTools) error     // an attached screen's tools (chattools.go)
 	ToolResults(rs []tools.Response) error // and their results
+	// What the model sees (context.go): compaction, pins, the summary,
+	// pictures and clips as a line, the window's breakdown and a
+	// message's price before it is sent.
+	Compact() error
+	Pin(index int, pinned bool) error
+	SetSummary(text string) error
+	ElideMedia(index, att int, caption string) error
+	ContextView() error
+	Estimator() (*engine.Estimator, error)
 	Mark(id uint64) error
 	Complete(req engine.Request, sink func(engine.Event)) *engine.Job
 	ConversationStats() engine.ConversationStats
@@ -309,6 +318,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /orchard/v1/session/cancel", s.sessionCancel)
 	mux.HandleFunc("POST /orchard/v1/session/clear", s.sessionClear)
 	mux.HandleFunc("POST /orchard/v1/session/autosave", s.sessionAutosave)
+	s.contextRoutes(mux)
 	mux.HandleFunc("GET /orchard/v1/settings", s.getSettings)
 	mux.HandleFunc("PUT /orchard/v1/settings", s.putSettings)
 	mux.HandleFunc("GET /orchard/v1/checkpoints", s.listCheckpoints)
@@ -464,6 +474,9 @@ func (s *Server) publishChat(ev engine.Event) {
 	case engine.Branched:
 		s.chatCtx = e.ContextUsed
 		s.chat.msgs, s.chat.window = e.Messages, e.Window
+	case engine.Compacted:
+		s.chatCtx = e.ContextUsed
+		s.chat.window = e.Window
 	case engine.SettingsChanged:
 		s.chat.set = e.Settings
 	case engine.Failed:

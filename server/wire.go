@@ -158,6 +158,10 @@ type wireEvent struct {
 	Client string `json:"client,omitempty"`
 	// queue (and state): the line after a change (line.go)
 	Line *wireLine `json:"line,omitempty"`
+	// compacting: Phase, Done, Total; compacted: the compaction;
+	// context: the window's breakdown after Op (context.go)
+	Compacted *engine.Compacted   `json:"compacted,omitempty"`
+	Context   *engine.ContextView `json:"context,omitempty"`
 }
 
 func toWireMessages(ms []engine.Message) *[]wireMessage {
@@ -305,6 +309,12 @@ func toWire(ev engine.Event) (wireEvent, bool) {
 			w.History = toWireHistory(e.List)
 		}
 		return w, true
+	case engine.Compacting:
+		return wireEvent{Type: "compacting", Phase: e.Phase, Done: e.Done, Total: e.Total}, true
+	case engine.Compacted:
+		return wireEvent{Type: "compacted", Compacted: &e, Window: e.Window, ContextUsed: e.ContextUsed}, true
+	case engine.ContextReport:
+		return wireEvent{Type: "context", Op: e.Op, Context: &e.View}, true
 	}
 	return wireEvent{}, false
 }
@@ -359,6 +369,18 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 			c.Settings = w.Settings.settings()
 		}
 		return c, true
+	case "compacting":
+		return engine.Compacting{Phase: w.Phase, Done: w.Done, Total: w.Total}, true
+	case "compacted":
+		if w.Compacted == nil {
+			return nil, false
+		}
+		return *w.Compacted, true
+	case "context":
+		if w.Context == nil {
+			return nil, false
+		}
+		return engine.ContextReport{Op: w.Op, View: *w.Context}, true
 	}
 	return nil, false
 }

@@ -98,6 +98,11 @@ func (m *Model) act(a action) tea.Cmd {
 		m.conv.FindStep(a.by)
 		m.findBar.SetCount(m.conv.FindCount())
 
+	case setPolicyAction:
+		return m.setPolicy(a.policy)
+	case compactAction:
+		return m.cmdCompact("")
+
 	case editLastAction:
 		if m.input.EditLast(m.lastUserText()) {
 			m.updateCompletion()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/orchard-llm/orchard/engine"
 	"github.com/orchard-llm/orchard/internal/testmedia"
 )
@@ -145,4 +147,48 @@ func BenchmarkCheckpointsPanelThumbnail(b *testing.B) {
 			_ = halfBlocks(pic, thumbCols) // the decode each redraw once did too
 		}
 	})
+}
+
+// BenchmarkCostPerKey is a key typed after a 50 KB paste, with the
+// screen redrawn: "typing" alone, and "priced" with the cost above the
+// input computed as the program does (its command run, its answer
+// taken in) by the engine's Estimator on the tiny-long bundle. The
+// difference is what the cost display adds per key.
+func BenchmarkCostPerKey(b *testing.B) {
+	para := "Apple trees want full sun, well-drained soil and a winter prune; pears are much the same. "
+	paste := strings.Repeat(para, 50*1024/len(para)+1)[:50*1024]
+	for _, priced := range []bool{false, true} {
+		name := "typing"
+		if priced {
+			name = "priced"
+		}
+		b.Run(name, func(b *testing.B) {
+			eng := realEngine(b, smallSettings())
+			m := newTestModel(b, eng, 120, 40, Options{})
+			if !priced {
+				m.cost.src = nil
+			}
+			m.Update(tea.PasteMsg{Content: paste})
+			m.Update(press(" "))
+			if priced {
+				price(b, m)
+			}
+			keys := []string{"a", "b", "c", " "}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				seq := m.cost.seq
+				m.Update(press(keys[i%len(keys)]))
+				if priced {
+					if m.cost.seq == seq {
+						b.Fatal("the key was not priced")
+					}
+					m.Update(m.costCmd()()) // the command Update returned, run as the program runs it
+				}
+				_ = m.View()
+			}
+			if priced && (!m.cost.have || m.cost.cost.Text < 5000) {
+				b.Fatalf("the 50 KB message is not priced: %+v", m.cost.cost)
+			}
+		})
+	}
 }

@@ -92,3 +92,21 @@ func (c *confirm) View() string {
 	}
 	return strings.Join(ls, "\n")
 }
+
+// choice is one answer of a question with several (AskChoice).
+type choice struct {
+	key, label string
+	run        func(m *Model) tea.Cmd
+}
+
+// AskChoice sets a question answered by one of opts' keys; any other
+// key leaves things as they are.
+func (c *confirm) AskChoice(prompt string, opts []choice) {
+	c.Ask(prompt, nil)
+	var hs []string
+	for _, o := range opts {
+		c.Also(key.NewBinding(key.WithKeys(o.key)), o.run)
+		hs = append(hs, o.key+" "+o.label)
+	}
+	c.hint = strings.Join(append(hs, "any other key leaves it"), " · ")
+}

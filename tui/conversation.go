@@ -80,6 +80,8 @@ type conversation struct {
 	// window is the first message the model sees (window.go);
 	// windowBefore, the one before the turn in flight moved it.
 	window, windowBefore int
+	// marks are the summary, pins and elisions in force (summary.go).
+	marks contextMarks
 }
 
 // newConversation draws with st and md; pics (nil for none) places the
@@ -439,11 +441,11 @@ func (c *conversation) tail(n int) []string {
 	var chunks [][]string
 	got := 0
 	for i := len(c.msgs) - 1; i >= 0 && got < n+1; i-- {
-		ls := c.render(c.msgs[i])
+		ls := c.marked(i, c.render(c.msgs[i]))
 		chunks = append(chunks, ls)
 		got += len(ls)
 		if c.ruleAbove(i) {
-			rule := c.windowRule()
+			rule := append(c.windowRule(), c.summaryBlock()...)
 			chunks = append(chunks, rule)
 			got += len(rule)
 		}

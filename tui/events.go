@@ -43,6 +43,12 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 				cmds = append(cmds, m.callsAsked(e))
 			}
 		case engine.Cancelled:
+			compacting := m.turn.compacting != ""
+			m.turn.compacting = ""
+			if e.Unstarted && compacting && m.turn.pending == turnNone {
+				cmds = append(cmds, m.infoToast("Compaction stopped: the conversation is as it was."))
+				break
+			}
 			if e.Unstarted {
 				cmds = append(cmds, m.onUnstarted())
 				break
@@ -53,7 +59,12 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 			m.changed, m.unsaved = true, true
 			cmds = append(cmds, m.infoToast("Stopped. The partial reply is kept."))
 		case engine.Failed:
+			if e.Op == engine.OpCompact {
+				m.turn.compacting = ""
+			}
 			cmds = append(cmds, m.onFailed(e))
+		case engine.Compacting, engine.Compacted, engine.ContextReport:
+			cmds = append(cmds, m.onContextEvent(e))
 		case engine.Notice:
 			cmds = append(cmds, m.infoToast(e.Text))
 		case engine.ToolsChanged:
@@ -61,6 +72,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.SettingsChanged:
 			old := m.turn.settings
 			m.turn.settings = e.Settings
+			m.ctxView.Show(m.ctx, e.Settings.ContextPolicy)
 			cmds = append(cmds, m.infoToast(describeSettingsChange(old, e.Settings)))
 		case engine.Checkpoints:
 			if e.Op == engine.OpSave {
@@ -77,6 +89,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Branched:
 			m.conv.Replace(e.Messages)
 			m.conv.SetWindow(e.Window)
+			m.askContext(e.Window)
 			m.stats.SetContext(e.ContextUsed)
 			m.changed = true
 		case engine.History:
@@ -88,6 +101,7 @@ func (m *Model) handleEvents(events []engine.Event) tea.Cmd {
 		case engine.Cleared:
 			m.conv.SetMessages(e.Messages)
 			m.conv.SetWindow(e.Window)
+			m.askContext(e.Window)
 			cmds = append(cmds, m.conv.SendPictures())
 			m.turn.cleared()
 			m.tools.dropCalls()

@@ -50,6 +50,7 @@ type FakeEngine struct {
 	cancel   chan struct{} // non-nil while a turn runs
 	calls    []string
 	closed   bool
+	ctx      fakeContext // what the model sees besides the window (fake_context_test.go)
 }
 
 type fakeCheckpoint struct {
@@ -453,6 +454,7 @@ func (f *FakeEngine) Clear() error {
 	f.mu.Lock()
 	kept := f.keepLocked()
 	f.msgs, f.versions, f.histID = nil, map[int]*fakeVersions{}, ""
+	f.ctx = fakeContext{}
 	set := f.settings
 	f.mu.Unlock()
 	if kept != nil {

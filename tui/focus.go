@@ -31,6 +31,7 @@ const (
 	focusHistory           // the history panel (its search and list)
 	focusFind              // the search bar of the conversation
 	focusTools             // the tools panel (/tools)
+	focusContext           // the context view (/context)
 	numFocus
 )
 
@@ -91,6 +92,12 @@ func (m *Model) ask(prompt string, yes func(m *Model) tea.Cmd) tea.Cmd {
 	m.confirm.Ask(prompt, yes)
 	m.open(focusConfirm)
 	return nil
+}
+
+// askChoice is ask with several answers, each on its key.
+func (m *Model) askChoice(prompt string, opts []choice) {
+	m.ask(prompt, nil)
+	m.confirm.AskChoice(prompt, opts)
 }
 
 func (m *Model) closePalette() { m.setFocus(focusInput) }

@@ -56,9 +56,9 @@ func send(m *Model, evs ...engine.Event) {
 }
 
 // pump feeds the fake's events to m until cond holds.
-func pump(t testing.TB, m *Model, f *FakeEngine, cond func() bool) {
+func pump(t testing.TB, m *Model, f Engine, cond func() bool) {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(20 * time.Second)
 	for !cond() {
 		select {
 		case ev, ok := <-f.Events():

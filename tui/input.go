@@ -36,6 +36,7 @@ type input struct {
 	editOrig string // that message as it was
 
 	label string // said on the rule above the input (editing a message)
+	note  string // said at the rule's right end (the message's cost)
 
 	pastes  pastes // long pastes folded into chips (paste.go)
 	foldKey string // the key that unfolds and folds them, for the rule
@@ -222,6 +223,9 @@ func (in *input) Height() int { return 1 + in.ta.Height() }
 // SetLabel puts a note on the rule above the input; "" removes it.
 func (in *input) SetLabel(s string) { in.label = s }
 
+// SetNote puts a note after the label (the message's cost, cost.go).
+func (in *input) SetNote(s string) { in.note = s }
+
 // sizeLabel says how long the message is when the input cannot show all
 // of it (more lines than it shows, or chips), and how to fold or unfold.
 func (in *input) sizeLabel() string {
@@ -248,6 +252,9 @@ func (in *input) View() string {
 	label := in.label
 	if size := in.sizeLabel(); size != "" {
 		label = strings.TrimPrefix(label+" · "+size, " · ")
+	}
+	if in.note != "" {
+		label = strings.TrimPrefix(label+" · "+in.note, " · ")
 	}
 	if label != "" && in.width > 10 {
 		l := xansi.Truncate(" "+label+" ", in.width-4, "…")

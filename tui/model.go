@@ -82,6 +82,8 @@ type Model struct {
 	info          engine.ModelInfo
 	turn          turnState   // the chat's turn and the settings in force (turn.go)
 	remote        remoteState // over a server: its line and the connection (remote.go)
+	ctx           ctxState    // the window as the engine last reported it (contextview.go)
+	cost          costState   // the price of the message being written (cost.go)
 
 	header  header
 	conv    *conversation
@@ -96,6 +98,7 @@ type Model struct {
 	hist    historyPanel
 	toolsP  toolsPanel
 	findBar findBar
+	ctxView contextPanel
 	help    help.Model
 
 	panes          [numFocus]focusable // the components that take the keys, by focusKind
@@ -190,6 +193,9 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 	m.hist = newHistoryPanel(st)
 	m.toolsP = newToolsPanel(st)
 	m.findBar = newFindBar(st)
+	m.ctxView = newContextPanel(st)
+	m.cost.src = costerOf(eng)
+	m.cost.remote = m.info.Server != ""
 	m.panes = [numFocus]focusable{
 		focusInput:   &m.input,
 		focusPanel:   &m.ckpts,
@@ -198,6 +204,7 @@ func newModel(eng Engine, opts Options) (*Model, error) {
 		focusHistory: &m.hist,
 		focusFind:    &m.findBar,
 		focusTools:   &m.toolsP,
+		focusContext: &m.ctxView,
 	}
 	m.layers = []focusKind{focusInput}
 	m.routes = keyRoutes(&m.keys)
@@ -242,6 +249,7 @@ func (m *Model) call(op engine.Op, f func(Engine) error) {
 
 func (m *Model) Init() tea.Cmd {
 	m.call(engine.OpList, func(e Engine) error { return e.ListCheckpoints() })
+	m.askContext(m.eng.Window())
 	cmds := []tea.Cmd{m.waitEvents(), m.autosaveTick()}
 	if m.theme == "auto" && !m.noColor {
 		cmds = append(cmds, tea.RequestBackgroundColor)
@@ -357,6 +365,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.updateCompletion()
 	case attachCheckedMsg:
 		cmd = m.attachChecked(msg)
+	case costTickMsg:
+		if msg.seq == m.cost.seq {
+			cmd = m.costCmd()
+		}
+	case costMsg:
+		m.onCost(msg)
 	case uv.KittyGraphicsEvent, tea.TerminalVersionMsg, uv.PrimaryDeviceAttributesEvent:
 		if m.pics.Feed(msg) {
 			cmd = m.conv.SendPictures()
@@ -378,6 +392,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.layout()
 	if fetch := m.paths.Fetch(); fetch != nil {
 		cmd = tea.Batch(cmd, fetch)
+	}
+	if price := m.priceCmd(); price != nil {
+		cmd = tea.Batch(cmd, price)
 	}
 	return m, cmd
 }
@@ -449,6 +466,9 @@ func (m *Model) submit() tea.Cmd {
 	}
 	if len(m.checking) > 0 {
 		return m.infoToast(filepath.Base(m.checking[0].Path) + " is still being checked; press enter again in a moment.")
+	}
+	if cmd, ok := m.checkFits(); !ok {
+		return cmd
 	}
 	text := strings.TrimSpace(m.input.Text()) // a folded paste goes whole
 	m.input.Remember(v)
@@ -625,6 +645,7 @@ func (m *Model) layout() {
 	}
 	m.conv.SetSize(m.convW, m.convH)
 	m.palette.SetSize(w, mainH)
+	m.ctxView.SetSize(w, mainH)
 }
 
 func (m *Model) setPanelSize(w, h int) {
@@ -678,6 +699,8 @@ func (m *Model) View() tea.View {
 		main = m.messageView()
 	case m.focused() == focusPalette:
 		main = m.palette.View()
+	case m.focused() == focusContext:
+		main = m.ctxView.View()
 	default:
 		main = m.mainView()
 	}

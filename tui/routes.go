@@ -170,7 +170,7 @@ func (m *Model) cancelKey(tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.comp.Visible():
 		m.comp.Hide()
-	case m.replying():
+	case m.replying() || m.turn.compacting != "":
 		m.call(engine.OpCancel, func(e Engine) error { return e.Cancel() })
 	case m.tools.waiting():
 		return m.stopCalls()

@@ -65,6 +65,16 @@ type Engine interface {
 	ResumeHistory(id string) error
 	DeleteHistory(id string) error
 	RenameHistory(id, title string) error
+	// What the model sees (contextview.go): Compact summarises the
+	// oldest turns (Compacting, Compacted, ContextReport); Pin keeps a
+	// message verbatim through compactions; SetSummary replaces the
+	// summary; ElideMedia has the model see an attachment as one line;
+	// ContextView reports the window (ContextReport{Op: OpContext}).
+	Compact() error
+	Pin(index int, pinned bool) error
+	SetSummary(text string) error
+	ElideMedia(index, att int, caption string) error
+	ContextView() error
 	Close() error
 }
 

@@ -52,6 +52,9 @@ func (b *statusBar) View(t *turnState, s *stats, r *remoteState) string {
 			add(0, st.StatusIdle.Render("○ ready"))
 		}
 	}
+	if t.compacting != "" {
+		add(0, st.StatusLive.Render("◐ "+t.compacting))
+	}
 	segs = r.status(st, t.busy(), segs)
 	if len(s.lat) > 1 {
 		add(4, st.StatusValue.Render(sparkline(s.lat, 8)))

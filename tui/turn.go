@@ -40,6 +40,8 @@ type turnState struct {
 	sentInput string             // the input it was sent from (folded pastes as chips)
 
 	settings engine.Settings // the engine's, as its events last said
+
+	compacting string // a compaction's progress, "" none (contextview.go)
 }
 
 // busy reports whether a reply is streaming (prefill or decode).
