@@ -365,3 +365,15 @@ func tokenAt(t *coreml.Tensor, i int) int {
 	}
 	return int(t.Float(i))
 }
+
+// prefillFits refuses a prefill of n tokens at pos that is empty or runs
+// past the ctx positions: one check for every family's Prefill.
+func prefillFits(n, pos, ctx int) error {
+	if n == 0 {
+		return fmt.Errorf("prefill: no tokens")
+	}
+	if pos+n > ctx {
+		return fmt.Errorf("prefill of %d tokens at position %d: %w (%d positions)", n, pos, ErrContextFull, ctx)
+	}
+	return nil
+}

@@ -350,11 +350,8 @@ func (c *r1Chain) runHead(hidden *coreml.Tensor) (int, error) {
 // the last block (it is stateless; earlier results are discarded anyway).
 func (c *r1Chain) Prefill(tokens []int) (int, error) {
 	n := len(tokens)
-	if n == 0 {
-		return 0, fmt.Errorf("prefill: no tokens")
-	}
-	if c.pos+n > c.ctx {
-		return 0, fmt.Errorf("prefill of %d tokens at position %d: %w (%d positions)", n, c.pos, ErrContextFull, c.ctx)
+	if err := prefillFits(n, c.pos, c.ctx); err != nil {
+		return 0, err
 	}
 	for idx := 0; idx < n; {
 		rem := n - idx

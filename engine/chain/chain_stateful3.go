@@ -3,7 +3,6 @@ package chain
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/orchard-llm/orchard/bundle"
 	"github.com/orchard-llm/orchard/coreml"
@@ -146,15 +145,6 @@ func (c *s3Chain) probeBatch(rt coreml.Runtime) {
 	}
 }
 
-func outputNames(d coreml.Description) []string {
-	var names []string
-	for n := range d.Outputs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
 func (c *s3Chain) inputs(rt coreml.Runtime, T int) *s3Inputs {
 	a := func(dt coreml.DType, shape ...int) *coreml.Tensor { return rt.Alloc(shape, dt) }
 	f := coreml.Float16
@@ -253,11 +243,8 @@ func (c *s3Chain) Decode(tok int) (int, error) { return c.step([]int{tok}, true)
 // token to a T=1 step with chunk_3.
 func (c *s3Chain) Prefill(tokens []int) (int, error) {
 	n := len(tokens)
-	if n == 0 {
-		return 0, fmt.Errorf("prefill: no tokens")
-	}
-	if c.pos+n > c.ctx {
-		return 0, fmt.Errorf("prefill of %d tokens at position %d: %w (%d positions)", n, c.pos, ErrContextFull, c.ctx)
+	if err := prefillFits(n, c.pos, c.ctx); err != nil {
+		return 0, err
 	}
 	for idx := 0; idx < n-1; {
 		if T := c.T; T > 0 && c.pos%T == 0 && c.batchable(c.pos) && idx+T <= n-1 {

@@ -294,11 +294,8 @@ func (c *v2Chain) Decode(tok int) (int, error) {
 // no padding); the head runs once, on the last row.
 func (c *v2Chain) Prefill(tokens []int) (int, error) {
 	n := len(tokens)
-	if n == 0 {
-		return 0, fmt.Errorf("prefill: no tokens")
-	}
-	if c.pos+n > c.ctx {
-		return 0, fmt.Errorf("prefill of %d tokens at position %d: %w (%d positions)", n, c.pos, ErrContextFull, c.ctx)
+	if err := prefillFits(n, c.pos, c.ctx); err != nil {
+		return 0, err
 	}
 	block := c.maxS
 	if c.o.NoBatchedPrefill {

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/orchard-llm/orchard/bundle"
@@ -334,11 +335,8 @@ func writeStates(ws []stateWrite, states []coreml.State) error {
 	return nil
 }
 
+// sortedStates names a graph's states in a fixed order, so a snapshot's
+// buffers always come in the same order.
 func sortedStates(d coreml.Description) []string {
-	var names []string
-	for n := range d.States {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(d.States))
 }
