@@ -190,19 +190,6 @@ func (v *validator) npy(name string, cols, ctx int) {
 	}
 }
 
-func hasAll(chunks []Chunk, fn string) bool {
-	for _, c := range chunks {
-		found := false
-		for _, f := range c.Functions {
-			found = found || f == fn
-		}
-		if !found {
-			return false
-		}
-	}
-	return len(chunks) > 0
-}
-
 func names(fs []FeatureMeta) []string {
 	var out []string
 	for _, f := range fs {

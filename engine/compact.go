@@ -153,20 +153,6 @@ func (c *contextState) elide(m Message, i int) Message {
 	return m
 }
 
-// pinnedBefore counts the pinned messages before window.
-func (c *contextState) pinnedBefore(window int) int {
-	if c == nil {
-		return 0
-	}
-	n := 0
-	for _, i := range c.Pinned {
-		if i < window {
-			n++
-		}
-	}
-	return n
-}
-
 // replyReserve is the room a turn keeps for its reply under the compact
 // policy: max_tokens, at most half the context; a quarter without a cap.
 func (s *Session) replyReserve() int {

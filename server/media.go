@@ -65,21 +65,6 @@ func tooLarge(param string, n, limit int64) error {
 		msg: fmt.Sprintf("%s is %s, over the %s orchard serve takes for one file", param, regfile.Size(n), regfile.Size(limit))}
 }
 
-// decodedLen bounds the bytes a base64 text decodes to, so a file over the
-// limit is refused before it is decoded.
-func decodedLen(b64 string) int64 { return int64(len(b64)) / 4 * 3 }
-
-// base64File decodes a part's base64 payload as a file of a kind.
-func (mr mediaRules) base64File(kind, param, b64 string) (engine.MediaFile, error) {
-	b64 = strings.TrimSpace(b64)
-	if n := decodedLen(b64); n > mr.limit+3 && slices.Contains(mr.kinds, kind) {
-		return engine.MediaFile{}, tooLarge(param, n, mr.limit)
-	}
-	f := inlineFile{set: true}
-	f.data, f.err = decodeBase64Bytes([]byte(b64))
-	return mr.inline(kind, param, &f)
-}
-
 // inline takes a file of a kind decoded from a request's JSON.
 func (mr mediaRules) inline(kind, param string, f *inlineFile) (engine.MediaFile, error) {
 	if !slices.Contains(mr.kinds, kind) {

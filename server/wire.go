@@ -385,15 +385,6 @@ func fromWire(w wireEvent) (engine.Event, bool) {
 	return nil, false
 }
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Every value marshalled here is a plain struct of the types above.
-		return []byte(`{"type":"failed","error":"encoding"}`)
-	}
-	return b
-}
-
 // mergeWireDelta merges consecutive stream deltas of the same source.
 func mergeWireDelta(last *wireEvent, next wireEvent) bool {
 	if next.Type != "delta" || last.Type != "delta" || last.Request != next.Request {
